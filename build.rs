@@ -1,0 +1,75 @@
+//! Build script: finds the CUDA headers used for the layout proofs and the bindings test,
+//! generates include/cudyn.h with cbindgen, compiles the C layout proofs, sets the soname.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+fn cuda_root(manifest: &Path) -> Option<PathBuf> {
+    let mut cands: Vec<PathBuf> = Vec::new();
+    for var in ["CUDYN_CUDA_ROOT", "CUDA_PATH", "CUDA_HOME"] {
+        if let Some(v) = env::var_os(var) {
+            cands.push(v.into());
+        }
+    }
+    cands.push(manifest.join(".toolchain/cuda"));
+    cands.push("/usr/local/cuda".into());
+    cands.into_iter().find(|p| p.join("include/cuda.h").is_file())
+}
+
+fn main() {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    for var in ["CUDYN_CUDA_ROOT", "CUDA_PATH", "CUDA_HOME", "CUDYN_REQUIRE_CUDA_HEADERS", "CUDYN_UPDATE_HEADER"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-changed=tests/layout/layout_proofs.c");
+
+    // The shared library is libcudyn.so.0 until 1.0.
+    let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if target_os == "linux" {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcudyn.so.0");
+    }
+
+    // 1. The header. Generated into OUT_DIR always; include/cudyn.h is only rewritten on request,
+    //    and tests/header.rs fails when the two differ.
+    let config = cbindgen::Config::from_file(manifest.join("cbindgen.toml")).expect("cbindgen.toml");
+    let header = out.join("cudyn.h");
+    cbindgen::Builder::new()
+        .with_crate(&manifest)
+        .with_config(config)
+        .generate()
+        .expect("cbindgen could not generate cudyn.h")
+        .write_to_file(&header);
+    if env::var("CUDYN_UPDATE_HEADER").as_deref() == Ok("1") {
+        std::fs::copy(&header, manifest.join("include/cudyn.h")).unwrap();
+    }
+
+    // 2. The C layout proofs: cudyn.h against cuda.h and cuda_runtime_api.h. Breaking a proof
+    //    breaks the build. Without CUDA headers they are skipped with a warning, unless
+    //    CUDYN_REQUIRE_CUDA_HEADERS=1 (set by the project's test command) makes that an error.
+    match cuda_root(&manifest) {
+        Some(root) => {
+            println!("cargo:rustc-env=CUDYN_CUDA_ROOT={}", root.display());
+            let objs = cc::Build::new()
+                .file(manifest.join("tests/layout/layout_proofs.c"))
+                .include(root.join("include"))
+                .include(&out) // the freshly generated cudyn.h wins over include/
+                .std("c11")
+                .warnings(true)
+                .extra_warnings(true)
+                .flag("-Wpedantic")
+                .warnings_into_errors(true)
+                .compile_intermediates();
+            assert!(!objs.is_empty());
+        }
+        None => {
+            if env::var("CUDYN_REQUIRE_CUDA_HEADERS").as_deref() == Ok("1") {
+                panic!("CUDYN_REQUIRE_CUDA_HEADERS=1 but no CUDA headers were found (run scripts/bootstrap.sh)");
+            }
+            println!("cargo:warning=no CUDA headers found: the C layout proofs were not compiled");
+            println!("cargo:rustc-env=CUDYN_CUDA_ROOT=");
+        }
+    }
+}

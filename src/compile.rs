@@ -1,0 +1,434 @@
+//! CUDA C++ to cubin, PTX or LTO-IR with NVRTC: in-memory headers, name expressions, the
+//! default target (the present GPU as SASS), and the on-disk cache in front of it all.
+
+use crate::cache::{Cache, KeyBuilder};
+use crate::driver::{driver_if_usable, fmt_version};
+use crate::error::{Error, Result, Status};
+use crate::image::CodeKind;
+use crate::nvrtc::{nvrtc, Nvrtc};
+use crate::sys;
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+use std::ptr;
+use std::sync::OnceLock;
+
+/// The architecture compiled for when there is no GPU to ask and no `-arch` option.
+pub const DEFAULT_SM: u32 = 90;
+
+/// What to compile and how.
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    /// NVRTC options, e.g. "-std=c++17", "-arch=sm_90", "-DN=4".
+    pub options: Vec<String>,
+    /// Headers the source may #include by name: (name, contents).
+    pub headers: Vec<(String, String)>,
+    /// C++ names to instantiate and look up, e.g. "axpy<float>"; their lowered (mangled)
+    /// names come back in `Compiled::lowered`.
+    pub name_expressions: Vec<String>,
+    /// Cubin (default), Ptx or LtoIr.
+    pub target: Option<CodeKind>,
+}
+
+/// A compilation's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    pub code: Vec<u8>,
+    pub kind: CodeKind,
+    /// NVRTC's log (empty on a clean compile; a note when served from the cache).
+    pub log: String,
+    /// (name expression, lowered name), in the order asked.
+    pub lowered: Vec<(String, String)>,
+    /// The sm_XY the code is for.
+    pub sm: u32,
+    pub from_cache: bool,
+}
+
+/// A failed compilation: the error and NVRTC's full log.
+#[derive(Debug, Clone)]
+pub struct CompileFailure {
+    pub error: Error,
+    pub log: String,
+}
+
+impl From<Error> for CompileFailure {
+    fn from(error: Error) -> Self {
+        CompileFailure { error, log: String::new() }
+    }
+}
+
+/// The process-wide cache, from the environment, opened on first use (None when disabled).
+pub fn global_cache() -> Option<&'static Cache> {
+    static C: OnceLock<Option<Cache>> = OnceLock::new();
+    C.get_or_init(|| Cache::from_env().ok()).as_ref()
+}
+
+fn has_arch_option(options: &[String]) -> Option<&str> {
+    let mut it = options.iter();
+    while let Some(o) = it.next() {
+        for p in ["-arch=", "--gpu-architecture=", "-arch", "--gpu-architecture"] {
+            if let Some(v) = o.strip_prefix(p) {
+                if p.ends_with('=') {
+                    return Some(v);
+                }
+                if v.is_empty() {
+                    return it.next().map(|s| s.as_str());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The present GPU's sm (of the current context's device, else device 0), or DEFAULT_SM.
+pub fn default_sm() -> u32 {
+    driver_if_usable()
+        .and_then(|d| d.current_device().ok().and_then(|dev| d.device_sm(dev).ok()))
+        .unwrap_or(DEFAULT_SM)
+}
+
+/// Whether a driver can load PTX this NVRTC made: only if the driver is at least as new.
+pub fn ptx_loadable(nvrtc_version: i32, driver_version: i32) -> bool {
+    nvrtc_version / 10 <= driver_version / 10
+}
+
+/// "sm_90a" -> 90, "compute_90" -> 90.
+fn sm_of_arch(arch: &str) -> Option<u32> {
+    let digits: String = arch.trim_start_matches("sm_").trim_start_matches("compute_").trim_start_matches("lto_").chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+/// Complete the option list: the target architecture when the caller gave none, -dlto for
+/// LTO-IR. Returns the options and the sm targeted.
+pub fn effective_options(opts: &CompileOptions, sm_if_unset: u32) -> Result<(Vec<String>, u32, CodeKind)> {
+    let target = opts.target.unwrap_or(CodeKind::Cubin);
+    let mut o = opts.options.clone();
+    let sm = match has_arch_option(&o) {
+        Some(a) => {
+            let sm = sm_of_arch(a).ok_or_else(|| Error::invalid(format!("cannot read the architecture in '-arch={a}'")))?;
+            if target == CodeKind::Cubin && a.starts_with("compute_") {
+                return Err(Error::invalid(format!("a cubin needs a real architecture (sm_{sm}), not '{a}'")));
+            }
+            sm
+        }
+        None => {
+            let prefix = match target {
+                CodeKind::Ptx => "compute_",
+                _ => "sm_",
+            };
+            o.push(format!("-arch={prefix}{sm_if_unset}"));
+            sm_if_unset
+        }
+    };
+    match target {
+        CodeKind::Cubin | CodeKind::Ptx => {}
+        CodeKind::LtoIr => {
+            if !o.iter().any(|x| x == "-dlto" || x == "--dlink-time-opt") {
+                o.push("-dlto".into());
+            }
+        }
+        other => return Err(Error::invalid(format!("cannot compile to {other:?}: choose cubin, PTX or LTO-IR"))),
+    }
+    Ok((o, sm, target))
+}
+
+fn cache_key(source: &str, name: &str, opts: &CompileOptions, effective: &[String], target: CodeKind, nvrtc_version: i32) -> crate::cache::Key {
+    let mut k = KeyBuilder::new("cudyn-compile-v1");
+    k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
+        .part("nvrtc", &nvrtc_version.to_le_bytes())
+        .part("target", &(target as u32).to_le_bytes())
+        .part("name", name.as_bytes())
+        .part("source", source.as_bytes());
+    for o in effective {
+        k.part("option", o.as_bytes());
+    }
+    for (n, c) in &opts.headers {
+        k.part("header-name", n.as_bytes()).part("header", c.as_bytes());
+    }
+    for e in &opts.name_expressions {
+        k.part("name-expression", e.as_bytes());
+    }
+    k.finish()
+}
+
+/// Cached payload: lowered names then code; u32 little-endian lengths.
+fn encode_payload(c: &Compiled) -> Vec<u8> {
+    let mut v = Vec::with_capacity(c.code.len() + 64);
+    v.extend_from_slice(&c.sm.to_le_bytes());
+    v.extend_from_slice(&(c.lowered.len() as u32).to_le_bytes());
+    for (a, b) in &c.lowered {
+        for s in [a, b] {
+            v.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            v.extend_from_slice(s.as_bytes());
+        }
+    }
+    v.extend_from_slice(&c.code);
+    v
+}
+
+/// Parse a cached payload; None on anything malformed (the entry is then recompiled).
+pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
+    fn u32_at(p: &[u8], at: &mut usize) -> Option<u32> {
+        let b = p.get(*at..at.checked_add(4)?)?;
+        *at += 4;
+        Some(u32::from_le_bytes(b.try_into().ok()?))
+    }
+    let mut at = 0;
+    let sm = u32_at(p, &mut at)?;
+    let n = u32_at(p, &mut at)?;
+    let mut lowered = Vec::new();
+    for _ in 0..n {
+        let mut pair = [String::new(), String::new()];
+        for s in pair.iter_mut() {
+            let len = u32_at(p, &mut at)? as usize;
+            let bytes = p.get(at..at.checked_add(len)?)?;
+            at += len;
+            *s = String::from_utf8(bytes.to_vec()).ok()?;
+        }
+        let [a, b] = pair;
+        lowered.push((a, b));
+    }
+    let code = p.get(at..)?.to_vec();
+    if code.is_empty() || crate::image::code_kind_of(&code) != kind {
+        return None;
+    }
+    Some(Compiled { code, kind, log: String::new(), lowered, sm, from_cache: true })
+}
+
+/// Compile `source` (named `name` in messages), through `cache` when given.
+pub fn compile_with(source: &str, name: &str, opts: &CompileOptions, cache: Option<&Cache>) -> std::result::Result<Compiled, CompileFailure> {
+    let nv = nvrtc()?;
+    let sm_default = if has_arch_option(&opts.options).is_some() { DEFAULT_SM } else { default_sm() };
+    let (effective, sm, target) = effective_options(opts, sm_default)?;
+    let key = cache.map(|_| cache_key(source, name, opts, &effective, target, nv.version));
+    if let (Some(c), Some(k)) = (cache, key.as_ref()) {
+        if let Some(p) = c.get(k) {
+            if let Some(mut hit) = decode_payload(&p, target) {
+                hit.log = "(from the cudyn cache)".into();
+                return Ok(hit);
+            }
+        }
+    }
+    let mut out = run_nvrtc(nv, source, name, opts, &effective, target)?;
+    out.sm = sm;
+    if let (Some(c), Some(k)) = (cache, key.as_ref()) {
+        // A cache that cannot be written is not an error: the code is still good.
+        let _ = c.put(k, &encode_payload(&out));
+    }
+    Ok(out)
+}
+
+/// Compile through the process-wide cache (see `global_cache`).
+pub fn compile(source: &str, name: &str, opts: &CompileOptions) -> std::result::Result<Compiled, CompileFailure> {
+    compile_with(source, name, opts, global_cache())
+}
+
+fn cstrings(v: &[String], what: &str) -> Result<Vec<CString>> {
+    v.iter()
+        .map(|s| CString::new(s.as_str()).map_err(|_| Error::invalid(format!("{what} '{s}' contains a NUL byte"))))
+        .collect()
+}
+
+struct Program<'a> {
+    nv: &'a Nvrtc,
+    p: sys::nvrtcProgram,
+}
+
+impl Drop for Program<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = self.nv.f.nvrtcDestroyProgram {
+            // SAFETY: p is a live program created by nvrtcCreateProgram.
+            unsafe { f(&mut self.p) };
+        }
+    }
+}
+
+fn run_nvrtc(nv: &Nvrtc, source: &str, name: &str, opts: &CompileOptions, effective: &[String], target: CodeKind) -> std::result::Result<Compiled, CompileFailure> {
+    let src = CString::new(source).map_err(|_| Error::invalid("the source contains a NUL byte"))?;
+    let cname = CString::new(name).map_err(|_| Error::invalid("the program name contains a NUL byte"))?;
+    let hnames = cstrings(&opts.headers.iter().map(|h| h.0.clone()).collect::<Vec<_>>(), "header name")?;
+    let hbodies = cstrings(&opts.headers.iter().map(|h| h.1.clone()).collect::<Vec<_>>(), "header")?;
+    let copts = cstrings(effective, "option")?;
+    let exprs = cstrings(&opts.name_expressions, "name expression")?;
+    let hn: Vec<*const c_char> = hnames.iter().map(|c| c.as_ptr()).collect();
+    let hb: Vec<*const c_char> = hbodies.iter().map(|c| c.as_ptr()).collect();
+    let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
+
+    let create = nv.need(nv.f.nvrtcCreateProgram, "nvrtcCreateProgram")?;
+    let mut prog = Program { nv, p: ptr::null_mut() };
+    // SAFETY: all strings are NUL-terminated and outlive the call; header arrays have
+    // exactly `hn.len()` entries.
+    let r = unsafe {
+        create(&mut prog.p, src.as_ptr(), cname.as_ptr(), hn.len() as i32,
+            if hb.is_empty() { ptr::null() } else { hb.as_ptr() },
+            if hn.is_empty() { ptr::null() } else { hn.as_ptr() })
+    };
+    nv.check(r, Status::CompileFailed, "creating the NVRTC program")?;
+    let add = nv.need(nv.f.nvrtcAddNameExpression, "nvrtcAddNameExpression")?;
+    for e in &exprs {
+        // SAFETY: live program, NUL-terminated expression.
+        nv.check(unsafe { add(prog.p, e.as_ptr()) }, Status::InvalidArgument, format_args!("adding name expression '{}'", e.to_string_lossy()))?;
+    }
+    let comp = nv.need(nv.f.nvrtcCompileProgram, "nvrtcCompileProgram")?;
+    // SAFETY: options array of op.len() NUL-terminated strings.
+    let r = unsafe { comp(prog.p, op.len() as i32, if op.is_empty() { ptr::null() } else { op.as_ptr() }) };
+    let log = program_log(nv, prog.p);
+    if r.0 != 0 {
+        let first = log
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| log.lines().find(|l| !l.trim().is_empty()))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let mut error = Error::with_code(
+            Status::CompileFailed,
+            r.0 as i32,
+            format!("compiling '{name}': {}{}", nv.describe(r), if first.is_empty() { String::new() } else { format!(": {first}") }),
+        );
+        // Options NVRTC does not know are the caller's mistake, not the source's.
+        if r.0 == 5 {
+            error.status = Status::InvalidArgument;
+        }
+        return Err(CompileFailure { error, log });
+    }
+    let code = match target {
+        CodeKind::Cubin => get_code(nv, prog.p, nv.f.nvrtcGetCUBINSize, nv.f.nvrtcGetCUBIN, "cubin")?,
+        CodeKind::Ptx => get_code(nv, prog.p, nv.f.nvrtcGetPTXSize, nv.f.nvrtcGetPTX, "PTX")?,
+        _ => get_code(nv, prog.p, nv.f.nvrtcGetLTOIRSize, nv.f.nvrtcGetLTOIR, "LTO-IR")?,
+    };
+    let mut lowered = Vec::new();
+    let getl = nv.need(nv.f.nvrtcGetLoweredName, "nvrtcGetLoweredName")?;
+    for (e, s) in exprs.iter().zip(&opts.name_expressions) {
+        let mut p: *const c_char = ptr::null();
+        // SAFETY: live, compiled program; the returned string lives with the program.
+        nv.check(unsafe { getl(prog.p, e.as_ptr(), &mut p) }, Status::NotFound, format_args!("lowered name of '{s}'"))?;
+        // SAFETY: non-null C string owned by the program, copied before it is destroyed.
+        let l = if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() };
+        lowered.push((s.clone(), l));
+    }
+    Ok(Compiled { code, kind: target, log, lowered, sm: 0, from_cache: false })
+}
+
+type SizeFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult;
+type GetFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut c_char) -> sys::nvrtcResult;
+
+fn get_code(nv: &Nvrtc, p: sys::nvrtcProgram, size: Option<SizeFn>, get: Option<GetFn>, what: &str) -> Result<Vec<u8>> {
+    let size = nv.need(size, what)?;
+    let get = nv.need(get, what)?;
+    let mut n = 0usize;
+    // SAFETY: valid out-pointer.
+    nv.check(unsafe { size(p, &mut n) }, Status::CompileFailed, format_args!("reading the {what} size"))?;
+    if n == 0 {
+        return Err(Error::invalid(format!("NVRTC produced no {what} for these options (is the -arch right for this target?)")));
+    }
+    let mut v = vec![0u8; n];
+    // SAFETY: v has exactly the size NVRTC reported.
+    nv.check(unsafe { get(p, v.as_mut_ptr().cast()) }, Status::CompileFailed, format_args!("reading the {what}"))?;
+    Ok(v)
+}
+
+fn program_log(nv: &Nvrtc, p: sys::nvrtcProgram) -> String {
+    let (Some(size), Some(get)) = (nv.f.nvrtcGetProgramLogSize, nv.f.nvrtcGetProgramLog) else { return String::new() };
+    let mut n = 0usize;
+    // SAFETY: valid out-pointer.
+    if unsafe { size(p, &mut n) }.0 != 0 || n == 0 {
+        return String::new();
+    }
+    let mut v = vec![0u8; n];
+    // SAFETY: v has the size NVRTC reported.
+    if unsafe { get(p, v.as_mut_ptr().cast()) }.0 != 0 {
+        return String::new();
+    }
+    while v.last() == Some(&0) {
+        v.pop();
+    }
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+/// For loading: the options with the target checked against the driver, so that PTX the
+/// driver would refuse is never produced. PTX is only kept when the driver is at least as
+/// new as NVRTC; otherwise an explicit `compute_` target is an error that says so.
+pub fn check_loadable(nvrtc_version: i32, driver_version: Option<i32>, opts: &CompileOptions) -> Result<()> {
+    let Some(dv) = driver_version else { return Ok(()) };
+    let wants_ptx = opts.target == Some(CodeKind::Ptx) || has_arch_option(&opts.options).is_some_and(|a| a.starts_with("compute_"));
+    if wants_ptx && !ptx_loadable(nvrtc_version, dv) {
+        return Err(Error::new(
+            Status::UnsupportedVersion,
+            format!(
+                "NVRTC {} makes PTX that this CUDA {} driver cannot load: target a real architecture (sm_XY) or leave -arch unset",
+                fmt_version(nvrtc_version),
+                fmt_version(dv)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn default_target_is_sass_for_the_given_sm() {
+        let (e, sm, k) = effective_options(&CompileOptions::default(), 90).unwrap();
+        assert_eq!((sm, k), (90, CodeKind::Cubin));
+        assert_eq!(e, o(&["-arch=sm_90"]));
+        let ptx = CompileOptions { target: Some(CodeKind::Ptx), ..Default::default() };
+        assert_eq!(effective_options(&ptx, 80).unwrap().0, o(&["-arch=compute_80"]));
+        let lto = CompileOptions { target: Some(CodeKind::LtoIr), ..Default::default() };
+        assert_eq!(effective_options(&lto, 90).unwrap().0, o(&["-arch=sm_90", "-dlto"]));
+    }
+
+    #[test]
+    fn explicit_arch_is_kept_and_checked() {
+        let c = CompileOptions { options: o(&["-std=c++17", "--gpu-architecture", "sm_100a"]), ..Default::default() };
+        let (e, sm, _) = effective_options(&c, 90).unwrap();
+        assert_eq!(sm, 100);
+        assert_eq!(e, c.options);
+        let bad = CompileOptions { options: o(&["-arch=compute_90"]), ..Default::default() };
+        assert_eq!(effective_options(&bad, 90).unwrap_err().status, Status::InvalidArgument);
+        let src = CompileOptions { target: Some(CodeKind::Source), ..Default::default() };
+        assert!(effective_options(&src, 90).is_err());
+    }
+
+    #[test]
+    fn version_skew_decision() {
+        assert!(ptx_loadable(13000, 13000));
+        assert!(ptx_loadable(12080, 13000));
+        assert!(!ptx_loadable(13000, 12090));
+        assert!(!ptx_loadable(13010, 13000));
+        let ptx = CompileOptions { options: o(&["-arch=compute_90"]), ..Default::default() };
+        let e = check_loadable(13000, Some(12080), &ptx).unwrap_err();
+        assert_eq!(e.status, Status::UnsupportedVersion);
+        assert!(e.message.contains("13.0") && e.message.contains("12.8"), "{}", e.message);
+        assert!(check_loadable(13000, Some(13000), &ptx).is_ok());
+        assert!(check_loadable(13000, Some(12080), &CompileOptions::default()).is_ok());
+        assert!(check_loadable(13000, None, &ptx).is_ok());
+    }
+
+    #[test]
+    fn payload_round_trip_and_garbage() {
+        let c = Compiled {
+            code: b"//\n.version 9.0\n.target sm_90\n.address_size 64\n\0".to_vec(),
+            kind: CodeKind::Ptx,
+            log: String::new(),
+            lowered: vec![("f<int>".into(), "_Z1fIiEvv".into())],
+            sm: 90,
+            from_cache: false,
+        };
+        let p = encode_payload(&c);
+        let back = decode_payload(&p, CodeKind::Ptx).unwrap();
+        assert_eq!(back.code, c.code);
+        assert_eq!(back.lowered, c.lowered);
+        assert_eq!(back.sm, 90);
+        for cut in 0..p.len() {
+            let _ = decode_payload(&p[..cut], CodeKind::Ptx);
+        }
+        assert!(decode_payload(&p, CodeKind::Cubin).is_none());
+        assert!(decode_payload(&[0xff; 16], CodeKind::Ptx).is_none());
+    }
+}

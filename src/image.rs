@@ -1,0 +1,1875 @@
+//! Recognises and validates the device-code images cudyn is handed (cubin, fatbin, PTX, LTO-IR,
+//! CUDA source): which kind, how many bytes, which GPU architectures they hold, whether a GPU can run them.
+
+// Formats, as relied on here (all little-endian; every offset and length read from the bytes is
+// checked against the slice with checked arithmetic, and nothing here panics or uses `unsafe`):
+//
+// * Cubin: an ELF64 little-endian file (`\x7fELF`, EI_CLASS=2, EI_DATA=1) with e_machine (u16 at
+//   18) == 190 (EM_CUDA). Checked: the 64-byte header, e_phoff/e_phnum/e_phentsize (u64 at 32,
+//   u16 at 56/54) and e_shoff/e_shnum/e_shentsize (u64 at 40, u16 at 60/58, with the ELF
+//   "extended numbering" escape through section 0), e_shstrndx (u16 at 62), and every section's
+//   sh_offset+sh_size (u64 at +24/+32 of its 64-byte header; NOBITS excluded) and every segment's
+//   p_offset+p_filesz (u64 at +8/+32 of its 56-byte header). `len` is the furthest of all those
+//   ends. The SM is in e_flags (u32 at 48), laid out by the ELF ABI version byte (EI_ABIVERSION,
+//   byte 8): for version >= 8 (CUDA 13 ptxas) the SM is bits 8..15 and bit 3 (0x8) marks the
+//   arch-specific 'a' variant (e.g. 0x06005a04 = sm_90); for older versions the SM is the low byte
+//   and bit 11 (0x800) marks 'a' (e.g. 0x005a0d5a = sm_90a). ptxas 13.0 does not set either 'a'
+//   bit for sm_90a/sm_100a/sm_120a; it records 'a' in the `.nv.compat` section (sh_type
+//   0x70000086) as attribute 0x09 with value 1 (records of u8 format, u8 attribute, then a u16
+//   value for formats 1..3 or a u16 length and that many bytes for format 4), which is read too.
+//   A family-specific ('f') cubin is byte-for-byte a plain one, so bare cubins never report F.
+// * Fatbin: a 16-byte header `u32 magic = 0xBA55ED50, u16 version, u16 header_size, u64
+//   payload_size`; the image is header_size + payload_size bytes (only the first container is
+//   considered). The payload is a run of entries, each with a header of at least 64 bytes:
+//   `u16 kind (1 = PTX, 2 = ELF/SASS, 8 = LTO-IR; others are walked over and not reported),
+//   u16 (0x0101), u32 header_size, u64 payload_size, u32 compressed_size, u32 offset of an
+//   (u32 offset, u32 length) options descriptor within the header or 0, u16 minor, u16 major,
+//   u32 sm (e.g. 90), u32 name_offset, u32 name_length, u64 flags, u64, u64 uncompressed_size`,
+//   followed by the payload. Flags: 0x2000 (older LZ-style) or 0x8000 (zstd) = compressed,
+//   0x100000 = arch-specific ('a'), 0x200000 = family-specific ('f'). Every entry header, its
+//   name and options ranges, and its payload are checked to lie inside the container; an
+//   uncompressed ELF entry is validated as a cubin in its own right.
+// * PTX: UTF-8 text (optionally NUL-terminated) with a line starting with the `.version X.Y`
+//   directive and a `.target sm_XY[a|f][, ...]` directive; reported as Ptx { sm: XY }.
+// * LTO-IR (NVVM IR as written by NVRTC `-dlto` and `nvcc -ltoir -dlto`, and inside fatbin kind-8
+//   entries): magic bytes ED 43 4E 7F (u32 0x7F4E43ED). The 24-byte header has at 12 a u16 offset
+//   of a table of (u16 tag, u16 value) pairs that ends at the u32 offset at 16 (terminator tag
+//   0x63); tag 1 holds the arch as major*100+minor*10 (900 = sm_90), tag 0x20 value 1 marks 'a'.
+//   The header records no total size, so `len` is the slice length.
+// * Source: UTF-8 text without control characters (other than tab, LF, CR, VT, FF), not PTX, and
+//   containing a CUDA/C++ marker (`__global__`, `__device__`, `__host__`, `__shared__`,
+//   `__constant__`, `__launch_bounds__`, `#include`, `#define`, `#pragma`, `#if`, `extern "C"`,
+//   `template<`, `template <`, `namespace `) or else a C-like function body (a `)` followed
+//   by `{` after optional whitespace, and a `;` and a `}` somewhere).
+//
+// Not accepted: host objects/executables with an embedded `.nv_fatbin` section, and the
+// `__fatBinC_Wrapper_t` (magic 0x466243B1) that points at a fatbin by address; pass the fatbin
+// bytes themselves. Concatenated fatbin containers: only the first is described.
+
+use std::fmt;
+
+/// What kind of image a byte slice holds.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodeKind {
+    Unknown = 0,
+    Cubin = 1,
+    Fatbin = 2,
+    Ptx = 3,
+    LtoIr = 4,
+    Source = 5,
+}
+
+impl fmt::Display for CodeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CodeKind::Unknown => "unknown",
+            CodeKind::Cubin => "cubin",
+            CodeKind::Fatbin => "fatbin",
+            CodeKind::Ptx => "PTX",
+            CodeKind::LtoIr => "LTO-IR",
+            CodeKind::Source => "CUDA source",
+        })
+    }
+}
+
+/// Which flavour of an architecture a piece of code is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ArchVariant {
+    /// Plain `sm_XY` / `compute_XY`.
+    #[default]
+    None,
+    /// Architecture-specific (`sm_90a`, `compute_100a`): runs only on exactly that compute capability.
+    A,
+    /// Family-specific (`sm_100f`, `compute_120f`): runs on that compute capability and later
+    /// minor versions of the same major.
+    F,
+}
+
+impl ArchVariant {
+    fn suffix(self) -> &'static str {
+        match self {
+            ArchVariant::None => "",
+            ArchVariant::A => "a",
+            ArchVariant::F => "f",
+        }
+    }
+}
+
+/// One piece of code inside an image, and the GPU architecture it is for.
+///
+/// `sm` is major*10+minor (90 for sm_90, 120 for sm_120); `variant` tells sm_90 / sm_90a /
+/// sm_100f apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArchCode {
+    /// Machine code (SASS) for `sm_XY`.
+    Sass { sm: u32, variant: ArchVariant },
+    /// PTX for `compute_XY`, which the driver can JIT-compile.
+    Ptx { sm: u32, variant: ArchVariant },
+    /// LTO-IR for `lto_XY`, which needs linking (nvJitLink) before it can run.
+    LtoIr { sm: u32, variant: ArchVariant },
+}
+
+impl ArchCode {
+    /// Plain SASS for `sm`.
+    pub const fn sass(sm: u32) -> Self {
+        ArchCode::Sass {
+            sm,
+            variant: ArchVariant::None,
+        }
+    }
+    /// Plain PTX for `compute_<sm>`.
+    pub const fn ptx(sm: u32) -> Self {
+        ArchCode::Ptx {
+            sm,
+            variant: ArchVariant::None,
+        }
+    }
+    /// Plain LTO-IR for `lto_<sm>`.
+    pub const fn lto_ir(sm: u32) -> Self {
+        ArchCode::LtoIr {
+            sm,
+            variant: ArchVariant::None,
+        }
+    }
+    /// The same code with another variant.
+    pub const fn with_variant(self, variant: ArchVariant) -> Self {
+        match self {
+            ArchCode::Sass { sm, .. } => ArchCode::Sass { sm, variant },
+            ArchCode::Ptx { sm, .. } => ArchCode::Ptx { sm, variant },
+            ArchCode::LtoIr { sm, .. } => ArchCode::LtoIr { sm, variant },
+        }
+    }
+    /// major*10+minor.
+    pub const fn sm(&self) -> u32 {
+        match *self {
+            ArchCode::Sass { sm, .. } | ArchCode::Ptx { sm, .. } | ArchCode::LtoIr { sm, .. } => sm,
+        }
+    }
+    /// Plain, arch-specific or family-specific.
+    pub const fn variant(&self) -> ArchVariant {
+        match *self {
+            ArchCode::Sass { variant, .. }
+            | ArchCode::Ptx { variant, .. }
+            | ArchCode::LtoIr { variant, .. } => variant,
+        }
+    }
+    /// Whether a GPU of compute capability `sm` can run this piece on its own (see [`runnable_on`]).
+    pub fn runs_on(&self, sm: u32) -> bool {
+        let same_family = |code: u32| code / 10 == sm / 10 && code % 10 <= sm % 10;
+        match *self {
+            ArchCode::Sass { sm: code, variant } => match variant {
+                ArchVariant::A => code == sm,
+                ArchVariant::None | ArchVariant::F => same_family(code),
+            },
+            ArchCode::Ptx { sm: code, variant } => match variant {
+                ArchVariant::None => code <= sm,
+                ArchVariant::A => code == sm,
+                ArchVariant::F => same_family(code),
+            },
+            ArchCode::LtoIr { .. } => false,
+        }
+    }
+}
+
+impl fmt::Display for ArchCode {
+    /// `sm_90a`, `compute_90`, `lto_90`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let prefix = match self {
+            ArchCode::Sass { .. } => "sm",
+            ArchCode::Ptx { .. } => "compute",
+            ArchCode::LtoIr { .. } => "lto",
+        };
+        write!(f, "{}_{}{}", prefix, self.sm(), self.variant().suffix())
+    }
+}
+
+/// What [`inspect`] found in an image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageInfo {
+    pub kind: CodeKind,
+    /// Bytes the image says it occupies (<= data.len()); for text kinds, up to and including the
+    /// NUL if any, else the slice length.
+    pub len: usize,
+    /// What code it holds (empty for Source / LtoIr where unknown).
+    pub codes: Vec<ArchCode>,
+    /// Any fatbin entry compressed.
+    pub compressed: bool,
+}
+
+/// Why an image was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageError {
+    /// Zero bytes.
+    Empty,
+    /// Not a cubin, fatbin, PTX, LTO-IR or CUDA source.
+    Unrecognised,
+    /// The bytes end before something the image says is there.
+    Truncated {
+        what: &'static str,
+        need: u64,
+        have: u64,
+    },
+    /// Recognised, but inconsistent or unsupported.
+    Malformed(String),
+}
+
+impl fmt::Display for ImageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImageError::Empty => f.write_str("the image is empty (0 bytes)"),
+            ImageError::Unrecognised => f.write_str(
+                "the image is not a recognised CUDA format (expected a cubin, a fatbin, PTX text, \
+                 LTO-IR or CUDA C++ source)",
+            ),
+            ImageError::Truncated { what, need, have } => write!(
+                f,
+                "the image is truncated: {what} needs {need} bytes but only {have} were given"
+            ),
+            ImageError::Malformed(why) => write!(f, "the image is malformed: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
+
+/// Cheap guess from the first bytes (magic numbers / text sniffing). Never panics, never reads
+/// out of bounds.
+pub fn code_kind_of(data: &[u8]) -> CodeKind {
+    if data.is_empty() {
+        return CodeKind::Unknown;
+    }
+    if data.starts_with(&ELF_MAGIC) {
+        return match read_u16(data, 18) {
+            Some(EM_CUDA) => CodeKind::Cubin,
+            _ => CodeKind::Unknown,
+        };
+    }
+    if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
+        return CodeKind::Fatbin;
+    }
+    if data.starts_with(&LTOIR_MAGIC.to_le_bytes()) {
+        return CodeKind::LtoIr;
+    }
+    let window = data.get(..SNIFF_WINDOW).unwrap_or(data);
+    let (body, _) = split_at_nul(window);
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        // The window may cut a multi-byte character in half; keep what is whole.
+        Err(e) if e.error_len().is_none() => {
+            match body.get(..e.valid_up_to()).map(std::str::from_utf8) {
+                Some(Ok(t)) => t,
+                _ => return CodeKind::Unknown,
+            }
+        }
+        Err(_) => return CodeKind::Unknown,
+    };
+    if !is_plain_text(text) {
+        return CodeKind::Unknown;
+    }
+    if find_directive(text, ".version").is_some() {
+        CodeKind::Ptx
+    } else if looks_like_source(text) {
+        CodeKind::Source
+    } else {
+        CodeKind::Unknown
+    }
+}
+
+/// Full, bounds-checked validation: every length/offset read from the bytes is checked against
+/// `data.len()` (with checked arithmetic), the ELF header/section table of a cubin, every fatbin
+/// entry header.
+pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    if data.is_empty() {
+        return Err(ImageError::Empty);
+    }
+    if data.starts_with(&ELF_MAGIC) {
+        let cubin = inspect_cubin(data)?;
+        return Ok(ImageInfo {
+            kind: CodeKind::Cubin,
+            len: cubin.len,
+            codes: vec![ArchCode::Sass {
+                sm: cubin.sm,
+                variant: cubin.variant,
+            }],
+            compressed: false,
+        });
+    }
+    if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
+        return inspect_fatbin(data);
+    }
+    if data.starts_with(&LTOIR_MAGIC.to_le_bytes()) {
+        return inspect_lto_ir(data);
+    }
+    inspect_text(data)
+}
+
+/// Whether a GPU of compute capability `sm` (e.g. 90) can run something in the image: SASS for
+/// the same major with minor <= sm's minor (and arch-specific 'a' only on exactly that sm), or PTX
+/// for sm <= the GPU's (the driver JITs it; 'a' PTX only on exactly that sm, 'f' PTX only within
+/// the same major). LTO-IR alone: false (needs linking); source: false (needs compiling).
+pub fn runnable_on(info: &ImageInfo, sm: u32) -> bool {
+    info.codes.iter().any(|c| c.runs_on(sm))
+}
+
+/// "sm_90, compute_90" style list for error messages ("none" when empty).
+pub fn describe_codes(codes: &[ArchCode]) -> String {
+    if codes.is_empty() {
+        return "none".to_string();
+    }
+    codes
+        .iter()
+        .map(ArchCode::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constants
+
+const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
+const EM_CUDA: u16 = 190;
+const ELF64_HEADER_LEN: u64 = 64;
+const ELF64_SHDR_LEN: u64 = 64;
+const ELF64_PHDR_LEN: u64 = 56;
+const SHT_NULL: u32 = 0;
+const SHT_NOBITS: u32 = 8;
+/// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
+const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
+/// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
+const COMPAT_ATTR_ARCH_SPECIFIC: u8 = 0x09;
+const SHN_XINDEX: u16 = 0xffff;
+/// e_flags bit for 'a' when EI_ABIVERSION >= 8 (EF_CUDA_ACCELERATORS).
+const EF_CUDA_ACCELERATORS_V2: u32 = 0x8;
+/// e_flags bit for 'a' when EI_ABIVERSION < 8 (EF_CUDA_ACCELERATORS_V1).
+const EF_CUDA_ACCELERATORS_V1: u32 = 0x800;
+
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+const FATBIN_HEADER_LEN: u64 = 16;
+const FATBIN_ENTRY_HEADER_LEN: u64 = 64;
+const FATBIN_KIND_PTX: u16 = 1;
+const FATBIN_KIND_ELF: u16 = 2;
+const FATBIN_KIND_LTOIR: u16 = 8;
+const FATBIN_FLAG_COMPRESSED_LZ: u64 = 0x2000;
+const FATBIN_FLAG_COMPRESSED_ZSTD: u64 = 0x8000;
+const FATBIN_FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
+const FATBIN_FLAG_FAMILY_SPECIFIC: u64 = 0x20_0000;
+
+const LTOIR_MAGIC: u32 = 0x7F4E_43ED;
+const LTOIR_HEADER_LEN: u64 = 24;
+const LTOIR_TAG_ARCH: u16 = 0x01;
+const LTOIR_TAG_ARCH_SPECIFIC: u16 = 0x20;
+const LTOIR_TAG_END: u16 = 0x63;
+
+/// How much of a text image `code_kind_of` looks at.
+const SNIFF_WINDOW: usize = 64 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Bounds-checked readers
+
+fn read_array<const N: usize>(d: &[u8], off: usize) -> Option<[u8; N]> {
+    d.get(off..off.checked_add(N)?)?.try_into().ok()
+}
+fn read_u16(d: &[u8], off: usize) -> Option<u16> {
+    read_array(d, off).map(u16::from_le_bytes)
+}
+fn read_u32(d: &[u8], off: usize) -> Option<u32> {
+    read_array(d, off).map(u32::from_le_bytes)
+}
+fn read_u64(d: &[u8], off: usize) -> Option<u64> {
+    read_array(d, off).map(u64::from_le_bytes)
+}
+
+/// Field readers that turn a short read into `Truncated` (callers check ranges first, so these
+/// errors are a second line of defence).
+fn field_u16(d: &[u8], base: usize, rel: usize, what: &'static str) -> Result<u16, ImageError> {
+    let off = base.checked_add(rel).ok_or_else(|| overflow(what))?;
+    read_u16(d, off).ok_or_else(|| short(what, (off as u64).saturating_add(2), d))
+}
+fn field_u32(d: &[u8], base: usize, rel: usize, what: &'static str) -> Result<u32, ImageError> {
+    let off = base.checked_add(rel).ok_or_else(|| overflow(what))?;
+    read_u32(d, off).ok_or_else(|| short(what, (off as u64).saturating_add(4), d))
+}
+fn field_u64(d: &[u8], base: usize, rel: usize, what: &'static str) -> Result<u64, ImageError> {
+    let off = base.checked_add(rel).ok_or_else(|| overflow(what))?;
+    read_u64(d, off).ok_or_else(|| short(what, (off as u64).saturating_add(8), d))
+}
+
+fn short(what: &'static str, need: u64, d: &[u8]) -> ImageError {
+    ImageError::Truncated {
+        what,
+        need,
+        have: d.len() as u64,
+    }
+}
+fn overflow(what: &'static str) -> ImageError {
+    ImageError::Malformed(format!("{what}: offset arithmetic overflows"))
+}
+
+/// Checks that `off..off+size` lies within `d`; returns the end.
+fn check_range(d: &[u8], off: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
+    let end = off.checked_add(size).ok_or_else(|| {
+        ImageError::Malformed(format!(
+            "{what}: offset {off:#x} + size {size:#x} overflows"
+        ))
+    })?;
+    if end > d.len() as u64 {
+        return Err(short(what, end, d));
+    }
+    Ok(end)
+}
+
+/// `base + index * size`, checked.
+fn table_entry(base: u64, index: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
+    index
+        .checked_mul(size)
+        .and_then(|o| o.checked_add(base))
+        .ok_or_else(|| overflow(what))
+}
+
+fn to_usize(v: u64, what: &'static str) -> Result<usize, ImageError> {
+    usize::try_from(v)
+        .map_err(|_| ImageError::Malformed(format!("{what}: {v:#x} does not fit in memory")))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cubin (CUDA ELF)
+
+struct CubinInfo {
+    len: usize,
+    sm: u32,
+    variant: ArchVariant,
+}
+
+fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
+    const WHAT: &str = "the ELF header";
+    if (d.len() as u64) < 20 {
+        return Err(short(WHAT, ELF64_HEADER_LEN, d));
+    }
+    let machine = field_u16(d, 0, 18, WHAT)?;
+    if machine != EM_CUDA {
+        let name = match machine {
+            3 => " (x86)",
+            62 => " (x86-64)",
+            40 => " (ARM)",
+            183 => " (AArch64)",
+            243 => " (RISC-V)",
+            _ => "",
+        };
+        return Err(ImageError::Malformed(format!(
+            "ELF file for machine {machine}{name}, not EM_CUDA ({EM_CUDA}): not a cubin (host \
+             objects with an embedded fatbin are not accepted; pass the fatbin itself)"
+        )));
+    }
+    match d.get(4) {
+        Some(2) => {}
+        Some(1) => {
+            return Err(ImageError::Malformed(
+                "32-bit (ELFCLASS32) cubin: only 64-bit cubins are supported".into(),
+            ))
+        }
+        other => {
+            return Err(ImageError::Malformed(format!(
+                "ELF class byte is {other:?}, expected 2 (ELFCLASS64)"
+            )))
+        }
+    }
+    if d.get(5) != Some(&1) {
+        return Err(ImageError::Malformed(
+            "big-endian or unknown-endian ELF: cubins are little-endian".into(),
+        ));
+    }
+    let mut len = check_range(d, 0, ELF64_HEADER_LEN, WHAT)?;
+    let abi_version = d.get(8).copied().unwrap_or(0);
+    let flags = field_u32(d, 0, 48, WHAT)?;
+    let ehsize = u64::from(field_u16(d, 0, 52, WHAT)?);
+    if ehsize < ELF64_HEADER_LEN {
+        return Err(ImageError::Malformed(format!(
+            "ELF header size e_ehsize is {ehsize}, less than the {ELF64_HEADER_LEN} bytes of an ELF64 header"
+        )));
+    }
+    len = len.max(check_range(d, 0, ehsize, WHAT)?);
+
+    // Program headers.
+    let phoff = field_u64(d, 0, 32, WHAT)?;
+    let phentsize = u64::from(field_u16(d, 0, 54, WHAT)?);
+    let phnum = u64::from(field_u16(d, 0, 56, WHAT)?);
+    if phnum > 0 {
+        if phentsize < ELF64_PHDR_LEN {
+            return Err(ImageError::Malformed(format!(
+                "ELF program header entry size e_phentsize is {phentsize}, less than {ELF64_PHDR_LEN}"
+            )));
+        }
+        let table = phnum
+            .checked_mul(phentsize)
+            .ok_or_else(|| overflow("the ELF program header table"))?;
+        len = len.max(check_range(
+            d,
+            phoff,
+            table,
+            "the ELF program header table",
+        )?);
+        for i in 0..phnum {
+            let at = to_usize(
+                table_entry(phoff, i, phentsize, "an ELF program header")?,
+                "an ELF program header",
+            )?;
+            let p_offset = field_u64(d, at, 8, "an ELF program header")?;
+            let p_filesz = field_u64(d, at, 32, "an ELF program header")?;
+            if p_filesz > 0 {
+                len = len.max(check_range(
+                    d,
+                    p_offset,
+                    p_filesz,
+                    "an ELF segment's contents",
+                )?);
+            }
+        }
+    }
+
+    // Section headers.
+    let shoff = field_u64(d, 0, 40, WHAT)?;
+    let shentsize = u64::from(field_u16(d, 0, 58, WHAT)?);
+    let mut shnum = u64::from(field_u16(d, 0, 60, WHAT)?);
+    let mut shstrndx = u64::from(field_u16(d, 0, 62, WHAT)?);
+    let mut arch_specific_compat = false;
+    if shoff == 0 {
+        if shnum != 0 {
+            return Err(ImageError::Malformed(format!(
+                "ELF header lists {shnum} sections but no section header table (e_shoff = 0)"
+            )));
+        }
+    } else {
+        if shentsize < ELF64_SHDR_LEN {
+            return Err(ImageError::Malformed(format!(
+                "ELF section header entry size e_shentsize is {shentsize}, less than {ELF64_SHDR_LEN}"
+            )));
+        }
+        // Section 0 first: it carries the real count / string table index when they overflow
+        // the header's 16-bit fields.
+        check_range(d, shoff, shentsize, "the ELF section header table")?;
+        let sec0 = to_usize(shoff, "the ELF section header table")?;
+        if shnum == 0 {
+            shnum = field_u64(d, sec0, 32, "the ELF section header table")?;
+            if shnum == 0 {
+                return Err(ImageError::Malformed(
+                    "ELF has a section header table but zero sections".into(),
+                ));
+            }
+        }
+        if shstrndx == u64::from(SHN_XINDEX) {
+            shstrndx = u64::from(field_u32(d, sec0, 40, "the ELF section header table")?);
+        }
+        let table = shnum
+            .checked_mul(shentsize)
+            .ok_or_else(|| overflow("the ELF section header table"))?;
+        len = len.max(check_range(
+            d,
+            shoff,
+            table,
+            "the ELF section header table",
+        )?);
+        if shstrndx != 0 && shstrndx >= shnum {
+            return Err(ImageError::Malformed(format!(
+                "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
+            )));
+        }
+        for i in 0..shnum {
+            const SEC: &str = "an ELF section header";
+            let at = to_usize(table_entry(shoff, i, shentsize, SEC)?, SEC)?;
+            let sh_type = field_u32(d, at, 4, SEC)?;
+            if sh_type == SHT_NULL || sh_type == SHT_NOBITS {
+                continue;
+            }
+            let sh_offset = field_u64(d, at, 24, SEC)?;
+            let sh_size = field_u64(d, at, 32, SEC)?;
+            let end = check_range(d, sh_offset, sh_size, "an ELF section's contents")?;
+            len = len.max(end);
+            if sh_type == SHT_CUDA_COMPAT {
+                let lo = to_usize(sh_offset, SEC)?;
+                let hi = to_usize(end, SEC)?;
+                if let Some(body) = d.get(lo..hi) {
+                    arch_specific_compat |= compat_says_arch_specific(body);
+                }
+            }
+        }
+    }
+
+    let (sm, accel) = if abi_version >= 8 {
+        ((flags >> 8) & 0xff, flags & EF_CUDA_ACCELERATORS_V2 != 0)
+    } else {
+        (flags & 0xff, flags & EF_CUDA_ACCELERATORS_V1 != 0)
+    };
+    if sm < 10 {
+        return Err(ImageError::Malformed(format!(
+            "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) name no SM architecture"
+        )));
+    }
+    let variant = if accel || arch_specific_compat {
+        ArchVariant::A
+    } else {
+        ArchVariant::None
+    };
+    Ok(CubinInfo {
+        len: to_usize(len, WHAT)?,
+        sm,
+        variant,
+    })
+}
+
+/// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
+fn compat_says_arch_specific(body: &[u8]) -> bool {
+    let mut at = 0usize;
+    while let (Some(&format), Some(&attr), Some(value)) = (
+        body.get(at),
+        body.get(at.saturating_add(1)),
+        read_u16(body, at.saturating_add(2)),
+    ) {
+        match format {
+            1..=3 => {
+                if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && value & 0xff == 1 {
+                    return true;
+                }
+                at = at.saturating_add(4);
+            }
+            4 => at = at.saturating_add(4).saturating_add(usize::from(value)),
+            _ => return false,
+        }
+    }
+    false
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fatbin
+
+fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
+    const WHAT: &str = "the fatbin header";
+    check_range(d, 0, FATBIN_HEADER_LEN, WHAT)?;
+    let header_size = u64::from(field_u16(d, 0, 6, WHAT)?);
+    let payload_size = field_u64(d, 0, 8, WHAT)?;
+    if header_size < FATBIN_HEADER_LEN {
+        return Err(ImageError::Malformed(format!(
+            "fatbin header size is {header_size}, less than {FATBIN_HEADER_LEN}"
+        )));
+    }
+    let total = header_size.checked_add(payload_size).ok_or_else(|| {
+        ImageError::Malformed(format!(
+            "fatbin header size {header_size} + payload size {payload_size:#x} overflows"
+        ))
+    })?;
+    check_range(d, 0, total, "the fatbin (by the size in its header)")?;
+
+    let mut codes = Vec::new();
+    let mut compressed = false;
+    let mut off = header_size;
+    let mut index = 0u64;
+    while off < total {
+        const ENTRY: &str = "a fatbin entry header";
+        let left = total.saturating_sub(off);
+        let at = to_usize(off, ENTRY)?;
+        if left < FATBIN_ENTRY_HEADER_LEN {
+            let tail = d.get(at..to_usize(total, ENTRY)?).unwrap_or(&[]);
+            if tail.iter().all(|&b| b == 0) {
+                break; // zero padding at the end of the container
+            }
+            return Err(ImageError::Malformed(format!(
+                "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
+            )));
+        }
+        let kind = field_u16(d, at, 0, ENTRY)?;
+        let entry_header_size = u64::from(field_u32(d, at, 4, ENTRY)?);
+        let entry_payload_size = field_u64(d, at, 8, ENTRY)?;
+        let compressed_size = u64::from(field_u32(d, at, 16, ENTRY)?);
+        let options_at = u64::from(field_u32(d, at, 20, ENTRY)?);
+        let arch = field_u32(d, at, 28, ENTRY)?;
+        let name_offset = u64::from(field_u32(d, at, 32, ENTRY)?);
+        let name_len = u64::from(field_u32(d, at, 36, ENTRY)?);
+        let flags = field_u64(d, at, 40, ENTRY)?;
+
+        if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
+            return Err(ImageError::Malformed(format!(
+                "fatbin entry {index} at offset {off}: header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}"
+            )));
+        }
+        let entry_len = entry_header_size.checked_add(entry_payload_size).filter(|&n| n <= left).ok_or_else(|| {
+            ImageError::Malformed(format!(
+                "fatbin entry {index} at offset {off}: header {entry_header_size} + payload {entry_payload_size} bytes run past the end of the fatbin ({total} bytes)"
+            ))
+        })?;
+        if name_len != 0
+            && name_offset
+                .checked_add(name_len)
+                .is_none_or(|e| e > entry_len)
+        {
+            return Err(ImageError::Malformed(format!(
+                "fatbin entry {index} at offset {off}: its name ({name_len} bytes at {name_offset}) lies outside the entry"
+            )));
+        }
+        if options_at != 0 {
+            if options_at
+                .checked_add(8)
+                .is_none_or(|e| e > entry_header_size)
+            {
+                return Err(ImageError::Malformed(format!(
+                    "fatbin entry {index} at offset {off}: its options descriptor at {options_at} lies outside its {entry_header_size}-byte header"
+                )));
+            }
+            let desc = to_usize(options_at, ENTRY)?;
+            let opt_offset = u64::from(field_u32(d, at, desc, ENTRY)?);
+            let opt_len = u64::from(field_u32(d, at, desc.saturating_add(4), ENTRY)?);
+            if opt_len != 0
+                && opt_offset
+                    .checked_add(opt_len)
+                    .is_none_or(|e| e > entry_header_size)
+            {
+                return Err(ImageError::Malformed(format!(
+                    "fatbin entry {index} at offset {off}: its options ({opt_len} bytes at {opt_offset}) lie outside its {entry_header_size}-byte header"
+                )));
+            }
+        }
+        let entry_compressed =
+            flags & (FATBIN_FLAG_COMPRESSED_LZ | FATBIN_FLAG_COMPRESSED_ZSTD) != 0;
+        if entry_compressed && compressed_size > entry_payload_size {
+            return Err(ImageError::Malformed(format!(
+                "fatbin entry {index} at offset {off}: compressed size {compressed_size} exceeds its payload of {entry_payload_size} bytes"
+            )));
+        }
+        compressed |= entry_compressed;
+
+        let variant = match (
+            flags & FATBIN_FLAG_ARCH_SPECIFIC != 0,
+            flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0,
+        ) {
+            (true, _) => ArchVariant::A,
+            (false, true) => ArchVariant::F,
+            (false, false) => ArchVariant::None,
+        };
+        let code = match kind {
+            FATBIN_KIND_PTX => Some(ArchCode::Ptx { sm: arch, variant }),
+            FATBIN_KIND_ELF => Some(ArchCode::Sass { sm: arch, variant }),
+            FATBIN_KIND_LTOIR => Some(ArchCode::LtoIr { sm: arch, variant }),
+            _ => None, // unknown kinds are walked over, not reported
+        };
+        if let Some(code) = code {
+            if arch < 10 {
+                return Err(ImageError::Malformed(format!(
+                    "fatbin entry {index} at offset {off}: architecture {arch} is not an SM number"
+                )));
+            }
+            if kind == FATBIN_KIND_ELF && !entry_compressed {
+                let start = to_usize(
+                    off.checked_add(entry_header_size)
+                        .ok_or_else(|| overflow(ENTRY))?,
+                    ENTRY,
+                )?;
+                let end = to_usize(
+                    off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?,
+                    ENTRY,
+                )?;
+                let payload = d.get(start..end).unwrap_or(&[]);
+                if !payload.starts_with(&ELF_MAGIC) {
+                    return Err(ImageError::Malformed(format!(
+                        "fatbin entry {index} ({code}) at offset {off}: its payload is not an ELF cubin"
+                    )));
+                }
+                if let Err(e) = inspect_cubin(payload) {
+                    return Err(ImageError::Malformed(format!(
+                        "fatbin entry {index} ({code}) at offset {off} holds a bad cubin: {e}"
+                    )));
+                }
+            }
+            codes.push(code);
+        }
+        off = off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?;
+        index = index.saturating_add(1);
+    }
+    Ok(ImageInfo {
+        kind: CodeKind::Fatbin,
+        len: to_usize(total, WHAT)?,
+        codes,
+        compressed,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// LTO-IR
+
+fn inspect_lto_ir(d: &[u8]) -> Result<ImageInfo, ImageError> {
+    const WHAT: &str = "the LTO-IR header";
+    check_range(d, 0, LTOIR_HEADER_LEN, WHAT)?;
+    let table = field_u16(d, 0, 12, WHAT)?;
+    let table_end = u64::from(field_u32(d, 0, 16, WHAT)?);
+    let body = u64::from(field_u32(d, 0, 20, WHAT)?);
+    check_range(d, 0, table_end, "the LTO-IR attribute table")?;
+    check_range(d, 0, body, "the LTO-IR body")?;
+
+    let mut sm = None;
+    let mut variant = ArchVariant::None;
+    let mut at = usize::from(table);
+    let end = to_usize(table_end, WHAT)?;
+    while at.saturating_add(4) <= end {
+        let (Some(tag), Some(value)) = (read_u16(d, at), read_u16(d, at.saturating_add(2))) else {
+            break;
+        };
+        match tag {
+            LTOIR_TAG_END => break,
+            LTOIR_TAG_ARCH if value >= 100 && value % 10 == 0 => sm = Some(u32::from(value) / 10),
+            LTOIR_TAG_ARCH_SPECIFIC if value == 1 => variant = ArchVariant::A,
+            _ => {}
+        }
+        at = at.saturating_add(4);
+    }
+    let codes = sm
+        .map(|sm| vec![ArchCode::LtoIr { sm, variant }])
+        .unwrap_or_default();
+    Ok(ImageInfo {
+        kind: CodeKind::LtoIr,
+        len: d.len(),
+        codes,
+        compressed: false,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text: PTX and CUDA source
+
+/// The bytes before the first NUL, and the image length (through the NUL if there is one).
+fn split_at_nul(d: &[u8]) -> (&[u8], usize) {
+    match d.iter().position(|&b| b == 0) {
+        Some(i) => (d.get(..i).unwrap_or(&[]), i.saturating_add(1)),
+        None => (d, d.len()),
+    }
+}
+
+fn is_plain_text(text: &str) -> bool {
+    text.chars()
+        .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0b' | '\x0c'))
+}
+
+/// The rest of the first line whose first token is `name` (e.g. `.version`).
+fn find_directive<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix(name)?;
+        (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest)
+    })
+}
+
+fn strip_line_comment(s: &str) -> &str {
+    s.split("//").next().unwrap_or(s).trim()
+}
+
+fn looks_like_source(text: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "__global__",
+        "__device__",
+        "__host__",
+        "__shared__",
+        "__constant__",
+        "__launch_bounds__",
+        "#include",
+        "#define",
+        "#pragma",
+        "#if",
+        "extern \"C\"",
+        "template<",
+        "template <",
+        "namespace ",
+    ];
+    MARKERS.iter().any(|m| text.contains(m)) || has_function_body(text)
+}
+
+/// A `)` followed (after whitespace) by `{`, plus a `;` and a `}` somewhere: `f(...) { ...; }`.
+fn has_function_body(text: &str) -> bool {
+    text.contains(';')
+        && text.contains('}')
+        && text
+            .split(')')
+            .skip(1)
+            .any(|after| after.trim_start().starts_with('{'))
+}
+
+fn inspect_text(d: &[u8]) -> Result<ImageInfo, ImageError> {
+    let (body, len) = split_at_nul(d);
+    let text = std::str::from_utf8(body).map_err(|_| ImageError::Unrecognised)?;
+    if !is_plain_text(text) {
+        return Err(ImageError::Unrecognised);
+    }
+    if let Some(version) = find_directive(text, ".version") {
+        let code = parse_ptx(text, version)?;
+        return Ok(ImageInfo {
+            kind: CodeKind::Ptx,
+            len,
+            codes: vec![code],
+            compressed: false,
+        });
+    }
+    if looks_like_source(text) {
+        return Ok(ImageInfo {
+            kind: CodeKind::Source,
+            len,
+            codes: Vec::new(),
+            compressed: false,
+        });
+    }
+    Err(ImageError::Unrecognised)
+}
+
+fn parse_ptx(text: &str, version: &str) -> Result<ArchCode, ImageError> {
+    let version = strip_line_comment(version);
+    let valid_version = version
+        .split_once('.')
+        .is_some_and(|(major, minor)| is_decimal(major) && is_decimal(minor));
+    if !valid_version {
+        return Err(ImageError::Malformed(format!(
+            "PTX `.version` directive has {version:?}, expected a version such as 8.0"
+        )));
+    }
+    let target = find_directive(text, ".target")
+        .ok_or_else(|| ImageError::Malformed("PTX has no `.target sm_XY` directive".into()))?;
+    let target = strip_line_comment(target);
+    let arch = target
+        .split(',')
+        .map(str::trim)
+        .find_map(|item| item.strip_prefix("sm_"))
+        .ok_or_else(|| {
+            ImageError::Malformed(format!(
+                "PTX `.target {target}` names no sm_XY architecture"
+            ))
+        })?;
+    let digits_end = arch
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(arch.len());
+    let (digits, suffix) = arch.split_at(digits_end);
+    let sm = digits.parse::<u32>().ok().filter(|&sm| sm >= 10);
+    let variant = match suffix {
+        "" => Some(ArchVariant::None),
+        "a" => Some(ArchVariant::A),
+        "f" => Some(ArchVariant::F),
+        _ => None,
+    };
+    match (sm, variant) {
+        (Some(sm), Some(variant)) => Ok(ArchCode::Ptx { sm, variant }),
+        _ => Err(ImageError::Malformed(format!(
+            "PTX `.target` has an unknown architecture sm_{arch}"
+        ))),
+    }
+}
+
+fn is_decimal(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    // ---- helpers ------------------------------------------------------------------------------
+
+    /// xorshift64*: small, deterministic.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            if n == 0 {
+                0
+            } else {
+                (self.next() % n as u64) as usize
+            }
+        }
+        fn bytes(&mut self, n: usize) -> Vec<u8> {
+            (0..n).map(|_| self.next() as u8).collect()
+        }
+    }
+
+    /// Inspects and checks the invariants that hold for any input.
+    fn check_invariants(data: &[u8]) -> Result<ImageInfo, ImageError> {
+        let kind = code_kind_of(data);
+        let r = inspect(data);
+        if let Ok(info) = &r {
+            assert!(
+                info.len <= data.len(),
+                "len {} > {} for {:?}",
+                info.len,
+                data.len(),
+                info.kind
+            );
+            assert_ne!(info.kind, CodeKind::Unknown);
+            // For whole images the cheap guess agrees with the full check, except that text may
+            // be judged on a window only.
+            if !matches!(info.kind, CodeKind::Ptx | CodeKind::Source) {
+                assert_eq!(kind, info.kind);
+            }
+        }
+        // Exercising the other functions must not panic either.
+        if let Ok(info) = &r {
+            let _ = describe_codes(&info.codes);
+            for sm in [0, 50, 75, 80, 90, 100, 120, u32::MAX] {
+                let _ = runnable_on(info, sm);
+            }
+        }
+        if let Err(e) = &r {
+            let _ = e.to_string();
+        }
+        r
+    }
+
+    fn put_u16(d: &mut [u8], off: usize, v: u16) {
+        d[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    }
+    fn put_u32(d: &mut [u8], off: usize, v: u32) {
+        d[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    fn put_u64(d: &mut [u8], off: usize, v: u64) {
+        d[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// A minimal valid cubin: a 64-byte header, a NULL section, one PROGBITS section.
+    fn synthetic_cubin(abi_version: u8, flags: u32) -> Vec<u8> {
+        let mut d = vec![0u8; 64 + 16 + 2 * 64];
+        d[..4].copy_from_slice(&ELF_MAGIC);
+        d[4] = 2;
+        d[5] = 1;
+        d[6] = 1;
+        d[7] = 0x41;
+        d[8] = abi_version;
+        put_u16(&mut d, 16, 2);
+        put_u16(&mut d, 18, EM_CUDA);
+        put_u32(&mut d, 20, 1);
+        put_u64(&mut d, 40, 80); // e_shoff
+        put_u32(&mut d, 48, flags);
+        put_u16(&mut d, 52, 64);
+        put_u16(&mut d, 54, 56);
+        put_u16(&mut d, 58, 64);
+        put_u16(&mut d, 60, 2);
+        // section 1: PROGBITS at 64, 16 bytes
+        put_u32(&mut d, 80 + 64 + 4, 1);
+        put_u64(&mut d, 80 + 64 + 24, 64);
+        put_u64(&mut d, 80 + 64 + 32, 16);
+        d
+    }
+
+    fn fatbin_entry(kind: u16, arch: u32, flags: u64, payload: &[u8]) -> Vec<u8> {
+        let mut padded = payload.to_vec();
+        while padded.len() % 8 != 0 {
+            padded.push(0);
+        }
+        let mut e = vec![0u8; 64];
+        put_u16(&mut e, 0, kind);
+        put_u16(&mut e, 2, 0x0101);
+        put_u32(&mut e, 4, 64);
+        put_u64(&mut e, 8, padded.len() as u64);
+        put_u32(&mut e, 28, arch);
+        put_u64(&mut e, 40, flags);
+        e.extend_from_slice(&padded);
+        e
+    }
+
+    fn fatbin(entries: &[Vec<u8>]) -> Vec<u8> {
+        let payload: Vec<u8> = entries.concat();
+        let mut d = vec![0u8; 16];
+        put_u32(&mut d, 0, FATBIN_MAGIC);
+        put_u16(&mut d, 4, 1);
+        put_u16(&mut d, 6, 16);
+        put_u64(&mut d, 8, payload.len() as u64);
+        d.extend_from_slice(&payload);
+        d
+    }
+
+    const PTX80: &str = "//\n// Generated by hand\n//\n\n.version 8.0\n.target sm_80\n.address_size 64\n\n.visible .entry k()\n{\n\tret;\n}\n";
+
+    fn info(kind: CodeKind, codes: Vec<ArchCode>) -> ImageInfo {
+        ImageInfo {
+            kind,
+            len: 1,
+            codes,
+            compressed: false,
+        }
+    }
+
+    // ---- basic behaviour ----------------------------------------------------------------------
+
+    #[test]
+    fn empty_input() {
+        assert_eq!(inspect(&[]), Err(ImageError::Empty));
+        assert_eq!(code_kind_of(&[]), CodeKind::Unknown);
+        assert!(!ImageError::Empty.to_string().is_empty());
+    }
+
+    #[test]
+    fn error_messages_read_well() {
+        let e = ImageError::Truncated {
+            what: "the fatbin (by the size in its header)",
+            need: 4368,
+            have: 100,
+        };
+        assert_eq!(
+            e.to_string(),
+            "the image is truncated: the fatbin (by the size in its header) needs 4368 bytes but only 100 were given"
+        );
+        assert!(ImageError::Unrecognised.to_string().contains("fatbin"));
+        assert!(ImageError::Malformed("x".into())
+            .to_string()
+            .ends_with(": x"));
+        let mut f = fatbin(&[fatbin_entry(FATBIN_KIND_PTX, 80, 0x11, PTX80.as_bytes())]);
+        let full = f.len() as u64;
+        f.truncate(100);
+        assert_eq!(
+            inspect(&f),
+            Err(ImageError::Truncated {
+                what: "the fatbin (by the size in its header)",
+                need: full,
+                have: 100
+            })
+        );
+    }
+
+    #[test]
+    fn arch_codes_display_and_describe() {
+        let codes = [
+            ArchCode::sass(80),
+            ArchCode::sass(90).with_variant(ArchVariant::A),
+            ArchCode::ptx(90),
+            ArchCode::ptx(100).with_variant(ArchVariant::F),
+            ArchCode::lto_ir(90),
+        ];
+        assert_eq!(
+            describe_codes(&codes),
+            "sm_80, sm_90a, compute_90, compute_100f, lto_90"
+        );
+        assert_eq!(describe_codes(&[]), "none");
+        assert_eq!(codes[1].sm(), 90);
+        assert_eq!(codes[1].variant(), ArchVariant::A);
+        assert_eq!(CodeKind::LtoIr as u32, 4);
+        assert_eq!(CodeKind::Source.to_string(), "CUDA source");
+    }
+
+    #[test]
+    fn runnable_rules() {
+        let sass80 = info(CodeKind::Cubin, vec![ArchCode::sass(80)]);
+        assert!(runnable_on(&sass80, 80));
+        assert!(runnable_on(&sass80, 86));
+        assert!(runnable_on(&sass80, 89));
+        assert!(!runnable_on(&sass80, 75));
+        assert!(!runnable_on(&sass80, 90));
+        let sass90a = info(
+            CodeKind::Cubin,
+            vec![ArchCode::sass(90).with_variant(ArchVariant::A)],
+        );
+        assert!(runnable_on(&sass90a, 90));
+        assert!(!runnable_on(&sass90a, 89));
+        assert!(!runnable_on(&sass90a, 100));
+        let sass100a = info(
+            CodeKind::Cubin,
+            vec![ArchCode::sass(100).with_variant(ArchVariant::A)],
+        );
+        assert!(runnable_on(&sass100a, 100));
+        assert!(!runnable_on(&sass100a, 103));
+        let sass100f = info(
+            CodeKind::Cubin,
+            vec![ArchCode::sass(100).with_variant(ArchVariant::F)],
+        );
+        assert!(runnable_on(&sass100f, 103));
+        assert!(!runnable_on(&sass100f, 110));
+        let ptx80 = info(CodeKind::Ptx, vec![ArchCode::ptx(80)]);
+        assert!(runnable_on(&ptx80, 80));
+        assert!(runnable_on(&ptx80, 90));
+        assert!(runnable_on(&ptx80, 120));
+        assert!(!runnable_on(&ptx80, 75));
+        let ptx90a = info(
+            CodeKind::Ptx,
+            vec![ArchCode::ptx(90).with_variant(ArchVariant::A)],
+        );
+        assert!(runnable_on(&ptx90a, 90));
+        assert!(!runnable_on(&ptx90a, 100));
+        let ptx120f = info(
+            CodeKind::Ptx,
+            vec![ArchCode::ptx(120).with_variant(ArchVariant::F)],
+        );
+        assert!(runnable_on(&ptx120f, 121));
+        assert!(!runnable_on(&ptx120f, 130));
+        let lto = info(CodeKind::LtoIr, vec![ArchCode::lto_ir(90)]);
+        assert!(!runnable_on(&lto, 90));
+        assert!(!runnable_on(&info(CodeKind::Source, vec![]), 90));
+    }
+
+    #[test]
+    fn synthetic_cubins_both_flag_layouts() {
+        // Older ABI (7): SM in the low byte, 0x800 = 'a'.
+        let i = check_invariants(&synthetic_cubin(7, 0x0050_0550)).unwrap();
+        assert_eq!(i.kind, CodeKind::Cubin);
+        assert_eq!(i.codes, vec![ArchCode::sass(80)]);
+        assert_eq!(i.len, 80 + 128);
+        let i = check_invariants(&synthetic_cubin(7, 0x005a_0d5a)).unwrap();
+        assert_eq!(
+            i.codes,
+            vec![ArchCode::sass(90).with_variant(ArchVariant::A)]
+        );
+        // ABI 8: SM in bits 8..15, 0x8 = 'a'.
+        let i = check_invariants(&synthetic_cubin(8, 0x0600_6402)).unwrap();
+        assert_eq!(i.codes, vec![ArchCode::sass(100)]);
+        let i = check_invariants(&synthetic_cubin(8, 0x0600_780a)).unwrap();
+        assert_eq!(
+            i.codes,
+            vec![ArchCode::sass(120).with_variant(ArchVariant::A)]
+        );
+        // No SM at all.
+        assert!(matches!(
+            inspect(&synthetic_cubin(8, 0x0600_0002)),
+            Err(ImageError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn non_cuda_elf_is_refused_with_a_reason() {
+        let mut d = synthetic_cubin(8, 0x0600_5a04);
+        put_u16(&mut d, 18, 62);
+        assert_eq!(code_kind_of(&d), CodeKind::Unknown);
+        match inspect(&d) {
+            Err(ImageError::Malformed(m)) => assert!(m.contains("x86-64"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let mut d = synthetic_cubin(8, 0x0600_5a04);
+        d[4] = 1;
+        assert!(matches!(inspect(&d), Err(ImageError::Malformed(_))));
+    }
+
+    #[test]
+    fn cubin_section_past_end_is_truncated() {
+        let mut d = synthetic_cubin(8, 0x0600_5a04);
+        put_u64(&mut d, 80 + 64 + 32, 10_000);
+        assert_eq!(
+            inspect(&d),
+            Err(ImageError::Truncated {
+                what: "an ELF section's contents",
+                need: 10_064,
+                have: d.len() as u64
+            })
+        );
+        put_u64(&mut d, 80 + 64 + 24, u64::MAX);
+        assert!(matches!(inspect(&d), Err(ImageError::Malformed(_))));
+    }
+
+    #[test]
+    fn synthetic_fatbin_walk() {
+        let cubin = synthetic_cubin(8, 0x0600_5a04);
+        let f = fatbin(&[
+            fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin),
+            fatbin_entry(
+                FATBIN_KIND_ELF,
+                90,
+                0x11 | FATBIN_FLAG_ARCH_SPECIFIC,
+                &cubin,
+            ),
+            fatbin_entry(FATBIN_KIND_PTX, 90, 0x11, PTX80.as_bytes()),
+            fatbin_entry(
+                FATBIN_KIND_LTOIR,
+                100,
+                0x11 | FATBIN_FLAG_FAMILY_SPECIFIC,
+                &[0u8; 40],
+            ),
+            fatbin_entry(77, 90, 0x11, b"unknown kind"),
+        ]);
+        let i = check_invariants(&f).unwrap();
+        assert_eq!(i.kind, CodeKind::Fatbin);
+        assert_eq!(i.len, f.len());
+        assert!(!i.compressed);
+        assert_eq!(
+            i.codes,
+            vec![
+                ArchCode::sass(90),
+                ArchCode::sass(90).with_variant(ArchVariant::A),
+                ArchCode::ptx(90),
+                ArchCode::lto_ir(100).with_variant(ArchVariant::F),
+            ]
+        );
+        // Trailing bytes after the container are not part of it.
+        let mut longer = f.clone();
+        longer.extend_from_slice(&[0xAB; 33]);
+        assert_eq!(inspect(&longer).unwrap().len, f.len());
+
+        // An entry that claims more than the container holds.
+        let mut bad = f.clone();
+        put_u64(&mut bad, 16 + 8, 1 << 40);
+        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+        // An entry header that is too small.
+        let mut bad = f.clone();
+        put_u32(&mut bad, 16 + 4, 8);
+        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+        // A broken cubin inside an uncompressed ELF entry.
+        let mut bad = f.clone();
+        put_u16(&mut bad, 16 + 64 + 18, 62);
+        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+        // Compressed flag: the payload is not checked as a cubin, compressed size is.
+        let mut comp = fatbin(&[fatbin_entry(
+            FATBIN_KIND_ELF,
+            90,
+            0x8011,
+            &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4],
+        )]);
+        put_u32(&mut comp, 16 + 16, 8);
+        let i = check_invariants(&comp).unwrap();
+        assert!(i.compressed);
+        put_u32(&mut comp, 16 + 16, 9);
+        assert!(matches!(inspect(&comp), Err(ImageError::Malformed(_))));
+        // A name that points outside the entry.
+        let mut bad = f;
+        put_u32(&mut bad, 16 + 32, 60);
+        put_u32(&mut bad, 16 + 36, u32::MAX);
+        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+    }
+
+    #[test]
+    fn ptx_text() {
+        let i = check_invariants(PTX80.as_bytes()).unwrap();
+        assert_eq!(i.kind, CodeKind::Ptx);
+        assert_eq!(i.len, PTX80.len());
+        assert_eq!(i.codes, vec![ArchCode::ptx(80)]);
+        let mut with_nul = PTX80.as_bytes().to_vec();
+        with_nul.push(0);
+        with_nul.extend_from_slice(b"\0\0junk\xff");
+        let i = check_invariants(&with_nul).unwrap();
+        assert_eq!(i.len, PTX80.len() + 1);
+        let a = PTX80.replace(".target sm_80", ".target sm_90a, debug // comment");
+        assert_eq!(
+            inspect(a.as_bytes()).unwrap().codes,
+            vec![ArchCode::ptx(90).with_variant(ArchVariant::A)]
+        );
+        let f = PTX80.replace(".target sm_80", "  .target\tsm_100f");
+        assert_eq!(
+            inspect(f.as_bytes()).unwrap().codes,
+            vec![ArchCode::ptx(100).with_variant(ArchVariant::F)]
+        );
+        let none = PTX80.replace(".target sm_80", "");
+        assert!(matches!(
+            inspect(none.as_bytes()),
+            Err(ImageError::Malformed(_))
+        ));
+        let odd = PTX80.replace(".target sm_80", ".target sm_80x");
+        assert!(matches!(
+            inspect(odd.as_bytes()),
+            Err(ImageError::Malformed(_))
+        ));
+        let ver = PTX80.replace(".version 8.0", ".version eight");
+        assert!(matches!(
+            inspect(ver.as_bytes()),
+            Err(ImageError::Malformed(_))
+        ));
+        assert_eq!(code_kind_of(PTX80.as_bytes()), CodeKind::Ptx);
+    }
+
+    #[test]
+    fn source_text() {
+        for src in [
+            "extern \"C\" __global__ void k(float *x) { x[0] = 1; }\n",
+            "#include <cuda_fp16.h>\n",
+            "template <typename T> struct S;",
+            "int f(int x) { return x; }",
+        ] {
+            let i = check_invariants(src.as_bytes()).unwrap();
+            assert_eq!(i.kind, CodeKind::Source, "{src}");
+            assert_eq!(i.len, src.len());
+            assert!(i.codes.is_empty());
+            assert_eq!(code_kind_of(src.as_bytes()), CodeKind::Source);
+        }
+        let mut nul = b"__global__ void k() {}".to_vec();
+        nul.push(0);
+        assert_eq!(inspect(&nul).unwrap().len, nul.len());
+        for not_code in [
+            &b"hello world"[..],
+            b"\0",
+            b"   \n",
+            b"\x01\x02\x03__global__",
+            b"caf\xc3",
+            b"{\"a\": [1, 2], \"b\": {\"c\": \"(x; y)\"}}",
+            b"print(f\"{x}\"); d = {1: 2}",
+        ] {
+            assert_eq!(
+                inspect(not_code),
+                Err(ImageError::Unrecognised),
+                "{not_code:?}"
+            );
+            assert_eq!(code_kind_of(not_code), CodeKind::Unknown, "{not_code:?}");
+        }
+    }
+
+    #[test]
+    fn synthetic_lto_ir() {
+        let mut d = vec![0u8; 48];
+        put_u32(&mut d, 0, LTOIR_MAGIC);
+        put_u16(&mut d, 12, 24);
+        put_u32(&mut d, 16, 40);
+        put_u32(&mut d, 20, 44);
+        for (i, (tag, value)) in [(1u16, 900u16), (2, 2), (0x63, 0), (0, 0)]
+            .iter()
+            .enumerate()
+        {
+            put_u16(&mut d, 24 + 4 * i, *tag);
+            put_u16(&mut d, 26 + 4 * i, *value);
+        }
+        let i = check_invariants(&d).unwrap();
+        assert_eq!(i.kind, CodeKind::LtoIr);
+        assert_eq!(i.len, 48);
+        assert_eq!(i.codes, vec![ArchCode::lto_ir(90)]);
+        put_u16(&mut d, 32, 0x20);
+        put_u16(&mut d, 34, 1);
+        put_u16(&mut d, 36, 0x63);
+        assert_eq!(
+            inspect(&d).unwrap().codes,
+            vec![ArchCode::lto_ir(90).with_variant(ArchVariant::A)]
+        );
+        assert!(matches!(
+            inspect(&d[..20]),
+            Err(ImageError::Truncated { need: 24, .. })
+        ));
+        assert!(matches!(
+            inspect(&d[..42]),
+            Err(ImageError::Truncated { need: 44, .. })
+        ));
+        // An unparseable table is not an error, just no arch.
+        put_u16(&mut d, 12, 0xffff);
+        assert_eq!(inspect(&d).unwrap().codes, vec![]);
+    }
+
+    // ---- robustness ---------------------------------------------------------------------------
+
+    #[test]
+    fn random_buffers_never_panic() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let prefixes: [&[u8]; 7] = [
+            &[],
+            &ELF_MAGIC,
+            &[
+                0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, 8, 0, 0, 0, 0, 0, 0, 0, 2, 0, 190, 0,
+            ],
+            &FATBIN_MAGIC.to_le_bytes(),
+            &[0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0],
+            &LTOIR_MAGIC.to_le_bytes(),
+            b".version 8.0\n.target sm_",
+        ];
+        for n in 0..6000 {
+            let size = match n % 4 {
+                0 => rng.below(16),
+                1 => rng.below(128),
+                2 => rng.below(1024),
+                _ => rng.below(8192),
+            };
+            let mut buf = prefixes[n % prefixes.len()].to_vec();
+            buf.extend(rng.bytes(size));
+            if n % 5 == 0 {
+                // Small numbers in the header fields make the walkers go further.
+                for b in buf.iter_mut().skip(4).take(64) {
+                    *b &= 0x0f;
+                }
+            }
+            let _ = check_invariants(&buf);
+        }
+    }
+
+    #[test]
+    fn synthetic_images_survive_mutation() {
+        let mut rng = Rng(42);
+        let cubin = synthetic_cubin(8, 0x0600_5a04);
+        let f = fatbin(&[
+            fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin),
+            fatbin_entry(FATBIN_KIND_PTX, 90, 0x11, PTX80.as_bytes()),
+        ]);
+        for image in [cubin, f, PTX80.as_bytes().to_vec()] {
+            mutate_and_check(&image, &mut rng, 1500);
+            for len in 0..image.len() {
+                prefix_check(&image, len);
+            }
+        }
+    }
+
+    fn prefix_check(image: &[u8], len: usize) {
+        let prefix = &image[..len];
+        if let Ok(i) = check_invariants(prefix) {
+            assert!(i.len <= len);
+        }
+    }
+
+    fn mutate_and_check(image: &[u8], rng: &mut Rng, rounds: usize) {
+        for _ in 0..rounds {
+            let mut m = image.to_vec();
+            for _ in 0..1 + rng.below(8) {
+                let i = rng.below(m.len());
+                m[i] ^= 1 << rng.below(8);
+            }
+            let _ = check_invariants(&m);
+        }
+    }
+
+    /// Sets header fields of real images to extreme values.
+    fn extreme_fields(image: &[u8], fields: &[(usize, usize)]) {
+        let extremes: [u64; 8] = [
+            0,
+            1,
+            0x7f,
+            0xffff,
+            u32::MAX as u64,
+            image.len() as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for &(off, width) in fields {
+            if off + width > image.len() {
+                continue;
+            }
+            for &v in &extremes {
+                let mut m = image.to_vec();
+                m[off..off + width].copy_from_slice(&v.to_le_bytes()[..width]);
+                let _ = check_invariants(&m);
+            }
+        }
+    }
+
+    fn cubin_fields(base: usize, cubin: &[u8]) -> Vec<(usize, usize)> {
+        let mut v = vec![
+            (32, 8),
+            (40, 8),
+            (48, 4),
+            (52, 2),
+            (54, 2),
+            (56, 2),
+            (58, 2),
+            (60, 2),
+            (62, 2),
+        ];
+        let shoff = read_u64(cubin, 40).unwrap_or(0) as usize;
+        let shnum = read_u16(cubin, 60).unwrap_or(0) as usize;
+        for s in 0..shnum.min(40) {
+            let at = shoff + s * 64;
+            v.extend([(at + 4, 4), (at + 24, 8), (at + 32, 8)]);
+        }
+        let phoff = read_u64(cubin, 32).unwrap_or(0) as usize;
+        let phnum = read_u16(cubin, 56).unwrap_or(0) as usize;
+        for p in 0..phnum.min(40) {
+            let at = phoff + p * 56;
+            v.extend([(at + 8, 8), (at + 32, 8)]);
+        }
+        v.into_iter().map(|(o, w)| (base + o, w)).collect()
+    }
+
+    fn fatbin_fields(f: &[u8]) -> Vec<(usize, usize)> {
+        let mut v = vec![(4, 2), (6, 2), (8, 8)];
+        let mut off = 16usize;
+        while off + 64 <= f.len() {
+            v.extend([
+                (off + 4, 4),
+                (off + 8, 8),
+                (off + 16, 4),
+                (off + 20, 4),
+                (off + 28, 4),
+                (off + 32, 4),
+                (off + 36, 4),
+                (off + 40, 8),
+            ]);
+            let ehs = read_u32(f, off + 4).unwrap_or(0) as usize;
+            let ps = read_u64(f, off + 8).unwrap_or(0) as usize;
+            if read_u16(f, off).unwrap_or(0) == FATBIN_KIND_ELF
+                && f[off + ehs..].starts_with(&ELF_MAGIC)
+            {
+                v.extend(cubin_fields(off + ehs, &f[off + ehs..]));
+            }
+            let opts = read_u32(f, off + 20).unwrap_or(0) as usize;
+            if opts != 0 {
+                v.extend([(off + opts, 4), (off + opts + 4, 4)]);
+            }
+            off += ehs + ps;
+        }
+        v
+    }
+
+    // ---- real artifacts from nvcc ---------------------------------------------------------------
+
+    struct Artifacts {
+        cubin_sm80: Vec<u8>,
+        cubin_sm90a: Vec<u8>,
+        cubin_sm100a: Vec<u8>,
+        cubin_sm120: Vec<u8>,
+        fatbin_multi: Vec<u8>,
+        fatbin_100f_compressed: Vec<u8>,
+        fatbin_lto: Vec<u8>,
+        ptx80: Vec<u8>,
+        ltoir90: Vec<u8>,
+    }
+
+    fn cuda_roots() -> Vec<PathBuf> {
+        let mut roots = Vec::new();
+        if let Some(r) = std::env::var_os("CUDYN_CUDA_ROOT") {
+            roots.push(PathBuf::from(r));
+        }
+        if let Some(r) = option_env!("CUDYN_CUDA_ROOT") {
+            roots.push(PathBuf::from(r));
+        }
+        if let Some(r) = std::env::var_os("CUDA_PATH") {
+            roots.push(PathBuf::from(r));
+        }
+        roots.push(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(".toolchain")
+                .join("cuda"),
+        );
+        roots
+    }
+
+    fn find_nvcc() -> Result<PathBuf, Vec<PathBuf>> {
+        let roots = cuda_roots();
+        roots
+            .iter()
+            .map(|r| r.join("bin").join("nvcc"))
+            .find(|p| p.is_file())
+            .ok_or(roots)
+    }
+
+    const KERNEL: &str = "extern \"C\" __global__ void add(float *a, const float *b, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] += b[i];\n}\n";
+
+    fn build_artifacts() -> Result<Option<Artifacts>, String> {
+        let nvcc = match find_nvcc() {
+            Ok(p) => p,
+            Err(roots) => {
+                if std::env::var("CUDYN_ALLOW_NO_NVCC").as_deref() == Ok("1") {
+                    eprintln!("image tests: nvcc not found, CUDYN_ALLOW_NO_NVCC=1: skipping the real-artifact checks");
+                    return Ok(None);
+                }
+                return Err(format!(
+                    "nvcc not found (looked for bin/nvcc under {roots:?}); set CUDYN_CUDA_ROOT or CUDA_PATH to a CUDA toolkit, or CUDYN_ALLOW_NO_NVCC=1 to skip the real-artifact tests"
+                ));
+            }
+        };
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir =
+            std::env::temp_dir().join(format!("cudyn-image-test-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let src = dir.join("k.cu");
+        std::fs::write(&src, KERNEL).map_err(|e| format!("writing {}: {e}", src.display()))?;
+
+        let jobs: Vec<(&str, Vec<&str>)> = vec![
+            ("sm80.cubin", vec!["-cubin", "-arch=sm_80"]),
+            ("sm90a.cubin", vec!["-cubin", "-arch=sm_90a"]),
+            ("sm100a.cubin", vec!["-cubin", "-arch=sm_100a"]),
+            ("sm120.cubin", vec!["-cubin", "-arch=sm_120"]),
+            (
+                "multi.fatbin",
+                vec![
+                    "-fatbin",
+                    "-Xfatbin",
+                    "-compress=false",
+                    "-gencode",
+                    "arch=compute_80,code=sm_80",
+                    "-gencode",
+                    "arch=compute_90,code=[sm_90,compute_90]",
+                ],
+            ),
+            (
+                "f100.fatbin",
+                vec![
+                    "-fatbin",
+                    "-Xfatbin",
+                    "-compress-all",
+                    "-gencode",
+                    "arch=compute_100f,code=[sm_100f,compute_100f]",
+                ],
+            ),
+            (
+                "lto.fatbin",
+                vec!["-fatbin", "-gencode", "arch=compute_90,code=lto_90"],
+            ),
+            ("k80.ptx", vec!["-ptx", "-arch=compute_80"]),
+            ("k90.ltoir", vec!["-ltoir", "-dlto", "-arch=sm_90"]),
+        ];
+        let results: Vec<Result<Vec<u8>, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|(out, args)| {
+                    let (nvcc, dir, src) = (&nvcc, &dir, &src);
+                    s.spawn(move || {
+                        let out = dir.join(out);
+                        let o = Command::new(nvcc)
+                            .args(args)
+                            .arg("-o")
+                            .arg(&out)
+                            .arg(src)
+                            .output()
+                            .map_err(|e| format!("running {}: {e}", nvcc.display()))?;
+                        if !o.status.success() {
+                            return Err(format!(
+                                "{} {args:?} failed: {}\n{}",
+                                nvcc.display(),
+                                o.status,
+                                String::from_utf8_lossy(&o.stderr)
+                            ));
+                        }
+                        std::fs::read(&out).map_err(|e| format!("reading {}: {e}", out.display()))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("nvcc thread panicked".into()))
+                })
+                .collect()
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut it = results.into_iter();
+        let mut next = || it.next().unwrap_or_else(|| Err("missing artifact".into()));
+        Ok(Some(Artifacts {
+            cubin_sm80: next()?,
+            cubin_sm90a: next()?,
+            cubin_sm100a: next()?,
+            cubin_sm120: next()?,
+            fatbin_multi: next()?,
+            fatbin_100f_compressed: next()?,
+            fatbin_lto: next()?,
+            ptx80: next()?,
+            ltoir90: next()?,
+        }))
+    }
+
+    /// The nvcc-built artifacts, built once per test process; None when skipping is allowed.
+    fn artifacts() -> Option<&'static Artifacts> {
+        static CELL: OnceLock<Result<Option<Artifacts>, String>> = OnceLock::new();
+        match CELL.get_or_init(build_artifacts) {
+            Ok(a) => a.as_ref(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn expect(data: &[u8], kind: CodeKind, codes: &[ArchCode]) -> ImageInfo {
+        let i = check_invariants(data).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(i.kind, kind);
+        assert_eq!(code_kind_of(data), kind);
+        assert_eq!(i.len, data.len(), "{kind}: len must equal the file size");
+        assert_eq!(i.codes, codes, "{kind}: got {}", describe_codes(&i.codes));
+        i
+    }
+
+    #[test]
+    fn nvcc_cubins() {
+        let Some(a) = artifacts() else { return };
+        let i = expect(&a.cubin_sm80, CodeKind::Cubin, &[ArchCode::sass(80)]);
+        assert!(runnable_on(&i, 80) && runnable_on(&i, 86) && runnable_on(&i, 89));
+        assert!(!runnable_on(&i, 75) && !runnable_on(&i, 90));
+        assert!(!i.compressed);
+        let i = expect(
+            &a.cubin_sm90a,
+            CodeKind::Cubin,
+            &[ArchCode::sass(90).with_variant(ArchVariant::A)],
+        );
+        assert!(runnable_on(&i, 90) && !runnable_on(&i, 89) && !runnable_on(&i, 100));
+        let i = expect(
+            &a.cubin_sm100a,
+            CodeKind::Cubin,
+            &[ArchCode::sass(100).with_variant(ArchVariant::A)],
+        );
+        assert!(runnable_on(&i, 100) && !runnable_on(&i, 103));
+        let i = expect(&a.cubin_sm120, CodeKind::Cubin, &[ArchCode::sass(120)]);
+        assert!(runnable_on(&i, 120) && runnable_on(&i, 121) && !runnable_on(&i, 100));
+        assert_eq!(describe_codes(&i.codes), "sm_120");
+    }
+
+    #[test]
+    fn nvcc_fatbins() {
+        let Some(a) = artifacts() else { return };
+        let i = expect(
+            &a.fatbin_multi,
+            CodeKind::Fatbin,
+            &[ArchCode::sass(80), ArchCode::sass(90), ArchCode::ptx(90)],
+        );
+        assert!(!i.compressed);
+        assert!(runnable_on(&i, 90));
+        assert!(runnable_on(&i, 86));
+        assert!(runnable_on(&i, 100), "compute_90 PTX JITs on sm_100");
+        assert!(!runnable_on(&i, 75));
+        assert_eq!(describe_codes(&i.codes), "sm_80, sm_90, compute_90");
+
+        let i = expect(
+            &a.fatbin_100f_compressed,
+            CodeKind::Fatbin,
+            &[
+                ArchCode::sass(100).with_variant(ArchVariant::F),
+                ArchCode::ptx(100).with_variant(ArchVariant::F),
+            ],
+        );
+        assert!(i.compressed);
+        assert!(runnable_on(&i, 100) && runnable_on(&i, 103));
+        assert!(!runnable_on(&i, 110) && !runnable_on(&i, 120) && !runnable_on(&i, 90));
+
+        let i = expect(&a.fatbin_lto, CodeKind::Fatbin, &[ArchCode::lto_ir(90)]);
+        assert!(!runnable_on(&i, 90), "LTO-IR alone needs linking");
+    }
+
+    #[test]
+    fn nvcc_ptx_and_lto_ir() {
+        let Some(a) = artifacts() else { return };
+        let i = expect(&a.ptx80, CodeKind::Ptx, &[ArchCode::ptx(80)]);
+        assert!(runnable_on(&i, 90) && runnable_on(&i, 80) && !runnable_on(&i, 75));
+        let i = expect(&a.ltoir90, CodeKind::LtoIr, &[ArchCode::lto_ir(90)]);
+        assert!(!runnable_on(&i, 90));
+    }
+
+    #[test]
+    fn nvcc_prefixes_never_panic() {
+        let Some(a) = artifacts() else { return };
+        for image in [
+            &a.cubin_sm90a,
+            &a.cubin_sm120,
+            &a.fatbin_multi,
+            &a.fatbin_100f_compressed,
+            &a.ptx80,
+            &a.ltoir90,
+        ] {
+            for len in 0..image.len() {
+                prefix_check(image, len);
+            }
+        }
+        // A cut cubin or fatbin is never accepted.
+        for image in [&a.cubin_sm90a, &a.fatbin_multi] {
+            for len in 0..image.len() {
+                assert!(inspect(&image[..len]).is_err(), "prefix {len} accepted");
+            }
+        }
+    }
+
+    #[test]
+    fn nvcc_mutations_never_panic() {
+        let Some(a) = artifacts() else { return };
+        let mut rng = Rng(0xC0FF_EE00_1234_5678);
+        for image in [
+            &a.cubin_sm80,
+            &a.cubin_sm100a,
+            &a.fatbin_multi,
+            &a.fatbin_100f_compressed,
+            &a.fatbin_lto,
+            &a.ltoir90,
+            &a.ptx80,
+        ] {
+            mutate_and_check(image, &mut rng, 2000);
+        }
+        for cubin in [&a.cubin_sm80, &a.cubin_sm90a, &a.cubin_sm100a] {
+            extreme_fields(cubin, &cubin_fields(0, cubin));
+        }
+        for f in [&a.fatbin_multi, &a.fatbin_100f_compressed, &a.fatbin_lto] {
+            extreme_fields(f, &fatbin_fields(f));
+        }
+        extreme_fields(
+            &a.ltoir90,
+            &[(12, 2), (14, 2), (16, 4), (20, 4), (24, 2), (26, 2)],
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! Kernel handles (`CUkernel` == `cudaKernel_t`): name, parameters, attributes, the function
+//! for the current context, and the per-kernel parameter-layout cache the launch path reads.
+
+use crate::driver::{driver, Driver};
+use crate::error::{Error, Result, Status};
+use crate::sys;
+use std::collections::{HashMap, HashSet};
+use std::ffi::CStr;
+use std::sync::{Mutex, OnceLock, RwLock};
+
+/// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
+/// is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Kernel(pub sys::CUkernel);
+
+// SAFETY: a CUkernel is a context-independent handle usable from any thread.
+unsafe impl Send for Kernel {}
+unsafe impl Sync for Kernel {}
+
+/// One parameter: its byte offset in the parameter buffer and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    pub offset: u32,
+    pub size: u32,
+}
+
+pub(crate) struct Layout {
+    /// The library the kernel belongs to (0 if unknown), to drop entries on unload.
+    pub lib: usize,
+    pub params: Box<[Param]>,
+}
+
+fn layouts() -> &'static RwLock<HashMap<usize, Layout>> {
+    static L: OnceLock<RwLock<HashMap<usize, Layout>>> = OnceLock::new();
+    L.get_or_init(Default::default)
+}
+
+/// Kernels of libraries cudyn unloaded: using one is a clear error, not a driver crash.
+fn unloaded() -> &'static Mutex<HashSet<usize>> {
+    static U: OnceLock<Mutex<HashSet<usize>>> = OnceLock::new();
+    U.get_or_init(Default::default)
+}
+
+pub(crate) fn forget_library(lib: usize, kernels: &[Kernel]) {
+    let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
+    let mut gone: Vec<usize> = l.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| *k).collect();
+    l.retain(|_, v| v.lib != lib);
+    drop(l);
+    gone.extend(kernels.iter().map(|k| k.0 as usize));
+    unloaded().lock().unwrap_or_else(|p| p.into_inner()).extend(gone);
+}
+
+/// Whether any unloaded kernel is remembered (a load only needs to revive handles then).
+pub(crate) fn any_unloaded() -> bool {
+    !unloaded().lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+}
+
+pub(crate) fn revive(kernels: &[Kernel]) {
+    let mut u = unloaded().lock().unwrap_or_else(|p| p.into_inner());
+    if !u.is_empty() {
+        for k in kernels {
+            u.remove(&(k.0 as usize));
+        }
+    }
+}
+
+fn check_live(k: Kernel) -> Result<()> {
+    if k.0.is_null() {
+        return Err(Error::invalid("kernel handle is NULL"));
+    }
+    if unloaded().lock().unwrap_or_else(|p| p.into_inner()).contains(&(k.0 as usize)) {
+        return Err(Error::invalid(format!(
+            "kernel {:p} belongs to a library that cudyn has unloaded",
+            k.0
+        )));
+    }
+    Ok(())
+}
+
+/// Attributes readable per device (CUDA's CU_FUNC_ATTRIBUTE_* numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Attribute {
+    MaxThreadsPerBlock = 0,
+    SharedSizeBytes = 1,
+    ConstSizeBytes = 2,
+    LocalSizeBytes = 3,
+    NumRegs = 4,
+    PtxVersion = 5,
+    BinaryVersion = 6,
+    CacheModeCa = 7,
+    MaxDynamicSharedSizeBytes = 8,
+    PreferredSharedMemoryCarveout = 9,
+    ClusterSizeMustBeSet = 10,
+    RequiredClusterWidth = 11,
+    RequiredClusterHeight = 12,
+    RequiredClusterDepth = 13,
+    NonPortableClusterSizeAllowed = 14,
+    ClusterSchedulingPolicyPreference = 15,
+}
+
+impl Attribute {
+    pub fn from_raw(v: u32) -> Option<Attribute> {
+        use Attribute::*;
+        Some(match v {
+            0 => MaxThreadsPerBlock,
+            1 => SharedSizeBytes,
+            2 => ConstSizeBytes,
+            3 => LocalSizeBytes,
+            4 => NumRegs,
+            5 => PtxVersion,
+            6 => BinaryVersion,
+            7 => CacheModeCa,
+            8 => MaxDynamicSharedSizeBytes,
+            9 => PreferredSharedMemoryCarveout,
+            10 => ClusterSizeMustBeSet,
+            11 => RequiredClusterWidth,
+            12 => RequiredClusterHeight,
+            13 => RequiredClusterDepth,
+            14 => NonPortableClusterSizeAllowed,
+            15 => ClusterSchedulingPolicyPreference,
+            _ => return None,
+        })
+    }
+}
+
+impl Kernel {
+    /// Wrap a handle from anywhere: cudyn, `cuLibraryGetKernel`, `cudaLibraryGetKernel`,
+    /// `cudaGetKernel`. NULL is refused.
+    pub fn from_raw(k: sys::CUkernel) -> Result<Kernel> {
+        if k.is_null() {
+            return Err(Error::invalid("kernel handle is NULL"));
+        }
+        Ok(Kernel(k))
+    }
+
+    pub fn as_raw(self) -> sys::CUkernel {
+        self.0
+    }
+
+    /// The kernel's (mangled, for C++) name; the string lives as long as the library.
+    pub fn name(self) -> Result<&'static CStr> {
+        check_live(self)?;
+        let d = driver()?;
+        let f = d.need(d.f.cuKernelGetName, "cuKernelGetName")?;
+        let mut p: *const std::os::raw::c_char = std::ptr::null();
+        // SAFETY: valid out-pointer; an invalid handle is reported as an error.
+        d.check(unsafe { f(&mut p, self.0) }, "reading the kernel's name")?;
+        if p.is_null() {
+            return Err(Error::new(Status::Cuda, "cuKernelGetName returned no name"));
+        }
+        // SAFETY: the driver's string lives as long as the library that owns the kernel.
+        Ok(unsafe { CStr::from_ptr(p) })
+    }
+
+    /// Run `f` with this kernel's parameter layout, querying and caching it on first use.
+    /// The hot path: one read lock and a hash lookup, no allocation.
+    pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
+        {
+            let l = layouts().read().unwrap_or_else(|p| p.into_inner());
+            if let Some(e) = l.get(&(self.0 as usize)) {
+                return Ok(f(&e.params));
+            }
+        }
+        check_live(self)?;
+        let d = driver()?;
+        let params = query_params(d, self)?;
+        let lib = library_of(d, self);
+        let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
+        let e = l.entry(self.0 as usize).or_insert(Layout { lib, params: params.into_boxed_slice() });
+        Ok(f(&e.params))
+    }
+
+    pub fn param_count(self) -> Result<usize> {
+        self.with_params(|p| p.len())
+    }
+
+    pub fn param(self, index: usize) -> Result<Param> {
+        self.with_params(|p| p.get(index).copied())?.ok_or_else(|| {
+            Error::invalid(format!("parameter index {index} is out of range ({} parameters)", self.param_count().unwrap_or(0)))
+        })
+    }
+
+    pub fn params(self) -> Result<Vec<Param>> {
+        self.with_params(|p| p.to_vec())
+    }
+
+    /// The `CUfunction` of this kernel in the current context (device 0's primary context
+    /// is made current if the thread has none).
+    pub fn function(self) -> Result<sys::CUfunction> {
+        check_live(self)?;
+        let d = driver()?;
+        d.ensure_context(std::ptr::null_mut())?;
+        let f = d.need(d.f.cuKernelGetFunction, "cuKernelGetFunction")?;
+        let mut func: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; a context is current.
+        d.check(unsafe { f(&mut func, self.0) }, "getting the kernel's function for the current context")?;
+        Ok(func)
+    }
+
+    pub fn attribute(self, attr: Attribute, device: i32) -> Result<i32> {
+        check_live(self)?;
+        let d = driver()?;
+        d.initialised()?;
+        let f = d.need(d.f.cuKernelGetAttribute, "cuKernelGetAttribute")?;
+        let mut v = 0;
+        // SAFETY: valid out-pointer; bad device or attribute is reported as an error.
+        d.check(
+            unsafe { f(&mut v, sys::CUfunction_attribute(attr as u32), self.0, device) },
+            format_args!("reading attribute {attr:?} on device {device}"),
+        )?;
+        Ok(v)
+    }
+
+    pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
+        check_live(self)?;
+        let d = driver()?;
+        d.initialised()?;
+        let f = d.need(d.f.cuKernelSetAttribute, "cuKernelSetAttribute")?;
+        // SAFETY: plain values; CUDA validates them.
+        d.check(
+            unsafe { f(sys::CUfunction_attribute(attr as u32), value, self.0, device) },
+            format_args!("setting attribute {attr:?} to {value} on device {device}"),
+        )
+    }
+}
+
+fn query_params(d: &Driver, k: Kernel) -> Result<Vec<Param>> {
+    let f = d.need(d.f.cuKernelGetParamInfo, "cuKernelGetParamInfo (driver 12.4+)")?;
+    let mut out = Vec::new();
+    loop {
+        let (mut off, mut size) = (0usize, 0usize);
+        // SAFETY: valid out-pointers; past the last parameter CUDA returns INVALID_VALUE.
+        let r = unsafe { f(k.0, out.len(), &mut off, &mut size) };
+        if r.0 != 0 {
+            if out.is_empty() && r.0 != 1 {
+                d.check(r, "reading the kernel's parameters")?;
+            }
+            // INVALID_VALUE after the last parameter; on a bad handle it is the first call's
+            // error, which for a parameterless kernel reads the same: accept an empty list.
+            break;
+        }
+        out.push(Param { offset: off as u32, size: size as u32 });
+        if out.len() > 4096 {
+            return Err(Error::new(Status::Internal, "kernel reports more than 4096 parameters"));
+        }
+    }
+    Ok(out)
+}
+
+fn library_of(d: &Driver, k: Kernel) -> usize {
+    let Some(f) = d.f.cuKernelGetLibrary else { return 0 };
+    let mut lib: sys::CUlibrary = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    if unsafe { f(&mut lib, k.0) }.0 == 0 {
+        lib as usize
+    } else {
+        0
+    }
+}

@@ -1,0 +1,308 @@
+//! Launching any kernel handle through the driver (`cuLaunchKernelEx`) or the runtime
+//! (`cudaLaunchKernelExC`), with the arguments checked against the kernel's parameters.
+
+use crate::driver::driver;
+use crate::error::{Error, Result, Status};
+use crate::kernel::Kernel;
+use crate::library::Api;
+use crate::runtime::runtime;
+use crate::sys;
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use std::ffi::c_void;
+use std::mem::{align_of, offset_of, size_of};
+use std::os::raw::c_int;
+
+/// Grid, block or cluster extent; the same layout as CUDA's `dim3`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+    pub const fn x(x: u32) -> Dim3 {
+        Dim3 { x, y: 1, z: 1 }
+    }
+    fn is_zero(&self) -> bool {
+        self.x == 0 && self.y == 0 && self.z == 0
+    }
+    fn any_zero(&self) -> bool {
+        self.x == 0 || self.y == 0 || self.z == 0
+    }
+}
+
+/// `cudyn_api` as it crosses the C boundary: a plain integer, checked before use (a C enum
+/// holding an unknown value must never become a Rust enum).
+pub type RawApi = u32;
+
+/// Number of reserved words at the end of `LaunchConfig`.
+pub const LAUNCH_CONFIG_RESERVED: usize = 8;
+const_assert_eq!(LAUNCH_CONFIG_RESERVED, 8);
+
+/// How to launch. Zero-initialise it, then set what you need: every field added later is
+/// carved from `reserved`, so zero keeps meaning "not set" and the size never changes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: usize,
+    /// NULL: the legacy default stream.
+    pub stream: crate::handles::StreamHandle,
+    /// Who launches: CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1).
+    pub api: RawApi,
+    /// Thread-block cluster shape; {0,0,0}: no cluster.
+    pub cluster: Dim3,
+    /// Non-zero: a cooperative launch (grid-wide sync allowed).
+    pub cooperative: c_int,
+    /// Launch priority (lower is higher priority, as in CUDA); 0: not set.
+    pub priority: c_int,
+    /// Non-zero: allow programmatic stream serialization (programmatic dependent launch).
+    pub programmatic_serialization: c_int,
+    /// Must be zero.
+    pub reserved: [u32; 8],
+}
+
+impl Default for LaunchConfig {
+    fn default() -> Self {
+        LaunchConfig {
+            grid: Dim3::x(1),
+            block: Dim3::x(1),
+            shared_mem_bytes: 0,
+            stream: std::ptr::null_mut(),
+            api: Api::Runtime as u32,
+            cluster: Dim3::default(),
+            cooperative: 0,
+            priority: 0,
+            programmatic_serialization: 0,
+            reserved: [0; LAUNCH_CONFIG_RESERVED],
+        }
+    }
+}
+
+// Layout proofs: Dim3 is dim3; the launch config's layout is frozen (the C side checks too).
+assert_eq_size!(Dim3, sys::dim3);
+assert_eq_align!(Dim3, sys::dim3);
+const_assert_eq!(offset_of!(Dim3, x), offset_of!(sys::dim3, x));
+const_assert_eq!(offset_of!(Dim3, y), offset_of!(sys::dim3, y));
+const_assert_eq!(offset_of!(Dim3, z), offset_of!(sys::dim3, z));
+const_assert_eq!(size_of::<LaunchConfig>(), 104);
+const_assert_eq!(align_of::<LaunchConfig>(), 8);
+const_assert_eq!(offset_of!(LaunchConfig, grid), 0);
+const_assert_eq!(offset_of!(LaunchConfig, block), 12);
+const_assert_eq!(offset_of!(LaunchConfig, shared_mem_bytes), 24);
+const_assert_eq!(offset_of!(LaunchConfig, stream), 32);
+const_assert_eq!(offset_of!(LaunchConfig, api), 40);
+const_assert_eq!(offset_of!(LaunchConfig, cluster), 44);
+const_assert_eq!(offset_of!(LaunchConfig, cooperative), 56);
+const_assert_eq!(offset_of!(LaunchConfig, priority), 60);
+const_assert_eq!(offset_of!(LaunchConfig, programmatic_serialization), 64);
+const_assert_eq!(offset_of!(LaunchConfig, reserved), 68);
+// The driver's and the runtime's launch attributes are interchangeable, so one array serves both.
+assert_eq_size!(sys::CUlaunchAttribute, sys::cudaLaunchAttribute);
+assert_eq_align!(sys::CUlaunchAttribute, sys::cudaLaunchAttribute);
+const_assert_eq!(offset_of!(sys::CUlaunchAttribute, id), offset_of!(sys::cudaLaunchAttribute, id));
+const_assert_eq!(offset_of!(sys::CUlaunchAttribute, value), offset_of!(sys::cudaLaunchAttribute, val));
+
+const MAX_ATTRS: usize = 4;
+
+fn attr(id: sys::CUlaunchAttributeID) -> sys::CUlaunchAttribute {
+    let mut a = sys::CUlaunchAttribute::default();
+    a.id = id;
+    a
+}
+
+impl LaunchConfig {
+    fn check(&self) -> Result<Api> {
+        let api = Api::from_raw(self.api)?;
+        if self.grid.any_zero() || self.block.any_zero() {
+            return Err(Error::invalid(format!(
+                "grid {{{}, {}, {}}} and block {{{}, {}, {}}} must be at least 1 in every dimension",
+                self.grid.x, self.grid.y, self.grid.z, self.block.x, self.block.y, self.block.z
+            )));
+        }
+        if !self.cluster.is_zero() && self.cluster.any_zero() {
+            return Err(Error::invalid("cluster must be {0,0,0} (none) or at least 1 in every dimension"));
+        }
+        if self.reserved.iter().any(|&r| r != 0) {
+            return Err(Error::invalid(
+                "cudyn_launch_config.reserved is not zero: zero-initialise the config (e.g. `cudyn_launch_config cfg = {0};`)",
+            ));
+        }
+        if self.shared_mem_bytes > u32::MAX as usize {
+            return Err(Error::invalid("shared_mem_bytes does not fit in 32 bits"));
+        }
+        Ok(api)
+    }
+
+    /// The CUDA launch attributes this config asks for, on the stack.
+    fn attributes(&self) -> ([sys::CUlaunchAttribute; MAX_ATTRS], u32) {
+        let mut a: [sys::CUlaunchAttribute; MAX_ATTRS] = Default::default();
+        let mut n = 0;
+        if !self.cluster.is_zero() {
+            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+            a[n].value.clusterDim.x = self.cluster.x;
+            a[n].value.clusterDim.y = self.cluster.y;
+            a[n].value.clusterDim.z = self.cluster.z;
+            n += 1;
+        }
+        if self.cooperative != 0 {
+            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+            a[n].value.cooperative = 1;
+            n += 1;
+        }
+        if self.priority != 0 {
+            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY);
+            a[n].value.priority = self.priority;
+            n += 1;
+        }
+        if self.programmatic_serialization != 0 {
+            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+            a[n].value.programmaticStreamSerializationAllowed = 1;
+            n += 1;
+        }
+        (a, n as u32)
+    }
+}
+
+/// Check the arguments against the kernel's parameters: the count always, each size when
+/// `sizes` is given. Nothing is allocated unless there is an error to describe.
+fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+    let bad = k.with_params(|params| {
+        if params.len() != args.len() {
+            return Some(Error::new(
+                Status::ArgumentMismatch,
+                format!("the kernel takes {} parameter(s) but {} argument(s) were given", params.len(), args.len()),
+            ));
+        }
+        for (i, p) in params.iter().enumerate() {
+            if args[i].is_null() {
+                return Some(Error::invalid(format!("argument {i} is NULL (each entry must point at the value)")));
+            }
+            if let Some(s) = sizes {
+                if s[i] != p.size as usize {
+                    return Some(Error::new(
+                        Status::ArgumentMismatch,
+                        format!("argument {i} is {} bytes but parameter {i} is {} bytes", s[i], p.size),
+                    ));
+                }
+            }
+        }
+        None
+    })?;
+    bad.map_or(Ok(()), Err)
+}
+
+/// Launch `k` as `cfg` says. `args` holds one pointer per parameter (CUDA's kernelParams);
+/// `sizes`, when given, the size of each argument, checked against the parameter's.
+pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+    if k.0.is_null() {
+        return Err(Error::invalid("kernel handle is NULL"));
+    }
+    let api = cfg.check()?;
+    if let Some(s) = sizes {
+        if s.len() != args.len() {
+            return Err(Error::invalid("arg_sizes must have one entry per argument"));
+        }
+    }
+    check_args(k, args, sizes)?;
+    let (mut attrs, num) = cfg.attributes();
+    let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
+    match api {
+        Api::Driver => {
+            let d = driver()?;
+            d.ensure_context(cfg.stream)?;
+            let f = d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?;
+            let c = sys::CUlaunchConfig {
+                gridDimX: cfg.grid.x,
+                gridDimY: cfg.grid.y,
+                gridDimZ: cfg.grid.z,
+                blockDimX: cfg.block.x,
+                blockDimY: cfg.block.y,
+                blockDimZ: cfg.block.z,
+                sharedMemBytes: cfg.shared_mem_bytes as u32,
+                hStream: cfg.stream,
+                attrs: attrs.as_mut_ptr(),
+                numAttrs: num,
+            };
+            // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
+            // holds one valid pointer per parameter (checked above); attrs outlive the call.
+            let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
+            if r.0 != 0 {
+                return d.check(r, "launching through the driver (cuLaunchKernelEx)");
+            }
+        }
+        Api::Runtime => {
+            let rt = runtime()?;
+            let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
+            let c = sys::cudaLaunchConfig_t {
+                gridDim: sys::dim3 { x: cfg.grid.x, y: cfg.grid.y, z: cfg.grid.z },
+                blockDim: sys::dim3 { x: cfg.block.x, y: cfg.block.y, z: cfg.block.z },
+                dynamicSmemBytes: cfg.shared_mem_bytes,
+                stream: cfg.stream,
+                attrs: attrs.as_mut_ptr() as *mut sys::cudaLaunchAttribute,
+                numAttrs: num,
+            };
+            // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch; the
+            // attribute arrays are layout-identical (asserted above).
+            let r = unsafe { f(&c, k.0 as *const c_void, params) };
+            if r.0 != 0 {
+                return rt.check(r, "launching through the runtime (cudaLaunchKernelExC)");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_checks() {
+        let ok = LaunchConfig::default();
+        assert_eq!(ok.check().unwrap(), Api::Runtime);
+        let mut c = ok;
+        c.api = 7;
+        assert_eq!(c.check().unwrap_err().status, Status::InvalidArgument);
+        let mut c = ok;
+        c.grid.y = 0;
+        assert_eq!(c.check().unwrap_err().status, Status::InvalidArgument);
+        let mut c = ok;
+        c.cluster = Dim3::new(2, 0, 1);
+        assert_eq!(c.check().unwrap_err().status, Status::InvalidArgument);
+        let mut c = ok;
+        c.reserved[3] = 1;
+        assert!(c.check().unwrap_err().message.contains("zero-initialise"));
+    }
+
+    #[test]
+    fn attributes_only_for_what_is_set() {
+        let mut c = LaunchConfig::default();
+        assert_eq!(c.attributes().1, 0);
+        c.cluster = Dim3::new(2, 1, 1);
+        c.cooperative = 1;
+        c.priority = -1;
+        c.programmatic_serialization = 1;
+        let (a, n) = c.attributes();
+        assert_eq!(n, 4);
+        assert_eq!(a[0].id, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        // SAFETY: reading the union member that was written.
+        unsafe {
+            assert_eq!(a[0].value.clusterDim.x, 2);
+            assert_eq!(a[2].value.priority, -1);
+        }
+    }
+
+    #[test]
+    fn null_kernel_is_refused() {
+        let e = launch(Kernel(std::ptr::null_mut()), &LaunchConfig::default(), &[], None).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+    }
+}

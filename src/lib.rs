@@ -1,0 +1,30 @@
+//! cudyn: load CUDA device code at run time, through the CUDA runtime or the driver, with
+//! handles that are `cudaKernel_t` and `CUkernel` at once; launch through either API.
+//!
+//! Nothing CUDA is linked: libcuda, libcudart, NVRTC and nvJitLink are opened on first use,
+//! and a missing one is a clear error, never a loader failure.
+
+pub mod cache;
+pub mod capi;
+pub mod compile;
+pub mod dl;
+pub mod driver;
+pub mod error;
+pub mod handles;
+pub mod image;
+pub mod kernel;
+pub mod launch;
+pub mod library;
+pub mod link;
+pub mod nvjitlink;
+pub mod nvrtc;
+pub mod runtime;
+pub mod source;
+pub mod sys;
+
+pub use compile::{CompileOptions, Compiled};
+pub use error::{Error, Result, Status};
+pub use image::CodeKind;
+pub use kernel::{Kernel, Param};
+pub use launch::{Dim3, LaunchConfig};
+pub use library::{Api, Library};

@@ -1,0 +1,382 @@
+//! Libraries (`CUlibrary` == `cudaLibrary_t`): load device code through the runtime or the
+//! driver after checking the bytes, find kernels and globals, unload.
+
+use crate::driver::{driver, driver_if_usable, fmt_version};
+use crate::error::{Error, Result, Status};
+use crate::image::{self, CodeKind};
+use crate::kernel::{self, Kernel};
+use crate::runtime::runtime;
+use crate::sys;
+use std::collections::HashMap;
+use std::ffi::{c_void, CStr};
+use std::path::Path;
+use std::ptr;
+use std::sync::{Mutex, OnceLock};
+
+/// Which CUDA API does the work; chosen per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Api {
+    Runtime = 0,
+    Driver = 1,
+}
+
+impl Api {
+    pub fn from_raw(v: u32) -> Result<Api> {
+        match v {
+            0 => Ok(Api::Runtime),
+            1 => Ok(Api::Driver),
+            _ => Err(Error::invalid(format!("api must be CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1), not {v}"))),
+        }
+    }
+}
+
+/// Libraries cudyn loaded, and through which API, so unload can check and clean up.
+fn loaded() -> &'static Mutex<HashMap<usize, Api>> {
+    static L: OnceLock<Mutex<HashMap<usize, Api>>> = OnceLock::new();
+    L.get_or_init(Default::default)
+}
+
+/// A loaded library; unloaded on drop (through the API that loaded it).
+#[derive(Debug)]
+pub struct Library {
+    raw: sys::CUlibrary,
+    api: Api,
+}
+
+// SAFETY: library handles are context-independent and usable from any thread.
+unsafe impl Send for Library {}
+unsafe impl Sync for Library {}
+
+/// The PTX ISA version each CUDA release introduced: a driver older than that refuses it.
+fn cuda_for_ptx_isa(major: u32, minor: u32) -> Option<i32> {
+    Some(match (major, minor) {
+        (9, m) => 13000 + (m as i32) * 10,
+        (8, m) if m <= 8 => [12000, 12010, 12020, 12030, 12040, 12050, 12060, 12080, 12090][m as usize],
+        (m, _) if m < 8 => 11000,
+        _ => return None,
+    })
+}
+
+/// `.version X.Y` of a PTX text.
+pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
+    let text = std::str::from_utf8(&ptx[..ptx.len().min(4096)]).ok()?;
+    let line = text.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
+    let v = line.trim_start_matches(".version").trim();
+    let (a, b) = v.split_once('.')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+/// The device whose code must be present: the current context's device, else 0.
+fn target_sm() -> Option<(i32, u32)> {
+    let d = driver_if_usable()?;
+    let dev = d.current_device().ok()?;
+    Some((dev, d.device_sm(dev).ok()?))
+}
+
+/// Check an image before CUDA sees it; returns the bytes CUDA should read (PTX gains a
+/// terminating NUL if it had none).
+pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+    if image.is_empty() {
+        return Err(Error::new(Status::InvalidImage, "the image is empty"));
+    }
+    let info = image::inspect(image).map_err(|e| Error::new(Status::InvalidImage, e.to_string()))?;
+    match info.kind {
+        CodeKind::Cubin | CodeKind::Fatbin | CodeKind::Ptx => {}
+        CodeKind::LtoIr => {
+            return Err(Error::new(Status::InvalidImage, "the image is LTO-IR: link it to a cubin first (cudyn_link)"))
+        }
+        CodeKind::Source => {
+            return Err(Error::new(Status::InvalidImage, "the image is CUDA source: use cudyn_library_load_source"))
+        }
+        CodeKind::Unknown => return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image")),
+    }
+    if let Some((dev, sm)) = target_sm() {
+        if !image::runnable_on(&info, sm) {
+            return Err(Error::new(
+                Status::NoBinaryForDevice,
+                format!(
+                    "the {:?} holds {} but device {dev} is sm_{sm}",
+                    info.kind,
+                    if info.codes.is_empty() { "no code".to_string() } else { image::describe_codes(&info.codes) }
+                ),
+            ));
+        }
+    }
+    if info.kind == CodeKind::Ptx {
+        if let (Some((a, b)), Some(d)) = (ptx_isa_version(image), driver_if_usable()) {
+            if let Some(need) = cuda_for_ptx_isa(a, b) {
+                if need > d.version {
+                    return Err(Error::new(
+                        Status::UnsupportedVersion,
+                        format!(
+                            "PTX ISA {a}.{b} needs a CUDA {} driver, this one is CUDA {}: compile to a cubin instead",
+                            fmt_version(need),
+                            fmt_version(d.version)
+                        ),
+                    ));
+                }
+            }
+        }
+        let body = &image[..info.len.min(image.len())];
+        if !body.ends_with(&[0]) {
+            let mut v = body.to_vec();
+            v.push(0);
+            return Ok(v.into());
+        }
+    }
+    Ok(std::borrow::Cow::Borrowed(image))
+}
+
+impl Library {
+    /// Load a cubin, fatbin or PTX image from memory. `image.len()` is checked against the
+    /// image's own headers first, so CUDA never reads past the slice.
+    pub fn load_data(image: &[u8], api: Api) -> Result<Library> {
+        let code = validate(image)?;
+        let mut lib: sys::CUlibrary = ptr::null_mut();
+        match api {
+            Api::Driver => {
+                let d = driver()?;
+                d.initialised()?;
+                let f = d.need(d.f.cuLibraryLoadData, "cuLibraryLoadData")?;
+                // SAFETY: `code` is a validated image whose own headers fit in it; no options.
+                let r = unsafe { f(&mut lib, code.as_ptr().cast(), ptr::null_mut(), ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut(), 0) };
+                d.check(r, "loading the library through the driver (cuLibraryLoadData)")?;
+            }
+            Api::Runtime => {
+                let rt = runtime()?;
+                let f = rt.need(rt.f.cudaLibraryLoadData, "cudaLibraryLoadData")?;
+                // SAFETY: as above.
+                let r = unsafe { f(&mut lib, code.as_ptr().cast(), ptr::null_mut(), ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut(), 0) };
+                rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")?;
+            }
+        }
+        let l = Library { raw: lib, api };
+        loaded().lock().unwrap_or_else(|p| p.into_inner()).insert(lib as usize, api);
+        // A new library can reuse the addresses of an unloaded one's kernels.
+        if kernel::any_unloaded() {
+            if let Ok(ks) = l.kernels() {
+                kernel::revive(&ks);
+            }
+        }
+        Ok(l)
+    }
+
+    /// Load a file. The bytes are read and validated by cudyn and handed to CUDA from memory,
+    /// so what CUDA loads is exactly what was checked (no window for the file to change).
+    pub fn load_file(path: &Path, api: Api) -> Result<Library> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::new(Status::Io, format!("reading {}: {e}", path.display())))?;
+        Library::load_data(&bytes, api).map_err(|e| e.context(path.display()))
+    }
+
+    /// Take ownership of a raw handle loaded through `api` (e.g. one handed back by the C API).
+    ///
+    /// # Safety
+    /// `raw` must be a live library loaded through `api`, not owned by anything else.
+    pub unsafe fn from_raw(raw: sys::CUlibrary, api: Api) -> Library {
+        Library { raw, api }
+    }
+
+    pub fn into_raw(self) -> sys::CUlibrary {
+        let r = self.raw;
+        std::mem::forget(self);
+        r
+    }
+
+    pub fn as_raw(&self) -> sys::CUlibrary {
+        self.raw
+    }
+
+    pub fn api(&self) -> Api {
+        self.api
+    }
+
+    /// Unload now, reporting failure (drop unloads too, but ignores errors).
+    pub fn unload(self) -> Result<()> {
+        let raw = self.raw;
+        let api = self.api;
+        std::mem::forget(self);
+        unload_raw(raw, api)
+    }
+
+    pub fn kernel(&self, name: &CStr) -> Result<Kernel> {
+        get_kernel(self.raw, name, self.api)
+    }
+
+    pub fn kernel_count(&self) -> Result<u32> {
+        kernel_count(self.raw)
+    }
+
+    pub fn kernels(&self) -> Result<Vec<Kernel>> {
+        let n = self.kernel_count()?;
+        let mut v = vec![Kernel(ptr::null_mut()); n as usize];
+        let w = enumerate_kernels(self.raw, &mut v)?;
+        v.truncate(w as usize);
+        Ok(v)
+    }
+
+    /// Device address and size of a `__device__` global, in the current context.
+    pub fn global(&self, name: &CStr) -> Result<(*mut c_void, usize)> {
+        get_global(self.raw, name)
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        let _ = unload_raw(self.raw, self.api);
+    }
+}
+
+pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
+    if lib.is_null() {
+        return Ok(());
+    }
+    {
+        let l = loaded().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&was) = l.get(&(lib as usize)) {
+            if was != api {
+                return Err(Error::invalid(format!(
+                    "library {lib:p} was loaded through the {was:?} API; unload it through the same one"
+                )));
+            }
+        }
+    }
+    let ks = {
+        let tmp = Library { raw: lib, api };
+        let ks = tmp.kernels().unwrap_or_default();
+        std::mem::forget(tmp);
+        ks
+    };
+    match api {
+        Api::Driver => {
+            let d = driver()?;
+            let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
+            // SAFETY: lib is a library handle the caller owns.
+            d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")?;
+        }
+        Api::Runtime => {
+            let rt = runtime()?;
+            let f = rt.need(rt.f.cudaLibraryUnload, "cudaLibraryUnload")?;
+            // SAFETY: as above.
+            rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")?;
+        }
+    }
+    loaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&(lib as usize));
+    kernel::forget_library(lib as usize, &ks);
+    Ok(())
+}
+
+fn check_lib(lib: sys::CUlibrary) -> Result<()> {
+    if lib.is_null() {
+        return Err(Error::invalid("library handle is NULL"));
+    }
+    Ok(())
+}
+
+pub fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
+    check_lib(lib)?;
+    let mut k: sys::CUkernel = ptr::null_mut();
+    let what = || format!("looking up kernel '{}'", name.to_string_lossy());
+    match api {
+        Api::Driver => {
+            let d = driver()?;
+            let f = d.need(d.f.cuLibraryGetKernel, "cuLibraryGetKernel")?;
+            // SAFETY: valid out-pointer and NUL-terminated name.
+            d.check(unsafe { f(&mut k, lib, name.as_ptr()) }, what())?;
+        }
+        Api::Runtime => {
+            let rt = runtime()?;
+            let f = rt.need(rt.f.cudaLibraryGetKernel, "cudaLibraryGetKernel")?;
+            // SAFETY: as above.
+            rt.check(unsafe { f(&mut k, lib, name.as_ptr()) }, what())?;
+        }
+    }
+    let k = Kernel::from_raw(k)?;
+    kernel::revive(&[k]);
+    Ok(k)
+}
+
+/// Number of kernels in a library (driver 12.4+, else runtime 12.8+).
+pub fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
+    check_lib(lib)?;
+    let mut n: u32 = 0;
+    if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryGetKernelCount.is_some()) {
+        let f = d.need(d.f.cuLibraryGetKernelCount, "cuLibraryGetKernelCount")?;
+        // SAFETY: valid out-pointer.
+        d.check(unsafe { f(&mut n, lib) }, "counting the library's kernels")?;
+    } else {
+        let rt = runtime()?;
+        let f = rt.need(rt.f.cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount")?;
+        // SAFETY: valid out-pointer.
+        rt.check(unsafe { f(&mut n, lib) }, "counting the library's kernels")?;
+    }
+    Ok(n)
+}
+
+/// Fill `out` with up to `out.len()` kernels; returns how many were written.
+pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
+    check_lib(lib)?;
+    let n = kernel_count(lib)?;
+    let w = n.min(out.len().min(u32::MAX as usize) as u32);
+    if w == 0 {
+        return Ok(0);
+    }
+    // Kernel is repr(transparent) over CUkernel.
+    let p = out.as_mut_ptr() as *mut sys::CUkernel;
+    if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryEnumerateKernels.is_some()) {
+        let f = d.need(d.f.cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels")?;
+        // SAFETY: `out` has room for at least `w` handles.
+        d.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
+    } else {
+        let rt = runtime()?;
+        let f = rt.need(rt.f.cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernels")?;
+        // SAFETY: as above.
+        rt.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
+    }
+    Ok(w)
+}
+
+pub fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)> {
+    check_lib(lib)?;
+    let d = driver()?;
+    d.ensure_context(ptr::null_mut())?;
+    let f = d.need(d.f.cuLibraryGetGlobal, "cuLibraryGetGlobal")?;
+    let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
+    // SAFETY: valid out-pointers, NUL-terminated name, a context is current.
+    d.check(unsafe { f(&mut p, &mut n, lib, name.as_ptr()) }, format_args!("looking up global '{}'", name.to_string_lossy()))?;
+    Ok((p as usize as *mut c_void, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_isa_versions_map_to_cuda_releases() {
+        assert_eq!(cuda_for_ptx_isa(9, 0), Some(13000));
+        assert_eq!(cuda_for_ptx_isa(8, 8), Some(12090));
+        assert_eq!(cuda_for_ptx_isa(8, 7), Some(12080));
+        assert_eq!(cuda_for_ptx_isa(8, 0), Some(12000));
+        assert_eq!(cuda_for_ptx_isa(7, 8), Some(11000));
+        assert_eq!(cuda_for_ptx_isa(8, 9), None);
+        assert_eq!(ptx_isa_version(b"//\n.version 9.0\n.target sm_90\n"), Some((9, 0)));
+        assert_eq!(ptx_isa_version(b".target sm_90\n"), None);
+    }
+
+    #[test]
+    fn api_from_raw_refuses_unknown_values() {
+        assert_eq!(Api::from_raw(0).unwrap(), Api::Runtime);
+        assert_eq!(Api::from_raw(1).unwrap(), Api::Driver);
+        assert_eq!(Api::from_raw(2).unwrap_err().status, Status::InvalidArgument);
+    }
+
+    #[test]
+    fn bad_images_are_refused_before_cuda() {
+        assert_eq!(validate(b"").unwrap_err().status, Status::InvalidImage);
+        assert_eq!(validate(&[0x13u8; 64]).unwrap_err().status, Status::InvalidImage);
+        let e = validate(b"extern \"C\" __global__ void k() {}\n").unwrap_err();
+        assert_eq!(e.status, Status::InvalidImage);
+        assert!(e.message.contains("load_source"), "{}", e.message);
+    }
+}

@@ -1,0 +1,174 @@
+//! Linking with nvJitLink: cubin, fatbin, PTX, LTO-IR, object and library inputs into one
+//! cubin, with `-lto` for link-time optimisation; the logs come back either way.
+
+use crate::error::{Error, Result, Status};
+use crate::image::CodeKind;
+use crate::nvjitlink::{jitlink, JitLink};
+use crate::sys;
+use std::ffi::CString;
+use std::os::raw::c_char;
+use std::ptr;
+
+/// What a link input is. The first five mirror `CodeKind`; objects and libraries are host
+/// ELF/archives with embedded device code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Cubin,
+    Fatbin,
+    Ptx,
+    LtoIr,
+    Object,
+    Library,
+}
+
+impl InputKind {
+    fn nvjitlink(self) -> sys::nvJitLinkInputType {
+        match self {
+            InputKind::Cubin => sys::nvJitLinkInputType::NVJITLINK_INPUT_CUBIN,
+            InputKind::Fatbin => sys::nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
+            InputKind::Ptx => sys::nvJitLinkInputType::NVJITLINK_INPUT_PTX,
+            InputKind::LtoIr => sys::nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
+            InputKind::Object => sys::nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
+            InputKind::Library => sys::nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
+        }
+    }
+
+    pub fn from_code_kind(k: CodeKind) -> Option<InputKind> {
+        Some(match k {
+            CodeKind::Cubin => InputKind::Cubin,
+            CodeKind::Fatbin => InputKind::Fatbin,
+            CodeKind::Ptx => InputKind::Ptx,
+            CodeKind::LtoIr => InputKind::LtoIr,
+            _ => return None,
+        })
+    }
+}
+
+pub struct LinkInput<'a> {
+    pub kind: InputKind,
+    pub data: &'a [u8],
+    pub name: &'a str,
+}
+
+/// A link's result: the cubin and nvJitLink's info log.
+#[derive(Debug, Clone)]
+pub struct Linked {
+    pub cubin: Vec<u8>,
+    pub log: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct LinkFailure {
+    pub error: Error,
+    pub log: String,
+}
+
+impl From<Error> for LinkFailure {
+    fn from(error: Error) -> Self {
+        LinkFailure { error, log: String::new() }
+    }
+}
+
+struct Handle<'a> {
+    jl: &'a JitLink,
+    h: sys::nvJitLinkHandle,
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = self.jl.f.destroy {
+            // SAFETY: h is a live handle from nvJitLinkCreate.
+            unsafe { f(&mut self.h) };
+        }
+    }
+}
+
+fn logs(jl: &JitLink, h: sys::nvJitLinkHandle) -> (String, String) {
+    type SizeFn = unsafe extern "C" fn(sys::nvJitLinkHandle, *mut usize) -> sys::nvJitLinkResult;
+    type GetFn = unsafe extern "C" fn(sys::nvJitLinkHandle, *mut c_char) -> sys::nvJitLinkResult;
+    let read = |size: Option<SizeFn>, get: Option<GetFn>| -> String {
+        let (Some(size), Some(get)) = (size, get) else { return String::new() };
+        let mut n = 0usize;
+        // SAFETY: valid out-pointer on a live handle.
+        if unsafe { size(h, &mut n) }.0 != 0 || n == 0 {
+            return String::new();
+        }
+        let mut v = vec![0u8; n];
+        // SAFETY: v has the size nvJitLink reported.
+        if unsafe { get(h, v.as_mut_ptr().cast()) }.0 != 0 {
+            return String::new();
+        }
+        while v.last() == Some(&0) {
+            v.pop();
+        }
+        String::from_utf8_lossy(&v).into_owned()
+    };
+    (read(jl.f.error_log_size, jl.f.error_log), read(jl.f.info_log_size, jl.f.info_log))
+}
+
+/// Link `inputs` into a cubin. Without an `-arch=sm_XY` option the present GPU's (sm_90
+/// without a GPU) is used, as for compiling.
+pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result<Linked, LinkFailure> {
+    if inputs.is_empty() {
+        return Err(Error::invalid("nothing to link: no inputs").into());
+    }
+    let jl = jitlink()?;
+    let mut opts = options.to_vec();
+    if !opts.iter().any(|o| o.starts_with("-arch")) {
+        opts.push(format!("-arch=sm_{}", crate::compile::default_sm()));
+    }
+    let copts: Vec<CString> = opts
+        .iter()
+        .map(|s| CString::new(s.as_str()).map_err(|_| Error::invalid(format!("option '{s}' contains a NUL byte"))))
+        .collect::<Result<_>>()?;
+    let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
+    let create = jl.need(jl.f.create, "nvJitLinkCreate")?;
+    let mut h = Handle { jl, h: ptr::null_mut() };
+    // SAFETY: options array of op.len() NUL-terminated strings, valid out-pointer.
+    let r = unsafe { create(&mut h.h, op.len() as u32, op.as_ptr()) };
+    if r.0 != 0 {
+        return Err(Error::with_code(Status::InvalidArgument, r.0 as i32, format!("nvJitLinkCreate refused the options {opts:?} (nvJitLinkResult {})", r.0)).into());
+    }
+    let add = jl.need(jl.f.add_data, "nvJitLinkAddData")?;
+    for (i, inp) in inputs.iter().enumerate() {
+        if inp.data.is_empty() {
+            return Err(Error::invalid(format!("link input {i} ('{}') is empty", inp.name)).into());
+        }
+        let name = CString::new(inp.name).unwrap_or_default();
+        // SAFETY: data/len describe a live buffer; name is NUL-terminated.
+        let r = unsafe { add(h.h, inp.kind.nvjitlink(), inp.data.as_ptr().cast(), inp.data.len(), name.as_ptr()) };
+        if r.0 != 0 {
+            let (err, _) = logs(jl, h.h);
+            let first = err.lines().next().unwrap_or("").to_string();
+            return Err(LinkFailure {
+                error: Error::with_code(Status::LinkFailed, r.0 as i32, format!("adding link input {i} ('{}', {:?}): {first}", inp.name, inp.kind)),
+                log: err,
+            });
+        }
+    }
+    let complete = jl.need(jl.f.complete, "nvJitLinkComplete")?;
+    // SAFETY: live handle.
+    let r = unsafe { complete(h.h) };
+    let (err, info) = logs(jl, h.h);
+    if r.0 != 0 {
+        let first = err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next()).unwrap_or("").trim().to_string();
+        return Err(LinkFailure {
+            error: Error::with_code(Status::LinkFailed, r.0 as i32, format!("linking failed (nvJitLinkResult {}): {first}", r.0)),
+            log: if info.is_empty() { err } else { format!("{err}\n{info}") },
+        });
+    }
+    let size = jl.need(jl.f.cubin_size, "nvJitLinkGetLinkedCubinSize")?;
+    let get = jl.need(jl.f.cubin, "nvJitLinkGetLinkedCubin")?;
+    let mut n = 0usize;
+    // SAFETY: valid out-pointer on a completed link.
+    if unsafe { size(h.h, &mut n) }.0 != 0 || n == 0 {
+        return Err(Error::new(Status::LinkFailed, "nvJitLink produced no cubin").into());
+    }
+    let mut cubin = vec![0u8; n];
+    // SAFETY: cubin has the size reported.
+    let r = unsafe { get(h.h, cubin.as_mut_ptr().cast()) };
+    if r.0 != 0 {
+        return Err(Error::with_code(Status::LinkFailed, r.0 as i32, "reading the linked cubin").into());
+    }
+    Ok(Linked { cubin, log: info })
+}

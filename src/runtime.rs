@@ -1,0 +1,124 @@
+//! The CUDA runtime (libcudart.so.13, else .so.12 at 12.8 or newer), opened at run time;
+//! entry points resolved by name once, a missing one reported when it is needed.
+
+use crate::dl::{self, Component, Lib};
+use crate::driver::{fmt_version, status_of_cuda_code};
+use crate::error::{Error, Result, Status};
+use crate::sys;
+use std::ffi::CStr;
+use std::sync::OnceLock;
+
+/// Oldest runtime cudyn accepts: cudaLibraryLoadData and friends arrived in 12.8.
+pub const MIN_RUNTIME_VERSION: i32 = 12080;
+
+macro_rules! runtime_table {
+    ($( $field:ident : $pfn:ident ),* $(,)?) => {
+        #[allow(non_snake_case)]
+        pub struct RuntimeFns { $( pub $field: Option<sys::$pfn>, )* }
+        impl RuntimeFns {
+            fn resolve(lib: &Lib) -> RuntimeFns {
+                RuntimeFns { $( $field: lib
+                    .sym(CStr::from_bytes_with_nul(concat!(stringify!($field), "\0").as_bytes()).unwrap_or(c"?"))
+                    // SAFETY: libcudart exports `$field` with the prototype `$pfn` of the
+                    // headers for this soname's major version (the ABI is stable within it).
+                    .map(|p| unsafe { std::mem::transmute::<*mut std::ffi::c_void, sys::$pfn>(p) }), )* }
+            }
+        }
+    };
+}
+
+runtime_table! {
+    cudaRuntimeGetVersion: PFN_cudaRuntimeGetVersion,
+    cudaDriverGetVersion: PFN_cudaDriverGetVersion,
+    cudaGetErrorName: PFN_cudaGetErrorName,
+    cudaGetErrorString: PFN_cudaGetErrorString,
+    cudaGetDeviceCount: PFN_cudaGetDeviceCount,
+    cudaGetDevice: PFN_cudaGetDevice,
+    cudaSetDevice: PFN_cudaSetDevice,
+    cudaDeviceGetAttribute: PFN_cudaDeviceGetAttribute,
+    cudaFree: PFN_cudaFree,
+    cudaLibraryLoadData: PFN_cudaLibraryLoadData,
+    cudaLibraryLoadFromFile: PFN_cudaLibraryLoadFromFile,
+    cudaLibraryUnload: PFN_cudaLibraryUnload,
+    cudaLibraryGetKernel: PFN_cudaLibraryGetKernel,
+    cudaLibraryGetKernelCount: PFN_cudaLibraryGetKernelCount,
+    cudaLibraryEnumerateKernels: PFN_cudaLibraryEnumerateKernels,
+    cudaLibraryGetGlobal: PFN_cudaLibraryGetGlobal,
+    cudaLaunchKernelExC: PFN_cudaLaunchKernelExC,
+    cudaKernelSetAttributeForDevice: PFN_cudaKernelSetAttributeForDevice,
+    cudaGetLastError: PFN_cudaGetLastError,
+    cudaGetDriverEntryPointByVersion: PFN_cudaGetDriverEntryPointByVersion,
+}
+
+pub struct Runtime {
+    pub lib: Lib,
+    /// cudaRuntimeGetVersion, e.g. 13000.
+    pub version: i32,
+    pub f: RuntimeFns,
+}
+
+static RUNTIME: OnceLock<std::result::Result<Runtime, Error>> = OnceLock::new();
+
+/// The process's CUDA runtime, opened on first use.
+pub fn runtime() -> Result<&'static Runtime> {
+    RUNTIME.get_or_init(load).as_ref().map_err(Clone::clone)
+}
+
+fn load() -> Result<Runtime> {
+    dl::open(Component::Runtime, |lib| {
+        let f = RuntimeFns::resolve(&lib);
+        let mut version = 0;
+        if let Some(get) = f.cudaRuntimeGetVersion {
+            // SAFETY: valid out-pointer; cudaRuntimeGetVersion needs no device.
+            unsafe { get(&mut version) };
+        }
+        if version < MIN_RUNTIME_VERSION {
+            return Err(Error::new(
+                Status::UnsupportedVersion,
+                format!("runtime is CUDA {}, cudyn needs {} or newer", fmt_version(version), fmt_version(MIN_RUNTIME_VERSION)),
+            ));
+        }
+        Ok(Runtime { lib, version, f })
+    })
+}
+
+impl Runtime {
+    pub fn check(&self, r: sys::cudaError_t, what: impl std::fmt::Display) -> Result<()> {
+        if r.0 == 0 {
+            return Ok(());
+        }
+        // The runtime keeps a sticky-free "last error" too; read it so it does not leak into
+        // the caller's next cudaGetLastError.
+        if let Some(f) = self.f.cudaGetLastError {
+            // SAFETY: no arguments.
+            unsafe { f() };
+        }
+        Err(Error::with_code(status_of_cuda_code(r.0), r.0 as i32, format!("{what}: {}", self.describe(r))))
+    }
+
+    pub fn describe(&self, r: sys::cudaError_t) -> String {
+        let s = |f: Option<sys::PFN_cudaGetErrorName>| {
+            // SAFETY: cudaGetErrorName/String return static strings for any code.
+            f.map(|f| unsafe { f(r) }).filter(|p| !p.is_null()).map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        };
+        match (s(self.f.cudaGetErrorName), s(self.f.cudaGetErrorString)) {
+            (Some(n), Some(t)) => format!("{n} ({t})"),
+            (Some(n), None) => n,
+            _ => format!("cudaError_t {}", r.0),
+        }
+    }
+
+    pub fn need<T: Copy>(&self, f: Option<T>, name: &str) -> Result<T> {
+        f.ok_or_else(|| {
+            Error::new(Status::UnsupportedVersion, format!("{name} is missing from this runtime (CUDA {})", fmt_version(self.version)))
+        })
+    }
+
+    pub fn device_count(&self) -> Result<i32> {
+        let f = self.need(self.f.cudaGetDeviceCount, "cudaGetDeviceCount")?;
+        let mut n = 0;
+        // SAFETY: valid out-pointer.
+        self.check(unsafe { f(&mut n) }, "counting devices")?;
+        Ok(n)
+    }
+}
