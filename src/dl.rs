@@ -205,12 +205,15 @@ pub fn candidates(c: Component) -> Vec<String> {
 /// `accept` checks e.g. the version; its Err is kept to explain a later total failure.
 pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) -> Result<T, Error> {
     let mut tried = Vec::new();
+    let mut absent = Vec::new();
     let mut rejected: Option<Error> = None;
     for cand in candidates(c) {
         let is_path = cand.contains('/');
         if is_path && !Path::new(&cand).exists() {
             if std::env::var_os(c.env_var()).is_some() {
                 tried.push(format!("{cand} (no such file)"));
+            } else {
+                absent.push(cand);
             }
             continue;
         }
@@ -233,11 +236,14 @@ pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) ->
     }
     let explicit = std::env::var_os(c.env_var()).is_some();
     let mut msg = format!("{} could not be opened; tried: {}", c.human(), tried.join("; "));
+    if !absent.is_empty() {
+        msg.push_str(&format!("; not present: {}", absent.join(", ")));
+    }
     if !explicit {
-        msg.push_str(&format!(
-            ". Set {} to the library file, or CUDA_PATH to a CUDA toolkit",
-            c.env_var()
-        ));
+        msg.push_str(&format!(". Set {} to the library file", c.env_var()));
+        if c != Component::Driver {
+            msg.push_str(", or CUDA_PATH to a CUDA toolkit");
+        }
     }
     match rejected {
         // A library was found but refused (too old): that is the more useful status.

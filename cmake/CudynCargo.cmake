@@ -1,0 +1,71 @@
+# Build the crate with cargo and wrap its outputs as imported targets; install them with a
+# relocatable package config and a pkg-config file.
+find_program(CUDYN_CARGO cargo HINTS $ENV{HOME}/.cargo/bin REQUIRED)
+set(CUDYN_CARGO_PROFILE release CACHE STRING "cargo profile used to build cudyn")
+set(_target_dir "${CMAKE_CURRENT_BINARY_DIR}/cargo")
+if(CUDYN_CARGO_PROFILE STREQUAL "dev")
+  set(_out "${_target_dir}/debug")
+else()
+  set(_out "${_target_dir}/${CUDYN_CARGO_PROFILE}")
+endif()
+set(CUDYN_SHARED_FILE "${_out}/libcudyn.so")
+set(CUDYN_STATIC_FILE "${_out}/libcudyn.a")
+set(_link_dir "${CMAKE_CURRENT_BINARY_DIR}/cudyn-lib")
+
+file(GLOB_RECURSE _rs CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/*.rs")
+add_custom_command(
+  OUTPUT "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.a"
+  COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${_target_dir}
+          ${CUDYN_CARGO} build --profile ${CUDYN_CARGO_PROFILE} --lib
+          --manifest-path ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml
+  # The soname is libcudyn.so.0: lay out the usual versioned file and links.
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${_link_dir}
+  COMMAND ${CMAKE_COMMAND} -E copy ${CUDYN_SHARED_FILE} ${_link_dir}/libcudyn.so.${PROJECT_VERSION}
+  COMMAND ${CMAKE_COMMAND} -E create_symlink libcudyn.so.${PROJECT_VERSION} ${_link_dir}/libcudyn.so.${CUDYN_SOVERSION}
+  COMMAND ${CMAKE_COMMAND} -E create_symlink libcudyn.so.${CUDYN_SOVERSION} ${_link_dir}/libcudyn.so
+  COMMAND ${CMAKE_COMMAND} -E copy ${CUDYN_STATIC_FILE} ${_link_dir}/libcudyn.a
+  DEPENDS ${_rs} ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml ${CMAKE_CURRENT_SOURCE_DIR}/build.rs
+  COMMENT "Building cudyn with cargo (${CUDYN_CARGO_PROFILE})"
+  USES_TERMINAL
+  VERBATIM)
+add_custom_target(cudyn_cargo_build ALL DEPENDS "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.a")
+
+# What a Rust staticlib needs from the system (cargo's native-static-libs for this target).
+set(CUDYN_STATIC_DEPS "-lgcc_s;-lutil;-lrt;-lpthread;-lm;-ldl;-lc")
+
+add_library(cudyn_shared SHARED IMPORTED GLOBAL)
+set_target_properties(cudyn_shared PROPERTIES
+  IMPORTED_LOCATION "${_link_dir}/libcudyn.so.${PROJECT_VERSION}"
+  IMPORTED_SONAME "libcudyn.so.${CUDYN_SOVERSION}"
+  INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_SOURCE_DIR}/include")
+add_dependencies(cudyn_shared cudyn_cargo_build)
+add_library(cudyn_static_lib STATIC IMPORTED GLOBAL)
+set_target_properties(cudyn_static_lib PROPERTIES
+  IMPORTED_LOCATION "${_link_dir}/libcudyn.a"
+  INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_SOURCE_DIR}/include"
+  INTERFACE_LINK_LIBRARIES "${CUDYN_STATIC_DEPS}")
+add_dependencies(cudyn_static_lib cudyn_cargo_build)
+add_library(cudyn::cudyn ALIAS cudyn_shared)
+add_library(cudyn::cudyn_static ALIAS cudyn_static_lib)
+
+# Install: libraries, headers, package config, pkg-config.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+install(FILES "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.so.${CUDYN_SOVERSION}"
+              "${_link_dir}/libcudyn.so" "${_link_dir}/libcudyn.a"
+        DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES include/cudyn.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/include/cudyn.hpp")
+  install(FILES include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+set(CUDYN_STATIC_DEPS_STR "${CUDYN_STATIC_DEPS}")
+configure_package_config_file(cmake/cudynConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake"
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn
+  PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)
+write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn)
+string(REPLACE ";" " " CUDYN_STATIC_DEPS_PC "${CUDYN_STATIC_DEPS}")
+configure_file(cmake/cudyn.pc.in "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc" @ONLY)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

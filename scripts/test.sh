@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test that can run on this machine: the Rust tests (cargo test), then the C/C++
+# suite (CMake + ctest). Installs its own tools on first use (scripts/bootstrap.sh).
+# GPU tests skip (ctest "Skipped", exit 77) without a GPU.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
+echo "== cargo test"
+cargo test --all-targets 2>&1
+echo "== CMake + ctest"
+cmake -S . -B build "${CUDYN_CMAKE_ARGS[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cmake --build build
+ctest --test-dir build --output-on-failure
