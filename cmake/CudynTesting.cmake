@@ -62,7 +62,7 @@ function(cudyn_device_code out src kind)
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src}
     COMMENT "nvcc ${kind} ${src}"
     VERBATIM)
-  add_custom_target(device_${base}_${kind} ALL DEPENDS ${file})
+  add_custom_target(device_${base}_${kind}${A_ARCH} ALL DEPENDS ${file})
   set(${out} ${file} PARENT_SCOPE)
 endfunction()
 

@@ -18,9 +18,10 @@ PINS=(
   nvidia-cuda-nvcc==13.0.88
   nvidia-cuda-crt==13.0.88
   nvidia-nvvm==13.0.88
+  nvidia-cuda-cccl==13.0.85
 )
 TOOLS=(cmake==3.31.6 ninja==1.11.1.4 libclang==18.1.1)
-stamp_text="${PINS[*]} ${TOOLS[*]} layout-v3"
+stamp_text="${PINS[*]} ${TOOLS[*]} layout-v4"
 
 log() { echo "bootstrap: $*" >&2; }
 

@@ -1,0 +1,23 @@
+# The GPU interop suite (needs nvcc to build its device code and test program).
+if(NOT CUDYN_HAVE_NVCC)
+  return()
+endif()
+cudyn_device_code(INTEROP_FATBIN kernels/interop_kernels.cu FATBIN)
+cudyn_device_code(INTEROP_CUBIN kernels/interop_kernels.cu CUBIN ARCH 90)
+cudyn_device_code(INTEROP_CUBIN100A kernels/interop_kernels.cu CUBIN ARCH 100a)
+cudyn_device_code(INTEROP_PTX kernels/interop_kernels.cu PTX)
+
+add_executable(interop interop.cu)
+target_link_libraries(interop PRIVATE cudyn::cudyn CUDA::cudart_static)
+target_include_directories(interop PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+set_target_properties(interop PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+target_compile_definitions(interop PRIVATE
+  FATBIN_PATH="${INTEROP_FATBIN}" CUBIN_PATH="${INTEROP_CUBIN}"
+  CUBIN_OTHER_ARCH_PATH="${INTEROP_CUBIN100A}" PTX_PATH="${INTEROP_PTX}")
+
+foreach(case runtime_load_driver_launch driver_load_runtime_launch same_api_both_ways
+             both_launches_one_stream foreign_handles handle_identity enumeration_and_params
+             argument_mismatch cluster_launch cooperative_launch library_global contexts two_gpus
+             bad_images wrong_arch use_after_unload files_ptx_attributes cuda_errors)
+  cudyn_add_test(interop.${case} interop ${case})
+endforeach()

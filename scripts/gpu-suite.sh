@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole GPU suite in one command, for a machine with CUDA and a GPU but no Rust:
+# configures the CMake project against a prebuilt cudyn install (scripts/install-prefix.sh),
+# builds the examples and tests with nvcc, and runs ctest with CUDYN_REQUIRE_GPU=1, so a test
+# that cannot find the GPU fails instead of skipping. Tests that need more GPUs than the
+# machine has still skip.
+#   usage: scripts/gpu-suite.sh [PREFIX=.prefix] [extra ctest args...]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+prefix=$(cd "${1:-.prefix}" && pwd)
+shift || true
+cuda=${CUDA_PATH:-/usr/local/cuda}
+export CUDA_PATH="$cuda"
+build=${CUDYN_GPU_BUILD:-build-gpu}
+archs=${CUDYN_TEST_ARCHS:-90}
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+cmake -S . -B "$build" "${gen[@]}" -DCUDYN_USE_INSTALLED=ON -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc" -DCUDAToolkit_ROOT="$cuda" -DCUDYN_TEST_ARCHS="$archs" \
+  -DCMAKE_CUDA_ARCHITECTURES="${archs%%;*}"
+cmake --build "$build" -j "$(nproc)"
+export CUDYN_REQUIRE_GPU=1
+export CUDYN_CACHE_DIR="$PWD/$build/cudyn-cache"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+"$build"/c-examples/versions
+ctest --test-dir "$build" --output-on-failure "$@"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds cudyn (cargo, through CMake) and installs it into a prefix (default: .prefix/, git-
+# ignored), ready to carry to a machine that has CUDA but no Rust (see scripts/gpu-suite.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
+prefix=${1:-.prefix}
+cmake -S . -B build "${CUDYN_CMAKE_ARGS[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cmake --build build --target cudyn_cargo_build
+rm -rf "$prefix"
+cmake --install build --prefix "$prefix"
+strip --strip-debug "$prefix"/lib/libcudyn.a "$prefix"/lib/libcudyn.so.* 2>/dev/null || true
+du -sh "$prefix"
