@@ -49,7 +49,11 @@ int main(void) {
   CHECK(cudyn_launch_checked(saxpy, &cfg, args, sizes, 4));
   cudaMemcpy(out, dy, N * sizeof *out, cudaMemcpyDeviceToHost);
   size_t bad = 0;
-  for (size_t i = 0; i < N; ++i) bad += out[i] != a * x[i] + y[i];
+  /* The GPU fuses a*x+y into one rounding; allow for the host's two. */
+  for (size_t i = 0; i < N; ++i) {
+    float ref = a * x[i] + y[i], diff = out[i] - ref;
+    bad += (diff < 0 ? -diff : diff) > 1e-6f * (1.0f + (ref < 0 ? -ref : ref));
+  }
   printf("saxpy on %d elements through the runtime: %s\n", N, bad ? "WRONG" : "every element correct");
   cudaFree(dx); cudaFree(dy);
   free(x); free(y); free(out);

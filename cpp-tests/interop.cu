@@ -210,8 +210,9 @@ static int enumeration_and_params() {
   CHECK_RT(cudaDeviceSynchronize());
   auto y = dx.get();
   for (int i = 0; i < n; ++i) {
+    // The device may fuse the multiply-add; allow one float rounding of difference.
     float want = (float)(x[i] * sp.scale + sp.offset + sp.bias);
-    if (y[i] != want) FAIL("scale_struct x[%d] = %g, want %g", i, y[i], want);
+    if (std::fabs(y[i] - want) > 1e-5f * (1.0f + std::fabs(want))) FAIL("scale_struct x[%d] = %.9g, want %.9g", i, y[i], want);
   }
   CHECK_CUDYN(cudyn_library_unload(lib, CUDYN_API_DRIVER));
   std::printf("enumeration found all %zu kernels both ways; parameter sizes/offsets match the signatures\n", expected.size());
@@ -530,7 +531,7 @@ static int cuda_errors() {
     cudyn_status s = cudyn_launch(k, &cfg, nullptr, 0);
     EXPECT(s != CUDYN_SUCCESS, "an impossible block size launched");
     const char *m = cudyn_last_error_message();
-    EXPECT(std::strstr(m, "launching through the") && std::strstr(m, "INVALID"), "%s", m);
+    EXPECT(std::strstr(m, "launching through the") && std::strstr(m, "nvalid"), "%s", m);
     EXPECT(cudyn_last_cuda_error() != 0, "CUDA code recorded");
     std::printf("%s: %s -> %s\n", api_name(api), cudyn_status_string(s), m);
   }

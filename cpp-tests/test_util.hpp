@@ -46,9 +46,9 @@
     if (r_ != CUDA_SUCCESS) FAIL("%s -> CUresult %d", #call, (int)r_);                       \
   } while (0)
 
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) FAIL("expected " #cond ": " __VA_ARGS__); \
+#define EXPECT(cond, fmt, ...)                                     \
+  do {                                                             \
+    if (!(cond)) FAIL("expected %s: " fmt, #cond, ##__VA_ARGS__);  \
   } while (0)
 
 constexpr int kSkip = 77;

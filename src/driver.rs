@@ -263,6 +263,23 @@ impl Driver {
         Ok(list[dev as usize])
     }
 
+    /// Run `f` with some context current (queries like cuKernelGetParamInfo need one): the
+    /// thread's own if it has one, else device 0's primary context for the duration only, so
+    /// the thread's context state is left as it was.
+    pub fn with_context<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        if !self.current_context()?.is_null() {
+            return f();
+        }
+        let set = self.need(self.f.cuCtxSetCurrent, "cuCtxSetCurrent")?;
+        let ctx = self.primary_context(0)?;
+        // SAFETY: ctx is device 0's retained primary context.
+        self.check(unsafe { set(ctx) }, "making a context current")?;
+        let r = f();
+        // SAFETY: NULL unbinds the context from this thread, restoring what it had.
+        unsafe { set(ptr::null_mut()) };
+        r
+    }
+
     /// Make sure this thread has a current context for work on `stream`: if it has one, keep
     /// it; else use the stream's own context, or device 0's primary context for the NULL
     /// (and the special legacy / per-thread) stream — what the runtime would do.

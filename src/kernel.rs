@@ -146,7 +146,7 @@ impl Kernel {
         let f = d.need(d.f.cuKernelGetName, "cuKernelGetName")?;
         let mut p: *const std::os::raw::c_char = std::ptr::null();
         // SAFETY: valid out-pointer; an invalid handle is reported as an error.
-        d.check(unsafe { f(&mut p, self.0) }, "reading the kernel's name")?;
+        d.with_context(|| d.check(unsafe { f(&mut p, self.0) }, "reading the kernel's name"))?;
         if p.is_null() {
             return Err(Error::new(Status::Cuda, "cuKernelGetName returned no name"));
         }
@@ -165,7 +165,8 @@ impl Kernel {
         }
         check_live(self)?;
         let d = driver()?;
-        let params = query_params(d, self)?;
+        d.initialised()?;
+        let params = d.with_context(|| query_params(d, self))?;
         let lib = library_of(d, self);
         let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
         let e = l.entry(self.0 as usize).or_insert(Layout { lib, params: params.into_boxed_slice() });
@@ -203,6 +204,10 @@ impl Kernel {
         check_live(self)?;
         let d = driver()?;
         d.initialised()?;
+        d.with_context(|| self.attribute_in_context(d, attr, device))
+    }
+
+    fn attribute_in_context(self, d: &Driver, attr: Attribute, device: i32) -> Result<i32> {
         let f = d.need(d.f.cuKernelGetAttribute, "cuKernelGetAttribute")?;
         let mut v = 0;
         // SAFETY: valid out-pointer; bad device or attribute is reported as an error.

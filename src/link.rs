@@ -122,6 +122,9 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
         .map(|s| CString::new(s.as_str()).map_err(|_| Error::invalid(format!("option '{s}' contains a NUL byte"))))
         .collect::<Result<_>>()?;
     let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
+    // nvJitLink keeps the input names (it quotes them in errors at nvJitLinkComplete) without
+    // copying them: they must outlive the handle, so they are made before it (dropped after).
+    let names: Vec<CString> = inputs.iter().map(|i| CString::new(i.name).unwrap_or_default()).collect();
     let create = jl.need(jl.f.create, "nvJitLinkCreate")?;
     let mut h = Handle { jl, h: ptr::null_mut() };
     // SAFETY: options array of op.len() NUL-terminated strings, valid out-pointer.
@@ -134,9 +137,8 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
         if inp.data.is_empty() {
             return Err(Error::invalid(format!("link input {i} ('{}') is empty", inp.name)).into());
         }
-        let name = CString::new(inp.name).unwrap_or_default();
-        // SAFETY: data/len describe a live buffer; name is NUL-terminated.
-        let r = unsafe { add(h.h, inp.kind.nvjitlink(), inp.data.as_ptr().cast(), inp.data.len(), name.as_ptr()) };
+        // SAFETY: data/len describe a live buffer; the name is NUL-terminated and outlives h.
+        let r = unsafe { add(h.h, inp.kind.nvjitlink(), inp.data.as_ptr().cast(), inp.data.len(), names[i].as_ptr()) };
         if r.0 != 0 {
             let (err, _) = logs(jl, h.h);
             let first = err.lines().next().unwrap_or("").to_string();

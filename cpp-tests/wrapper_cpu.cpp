@@ -1,0 +1,291 @@
+// cudyn.hpp without a GPU: the error paths (exceptions and results), launch_config's C
+// struct, and the handle types' shape. Built twice: with exceptions (wrapper_cpu) and with
+// -fno-exceptions -fno-rtti (wrapper_cpu_noexcept), where the throwing API must be absent.
+#include "cudyn.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+static int failures = 0;
+#define EXPECT(cond)                                                                   \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      std::fprintf(stderr, "%s:%d: EXPECT failed: %s\n", __FILE__, __LINE__, #cond);  \
+      ++failures;                                                                      \
+    }                                                                                  \
+  } while (0)
+
+// --- compile-time shape ---------------------------------------------------------------------
+static_assert(sizeof(cudyn::kernel) == sizeof(void*), "kernel is pointer-sized");
+static_assert(std::is_trivially_copyable<cudyn::kernel>::value, "kernel is trivially copyable");
+static_assert(std::is_convertible<cudyn::kernel, cudyn_kernel_t>::value, "kernel -> cudyn_kernel_t");
+static_assert(std::is_convertible<cudyn_kernel_t, cudyn::kernel>::value, "cudyn_kernel_t -> kernel");
+static_assert(!std::is_copy_constructible<cudyn::library>::value, "library is move-only");
+static_assert(!std::is_copy_assignable<cudyn::library>::value, "library is move-only");
+static_assert(std::is_nothrow_move_constructible<cudyn::library>::value, "library moves without throwing");
+static_assert(std::is_nothrow_move_assignable<cudyn::library>::value, "library moves without throwing");
+static_assert(sizeof(cudyn::launch_config) == sizeof(cudyn_launch_config), "launch_config is the C struct");
+static_assert(cudyn::to_c(cudyn::api::runtime) == CUDYN_API_RUNTIME, "api::runtime");
+static_assert(cudyn::to_c(cudyn::api::driver) == CUDYN_API_DRIVER, "api::driver");
+
+// The throwing API exists exactly when exceptions do.
+template <class L, class = void>
+struct has_throwing_from_data : std::false_type {};
+template <class L>
+struct has_throwing_from_data<L, std::void_t<decltype(L::from_data(nullptr, 0))>> : std::true_type {};
+template <class K, class = void>
+struct has_throwing_launch : std::false_type {};
+template <class K>
+struct has_throwing_launch<K, std::void_t<decltype(std::declval<const K&>().launch(cudyn::launch_config(), 1))>>
+    : std::true_type {};
+static_assert(has_throwing_from_data<cudyn::library>::value == (CUDYN_HPP_EXCEPTIONS != 0), "from_data iff exceptions");
+static_assert(has_throwing_launch<cudyn::kernel>::value == (CUDYN_HPP_EXCEPTIONS != 0), "launch iff exceptions");
+#if defined(__cpp_exceptions) != (CUDYN_HPP_EXCEPTIONS != 0)
+#error "CUDYN_HPP_EXCEPTIONS does not follow __cpp_exceptions"
+#endif
+
+struct my_dim3 {
+  unsigned x, y, z;
+};
+
+static const unsigned char garbage[64] = "this is not a cubin, a fatbin, PTX or LTO-IR; just text";
+
+static void garbage_image(cudyn::api a) {
+  auto r = cudyn::library::try_from_data(garbage, sizeof garbage, a);
+  EXPECT(!r.ok());
+  EXPECT(!r);
+  EXPECT(r.status() == CUDYN_ERROR_INVALID_IMAGE);
+  EXPECT(!r.message().empty());
+  EXPECT(!r->get());  // no library
+  EXPECT(r.error_details().describe().rfind("CUDYN_ERROR_INVALID_IMAGE", 0) == 0);
+  std::printf("garbage image (%s): %s\n", a == cudyn::api::driver ? "driver" : "runtime", r.message().c_str());
+#if CUDYN_HPP_EXCEPTIONS
+  bool threw = false;
+  try {
+    cudyn::library lib = cudyn::library::from_data(garbage, sizeof garbage, a);
+    (void)lib;
+  } catch (const cudyn::error& e) {
+    threw = true;
+    EXPECT(e.status() == CUDYN_ERROR_INVALID_IMAGE);
+    EXPECT(e.message() == r.message());
+    EXPECT(std::string(e.what()).rfind("CUDYN_ERROR_INVALID_IMAGE", 0) == 0);
+    EXPECT(std::string(e.what()).find(e.message()) != std::string::npos);
+    EXPECT(e.log().empty());
+  }
+  EXPECT(threw);
+  // It is a std::runtime_error too.
+  threw = false;
+  try {
+    (void)cudyn::library::from_data(garbage, sizeof garbage, a);
+  } catch (const std::runtime_error& e) {
+    threw = std::strstr(e.what(), "CUDYN_ERROR_INVALID_IMAGE") != nullptr;
+  }
+  EXPECT(threw);
+#endif
+}
+
+static void other_load_errors() {
+  auto nul = cudyn::library::try_from_data(nullptr, 16);
+  EXPECT(nul.status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  auto missing = cudyn::library::try_from_file("/nonexistent/cudyn-wrapper-test.cubin", cudyn::api::driver);
+  EXPECT(missing.status() == CUDYN_ERROR_IO);
+  EXPECT(missing.message().find("cudyn-wrapper-test.cubin") != std::string::npos);
+  auto missing2 = cudyn::library::try_from_file(std::string("/nonexistent/x.fatbin"));
+  EXPECT(missing2.status() == CUDYN_ERROR_IO);
+
+  // Source that cannot compile: the status, and NVRTC's log in the result.
+  auto bad = cudyn::library::try_from_source("__global__ void broken( { this is not CUDA }",
+                                             cudyn::source_options{"-std=c++17"}.program_name("broken.cu"));
+  EXPECT(!bad.ok());
+  if (bad.status() == CUDYN_ERROR_NVRTC_NOT_FOUND) {
+    std::printf("NOTE: NVRTC not found, compile-failure path not checked: %s\n", bad.message().c_str());
+  } else {
+    EXPECT(bad.status() == CUDYN_ERROR_COMPILE_FAILED);
+    EXPECT(!bad.log().empty());
+    EXPECT(bad.log().find("broken.cu") != std::string::npos);
+    std::printf("compile failure: %s\n", bad.message().c_str());
+#if CUDYN_HPP_EXCEPTIONS
+    bool threw = false;
+    try {
+      (void)cudyn::library::from_source(std::string("int x = ;"), cudyn::api::driver);
+    } catch (const cudyn::error& e) {
+      threw = true;
+      EXPECT(e.status() == CUDYN_ERROR_COMPILE_FAILED);
+      EXPECT(!e.log().empty());
+    }
+    EXPECT(threw);
+#endif
+  }
+}
+
+static void empty_library() {
+  cudyn::library lib;
+  EXPECT(!lib);
+  EXPECT(lib.get() == nullptr);
+  EXPECT(lib.log().empty());
+  EXPECT(lib.lowered_names().empty());
+  EXPECT(lib.lowered_name("axpy<float>") == nullptr);
+  auto k = lib.try_kernel_by_expression("axpy<float>");
+  EXPECT(k.status() == CUDYN_ERROR_NOT_FOUND);
+  EXPECT(k.message().find("axpy<float>") != std::string::npos);
+  EXPECT(lib.try_kernel("k").status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(lib.try_global<float>("g").status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(!lib.try_kernels().ok());
+  EXPECT(lib.try_unload().ok());  // unloading nothing is a no-op
+  EXPECT(lib.release() == nullptr);
+  cudyn::library moved(std::move(lib));
+  EXPECT(!moved);
+  moved = cudyn::library();
+#if CUDYN_HPP_EXCEPTIONS
+  bool threw = false;
+  try {
+    (void)moved.kernel_by_expression("nope<int>");
+  } catch (const cudyn::error& e) {
+    threw = e.status() == CUDYN_ERROR_NOT_FOUND;
+  }
+  EXPECT(threw);
+#endif
+}
+
+static void null_kernel() {
+  cudyn::kernel k;
+  EXPECT(!k);
+  EXPECT(k.get() == nullptr);
+  cudyn_kernel_t raw = k;
+  EXPECT(raw == nullptr);
+  cudyn::kernel copy = raw;
+  EXPECT(copy == k);
+  EXPECT(k.try_param_count().status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(k.try_name().status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(k.try_param_info(0).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(k.try_attribute(CUDYN_KERNEL_ATTR_NUM_REGS).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(k.try_set_attribute(CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024).status() ==
+         CUDYN_ERROR_INVALID_ARGUMENT);
+  float f = 1.0f;
+  auto r = k.try_launch(cudyn::launch_config(), f, &f, std::size_t{1});
+  EXPECT(!r.ok());
+  EXPECT(!r.message().empty());
+  auto z = k.try_launch(cudyn::launch_config());  // no arguments at all
+  EXPECT(!z.ok());
+  // An invalid config is refused before anything else.
+  auto g0 = cudyn::kernel(reinterpret_cast<cudyn_kernel_t>(&f)).try_launch(cudyn::launch_config().grid(0), f);
+  EXPECT(g0.status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(g0.message().find("grid") != std::string::npos);
+#if CUDYN_HPP_EXCEPTIONS
+  bool threw = false;
+  try {
+    k.launch(cudyn::launch_config(), f);
+  } catch (const cudyn::error& e) {
+    threw = e.status() != CUDYN_SUCCESS;
+  }
+  EXPECT(threw);
+  threw = false;
+  try {
+    (void)k.param_count();
+  } catch (const cudyn::error& e) {
+    threw = e.status() == CUDYN_ERROR_INVALID_ARGUMENT;
+  }
+  EXPECT(threw);
+#endif
+}
+
+static bool dim_is(const cudyn_dim3& d, unsigned x, unsigned y, unsigned z) { return d.x == x && d.y == y && d.z == z; }
+
+static void launch_config_fields() {
+  cudyn::launch_config def;
+  const cudyn_launch_config& c = def.get();
+  EXPECT(dim_is(c.grid, 1, 1, 1));
+  EXPECT(dim_is(c.block, 1, 1, 1));
+  EXPECT(c.shared_mem_bytes == 0);
+  EXPECT(c.stream == nullptr);
+  EXPECT(c.api == CUDYN_API_RUNTIME);
+  EXPECT(dim_is(c.cluster, 0, 0, 0));
+  EXPECT(c.cooperative == 0 && c.priority == 0 && c.programmatic_serialization == 0);
+  for (auto r : c.reserved) EXPECT(r == 0);
+
+  int dummy_stream_object = 0;
+  cudyn_stream_t s = reinterpret_cast<cudyn_stream_t>(&dummy_stream_object);
+  cudyn::launch_config cfg;
+  cfg.grid(7, 3, 2)
+      .block(128, 2)
+      .shared_mem(4096)
+      .stream(s)
+      .api(cudyn::api::driver)
+      .cluster(2)
+      .cooperative()
+      .priority(-1)
+      .programmatic_serialization();
+  const cudyn_launch_config& d = cfg;  // implicit view of the C struct
+  EXPECT(dim_is(d.grid, 7, 3, 2));
+  EXPECT(dim_is(d.block, 128, 2, 1));
+  EXPECT(d.shared_mem_bytes == 4096);
+  EXPECT(d.stream == s);
+  EXPECT(d.api == CUDYN_API_DRIVER);
+  EXPECT(dim_is(d.cluster, 2, 1, 1));
+  EXPECT(d.cooperative == 1 && d.priority == -1 && d.programmatic_serialization == 1);
+  for (auto r : d.reserved) EXPECT(r == 0);
+  cfg.cooperative(false).programmatic_serialization(false).api(cudyn::api::runtime);
+  EXPECT(cfg.get().cooperative == 0 && cfg.get().programmatic_serialization == 0 && cfg.get().api == CUDYN_API_RUNTIME);
+
+  // dim3-like types (CUDA's dim3 works the same way).
+  cudyn::launch_config g;
+  g.grid(my_dim3{4, 5, 6}).block(cudyn_dim3{32, 4, 1}).cluster(my_dim3{2, 1, 1});
+  EXPECT(dim_is(g.get().grid, 4, 5, 6) && dim_is(g.get().block, 32, 4, 1) && dim_is(g.get().cluster, 2, 1, 1));
+
+  auto lin = cudyn::launch_config::linear(1000, 256);
+  EXPECT(dim_is(lin.get().grid, 4, 1, 1) && dim_is(lin.get().block, 256, 1, 1));
+  auto lin0 = cudyn::launch_config::linear(0);
+  EXPECT(dim_is(lin0.get().grid, 1, 1, 1));
+
+  // From a C struct, unchanged.
+  cudyn_launch_config raw{};
+  raw.grid = cudyn_dim3{9, 1, 1};
+  raw.block = cudyn_dim3{64, 1, 1};
+  raw.priority = 3;
+  cudyn::launch_config from_c = raw;
+  EXPECT(std::memcmp(&from_c.get(), &raw, sizeof raw) == 0);
+}
+
+static void results() {
+  cudyn::result<int> ok = 5;
+  EXPECT(ok.ok() && ok.status() == CUDYN_SUCCESS && ok.value() == 5 && *ok == 5 && ok.message().empty());
+  cudyn::result<int> bad = cudyn::error_info(CUDYN_ERROR_NOT_FOUND, "nothing here", 500);
+  EXPECT(!bad && bad.status() == CUDYN_ERROR_NOT_FOUND && bad.cuda_code() == 500 && bad.message() == "nothing here");
+  EXPECT(bad.error_details().describe() ==
+         std::string(cudyn::status_string(CUDYN_ERROR_NOT_FOUND)) + ": nothing here");
+  cudyn::result<void> v;
+  EXPECT(v.ok());
+  v.value();  // no-op on success
+#if CUDYN_HPP_EXCEPTIONS
+  bool threw = false;
+  try {
+    (void)bad.value();
+  } catch (const cudyn::error& e) {
+    threw = e.status() == CUDYN_ERROR_NOT_FOUND && e.cuda_code() == 500 && e.message() == "nothing here";
+  }
+  EXPECT(threw);
+#endif
+  cudyn::source_options o{"-std=c++17", "-DN=4"};
+  o.add_option("-lineinfo").add_header("a.h", "int a;").add_name_expression("f<1>");
+  EXPECT(o.options.size() == 3 && o.headers.size() == 1 && o.name_expressions.size() == 1);
+  EXPECT(std::strstr(cudyn::version_string(), "cudyn ") == cudyn::version_string());
+}
+
+int main() {
+  std::printf("%s (exceptions %s)\n", cudyn::version_string(), CUDYN_HPP_EXCEPTIONS ? "on" : "off");
+  garbage_image(cudyn::api::runtime);
+  garbage_image(cudyn::api::driver);
+  other_load_errors();
+  empty_library();
+  null_kernel();
+  launch_config_fields();
+  results();
+  if (failures) {
+    std::printf("FAIL: %d check(s) failed\n", failures);
+    return 1;
+  }
+  std::printf("PASS\n");
+  return 0;
+}
