@@ -273,9 +273,15 @@ fn run_nvrtc(nv: &Nvrtc, source: &str, name: &str, opts: &CompileOptions, effect
     let r = unsafe { comp(prog.p, op.len() as i32, if op.is_empty() { ptr::null() } else { op.as_ptr() }) };
     let log = program_log(nv, prog.p);
     if r.0 != 0 {
+        // The first diagnostic that is an error (not a warning that merely mentions "error",
+        // e.g. about a variable named error_count), else the first line.
+        let is_error = |l: &str| {
+            let t = l.trim_start();
+            t.contains(": error") || t.contains(" error:") || t.starts_with("error") || t.starts_with("ptxas fatal")
+        };
         let first = log
             .lines()
-            .find(|l| l.contains("error"))
+            .find(|l| is_error(l))
             .or_else(|| log.lines().find(|l| !l.trim().is_empty()))
             .unwrap_or("")
             .trim()

@@ -77,6 +77,8 @@ pub struct Driver {
     /// cuInit's outcome: a driver with no usable GPU loads, but calls that need one fail.
     init: std::result::Result<(), Error>,
     primary: Mutex<Vec<sys::CUcontext>>,
+    /// Compute capability per device (0: not read yet); it never changes in a process.
+    sm: [std::sync::atomic::AtomicU32; 64],
 }
 
 // SAFETY: the function table is plain function pointers; the primary-context list is behind a
@@ -115,7 +117,7 @@ fn load() -> Result<Driver> {
                 format!("driver supports CUDA {}, cudyn needs {} or newer", fmt_version(version), fmt_version(MIN_DRIVER_VERSION)),
             ));
         }
-        let mut d = Driver { lib, version, f, init: Ok(()), primary: Mutex::new(Vec::new()) };
+        let mut d = Driver { lib, version, f, init: Ok(()), primary: Mutex::new(Vec::new()), sm: [const { std::sync::atomic::AtomicU32::new(0) }; 64] };
         d.init = match d.f.cuInit {
             // SAFETY: cuInit(0) is always valid to call, any number of times.
             Some(init) => d.check(unsafe { init(0) }, "initialising the CUDA driver (cuInit)"),
@@ -217,6 +219,20 @@ impl Driver {
         let major = self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?;
         let minor = self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?;
         Ok((major * 10 + minor) as u32)
+    }
+
+    /// `device_sm`, read once per device.
+    pub fn device_sm_cached(&self, dev: i32) -> Result<u32> {
+        use std::sync::atomic::Ordering;
+        let slot = usize::try_from(dev).ok().and_then(|i| self.sm.get(i));
+        if let Some(v) = slot.map(|s| s.load(Ordering::Relaxed)).filter(|&v| v != 0) {
+            return Ok(v);
+        }
+        let v = self.device_sm(dev)?;
+        if let Some(s) = slot {
+            s.store(v, Ordering::Relaxed);
+        }
+        Ok(v)
     }
 
     /// The device of the current context, else 0.

@@ -4,9 +4,11 @@
 use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
 use crate::sys;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
-use std::sync::{Mutex, OnceLock, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
 /// is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
@@ -28,7 +30,16 @@ pub struct Param {
 pub(crate) struct Layout {
     /// The library the kernel belongs to (0 if unknown), to drop entries on unload.
     pub lib: usize,
-    pub params: Box<[Param]>,
+    pub params: Arc<[Param]>,
+}
+
+/// Bumped whenever layouts are dropped (a library unloaded): thread-local copies made under an
+/// older generation are not trusted.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The last kernel this thread looked up: a launch loop on one kernel takes no lock.
+    static LAST: RefCell<Option<(usize, u64, Arc<[Param]>)>> = const { RefCell::new(None) };
 }
 
 fn layouts() -> &'static RwLock<HashMap<usize, Layout>> {
@@ -42,13 +53,16 @@ fn unloaded() -> &'static Mutex<HashSet<usize>> {
     U.get_or_init(Default::default)
 }
 
-pub(crate) fn forget_library(lib: usize, kernels: &[Kernel]) {
+/// Drop the cached layouts of `lib`'s kernels and remember those kernels as unloaded.
+pub(crate) fn forget_library(lib: usize) {
     let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-    let mut gone: Vec<usize> = l.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| *k).collect();
+    let gone: Vec<usize> = l.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| *k).collect();
     l.retain(|_, v| v.lib != lib);
+    GENERATION.fetch_add(1, Ordering::Release);
     drop(l);
-    gone.extend(kernels.iter().map(|k| k.0 as usize));
-    unloaded().lock().unwrap_or_else(|p| p.into_inner()).extend(gone);
+    if !gone.is_empty() {
+        unloaded().lock().unwrap_or_else(|p| p.into_inner()).extend(gone);
+    }
 }
 
 /// Whether any unloaded kernel is remembered (a load only needs to revive handles then).
@@ -157,20 +171,46 @@ impl Kernel {
     /// Run `f` with this kernel's parameter layout, querying and caching it on first use.
     /// The hot path: one read lock and a hash lookup, no allocation.
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
-        {
-            let l = layouts().read().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = l.get(&(self.0 as usize)) {
-                return Ok(f(&e.params));
-            }
+        let key = self.0 as usize;
+        let generation = GENERATION.load(Ordering::Acquire);
+        // 1. This thread's last kernel: no lock, no hashing, no reference count touched.
+        let mut f = Some(f);
+        let hit = LAST.with(|c| match c.try_borrow().as_deref() {
+            Ok(Some((k, g, p))) if *k == key && *g == generation => f.take().map(|f| f(p)),
+            _ => None,
+        });
+        if let Some(r) = hit {
+            return Ok(r);
         }
-        check_live(self)?;
-        let d = driver()?;
-        d.initialised()?;
-        let params = d.with_context(|| query_params(d, self))?;
-        let lib = library_of(d, self);
+        let Some(f) = f else { return Err(Error::new(Status::Internal, "layout callback consumed")) };
+        // 2. The shared table; 3. CUDA, once per kernel.
+        let found = layouts().read().unwrap_or_else(|p| p.into_inner()).get(&key).map(|e| e.params.clone());
+        let params = match found {
+            Some(p) => p,
+            None => {
+                check_live(self)?;
+                let d = driver()?;
+                d.initialised()?;
+                let params: Arc<[Param]> = d.with_context(|| query_params(d, self))?.into();
+                let lib = library_of(d, self);
+                let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
+                l.entry(key).or_insert(Layout { lib, params }).params.clone()
+            }
+        };
+        LAST.with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                *c = Some((key, generation, params.clone()));
+            }
+        });
+        Ok(f(&params))
+    }
+
+    /// Record a parameter layout without asking CUDA (for tests without a GPU, and for
+    /// callers that know the layout already). An existing entry is kept.
+    #[doc(hidden)]
+    pub fn prime_params(self, params: &[Param]) {
         let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-        let e = l.entry(self.0 as usize).or_insert(Layout { lib, params: params.into_boxed_slice() });
-        Ok(f(&e.params))
+        l.entry(self.0 as usize).or_insert(Layout { lib: 0, params: params.to_vec().into() });
     }
 
     pub fn param_count(self) -> Result<usize> {

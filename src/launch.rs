@@ -141,6 +141,11 @@ impl LaunchConfig {
         Ok(api)
     }
 
+    /// Whether any launch attribute is asked for (most launches: none).
+    fn wants_attributes(&self) -> bool {
+        !self.cluster.is_zero() || self.cooperative != 0 || self.priority != 0 || self.programmatic_serialization != 0
+    }
+
     /// The CUDA launch attributes this config asks for, on the stack.
     fn attributes(&self) -> ([sys::CUlaunchAttribute; MAX_ATTRS], u32) {
         let mut a: [sys::CUlaunchAttribute; MAX_ATTRS] = Default::default();
@@ -199,9 +204,9 @@ fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Resul
     bad.map_or(Ok(()), Err)
 }
 
-/// Launch `k` as `cfg` says. `args` holds one pointer per parameter (CUDA's kernelParams);
-/// `sizes`, when given, the size of each argument, checked against the parameter's.
-pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+/// Everything a launch decides before calling CUDA: the API and the argument check.
+/// Allocation-free on success (tests/launch_alloc.rs proves it).
+pub(crate) fn prepare(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<Api> {
     if k.0.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
     }
@@ -212,12 +217,27 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
         }
     }
     check_args(k, args, sizes)?;
-    let (mut attrs, num) = cfg.attributes();
+    Ok(api)
+}
+
+/// CUDA_ERROR_INVALID_CONTEXT: the thread has no current context.
+const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
+
+/// Launch `k` as `cfg` says. `args` holds one pointer per parameter (CUDA's kernelParams);
+/// `sizes`, when given, the size of each argument, checked against the parameter's.
+pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+    let api = prepare(k, cfg, args, sizes)?;
     let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
+    let (mut attrs, num) = if cfg.wants_attributes() {
+        cfg.attributes()
+    } else {
+        // SAFETY: launch attributes are plain data for which all-zero is valid; with num == 0
+        // CUDA reads none of them.
+        (unsafe { std::mem::zeroed() }, 0)
+    };
     match api {
         Api::Driver => {
             let d = driver()?;
-            d.ensure_context(cfg.stream)?;
             let f = d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?;
             let c = sys::CUlaunchConfig {
                 gridDimX: cfg.grid.x,
@@ -228,35 +248,59 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
                 blockDimZ: cfg.block.z,
                 sharedMemBytes: cfg.shared_mem_bytes as u32,
                 hStream: cfg.stream,
-                attrs: attrs.as_mut_ptr(),
+                attrs: if num == 0 { std::ptr::null_mut() } else { attrs.as_mut_ptr() },
                 numAttrs: num,
             };
             // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
             // holds one valid pointer per parameter (checked above); attrs outlive the call.
-            let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
+            let mut r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
+            if r.0 == CUDA_ERROR_INVALID_CONTEXT {
+                // The thread has no context yet: give it the one the runtime would, then retry.
+                // Checking first would cost every launch a driver call; this costs the first.
+                d.ensure_context(cfg.stream)?;
+                // SAFETY: as above.
+                r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
+            }
             if r.0 != 0 {
                 return d.check(r, "launching through the driver (cuLaunchKernelEx)");
             }
         }
         Api::Runtime => {
             let rt = runtime()?;
-            let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
-            let c = sys::cudaLaunchConfig_t {
-                gridDim: sys::dim3 { x: cfg.grid.x, y: cfg.grid.y, z: cfg.grid.z },
-                blockDim: sys::dim3 { x: cfg.block.x, y: cfg.block.y, z: cfg.block.z },
-                dynamicSmemBytes: cfg.shared_mem_bytes,
-                stream: cfg.stream,
-                attrs: attrs.as_mut_ptr() as *mut sys::cudaLaunchAttribute,
-                numAttrs: num,
+            let grid = sys::dim3 { x: cfg.grid.x, y: cfg.grid.y, z: cfg.grid.z };
+            let block = sys::dim3 { x: cfg.block.x, y: cfg.block.y, z: cfg.block.z };
+            let r = if num == 0 {
+                // No attributes: the plain launch, CUDA's cheapest runtime entry point.
+                let f = rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?;
+                // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch;
+                // params holds one valid pointer per parameter.
+                unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
+            } else {
+                let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
+                let c = sys::cudaLaunchConfig_t {
+                    gridDim: grid,
+                    blockDim: block,
+                    dynamicSmemBytes: cfg.shared_mem_bytes,
+                    stream: cfg.stream,
+                    attrs: attrs.as_mut_ptr() as *mut sys::cudaLaunchAttribute,
+                    numAttrs: num,
+                };
+                // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
+                unsafe { f(&c, k.0 as *const c_void, params) }
             };
-            // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch; the
-            // attribute arrays are layout-identical (asserted above).
-            let r = unsafe { f(&c, k.0 as *const c_void, params) };
             if r.0 != 0 {
-                return rt.check(r, "launching through the runtime (cudaLaunchKernelExC)");
+                return rt.check(r, "launching through the runtime (cudaLaunchKernel[ExC])");
             }
         }
     }
+    Ok(())
+}
+
+/// Check a launch as `launch` would, without launching: for tests and for callers that want
+/// to validate a configuration ahead of a hot loop.
+pub fn validate(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+    prepare(k, cfg, args, sizes)?;
+    let _ = cfg.attributes();
     Ok(())
 }
 

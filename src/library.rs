@@ -71,7 +71,7 @@ pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
 fn target_sm() -> Option<(i32, u32)> {
     let d = driver_if_usable()?;
     let dev = d.current_device().ok()?;
-    Some((dev, d.device_sm(dev).ok()?))
+    Some((dev, d.device_sm_cached(dev).ok()?))
 }
 
 /// Check an image before CUDA sees it; returns the bytes CUDA should read (PTX gains a
@@ -155,9 +155,7 @@ impl Library {
         loaded().lock().unwrap_or_else(|p| p.into_inner()).insert(lib as usize, api);
         // A new library can reuse the addresses of an unloaded one's kernels.
         if kernel::any_unloaded() {
-            if let Ok(ks) = l.kernels() {
-                kernel::revive(&ks);
-            }
+            let _ = l.kernels(); // enumerating revives them
         }
         Ok(l)
     }
@@ -242,12 +240,6 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
             }
         }
     }
-    let ks = {
-        let tmp = Library { raw: lib, api };
-        let ks = tmp.kernels().unwrap_or_default();
-        std::mem::forget(tmp);
-        ks
-    };
     match api {
         Api::Driver => {
             let d = driver()?;
@@ -263,7 +255,8 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
         }
     }
     loaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&(lib as usize));
-    kernel::forget_library(lib as usize, &ks);
+    // Kernels cudyn has seen (cached layouts) are remembered as unloaded.
+    kernel::forget_library(lib as usize);
     Ok(())
 }
 
@@ -323,6 +316,7 @@ pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32>
         return Ok(0);
     }
     // Kernel is repr(transparent) over CUkernel.
+    let out_ptr_for_revive = out.as_ptr();
     let p = out.as_mut_ptr() as *mut sys::CUkernel;
     if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryEnumerateKernels.is_some()) {
         let f = d.need(d.f.cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels")?;
@@ -334,6 +328,8 @@ pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32>
         // SAFETY: as above.
         rt.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
     }
+    // SAFETY: the first `w` entries were just written by CUDA.
+    kernel::revive(unsafe { std::slice::from_raw_parts(out_ptr_for_revive, w as usize) });
     Ok(w)
 }
 

@@ -45,6 +45,7 @@ runtime_table! {
     cudaLibraryEnumerateKernels: PFN_cudaLibraryEnumerateKernels,
     cudaLibraryGetGlobal: PFN_cudaLibraryGetGlobal,
     cudaLaunchKernelExC: PFN_cudaLaunchKernelExC,
+    cudaLaunchKernel: PFN_cudaLaunchKernel,
     cudaKernelSetAttributeForDevice: PFN_cudaKernelSetAttributeForDevice,
     cudaGetLastError: PFN_cudaGetLastError,
     cudaGetDriverEntryPointByVersion: PFN_cudaGetDriverEntryPointByVersion,

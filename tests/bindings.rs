@@ -21,7 +21,7 @@ const FUNCTIONS: &[&str] = &[
     "cudaGetDeviceCount", "cudaGetDevice", "cudaSetDevice", "cudaDeviceGetAttribute", "cudaFree",
     "cudaLibraryLoadData", "cudaLibraryLoadFromFile", "cudaLibraryUnload", "cudaLibraryGetKernel",
     "cudaLibraryGetKernelCount", "cudaLibraryEnumerateKernels", "cudaLibraryGetGlobal",
-    "cudaLaunchKernelExC", "cudaKernelSetAttributeForDevice", "cudaGetLastError",
+    "cudaLaunchKernelExC", "cudaLaunchKernel", "cudaKernelSetAttributeForDevice", "cudaGetLastError",
     "cudaGetDriverEntryPointByVersion",
     // NVRTC
     "nvrtcVersion", "nvrtcGetErrorString", "nvrtcCreateProgram", "nvrtcDestroyProgram",

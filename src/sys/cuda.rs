@@ -1840,6 +1840,14 @@ pub type PFN_cudaDeviceGetAttribute = unsafe extern "C" fn(
 ) -> cudaError_t;
 pub type PFN_cudaSetDevice = unsafe extern "C" fn(device: ::std::os::raw::c_int) -> cudaError_t;
 pub type PFN_cudaGetDevice = unsafe extern "C" fn(device: *mut ::std::os::raw::c_int) -> cudaError_t;
+pub type PFN_cudaLaunchKernel = unsafe extern "C" fn(
+    func: *const ::std::os::raw::c_void,
+    gridDim: dim3,
+    blockDim: dim3,
+    args: *mut *mut ::std::os::raw::c_void,
+    sharedMem: usize,
+    stream: cudaStream_t,
+) -> cudaError_t;
 pub type PFN_cudaLaunchKernelExC = unsafe extern "C" fn(
     config: *const cudaLaunchConfig_t,
     func: *const ::std::os::raw::c_void,

@@ -1,0 +1,9 @@
+# Benchmarks: programs that print numbers (not tests). Built with the suite where nvcc is.
+if(NOT CUDYN_HAVE_NVCC)
+  return()
+endif()
+add_executable(launch_bench bench/launch_bench.cu)
+target_link_libraries(launch_bench PRIVATE cudyn::cudyn CUDA::cudart_static)
+target_include_directories(launch_bench PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+set_target_properties(launch_bench PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+target_compile_options(launch_bench PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O2>)

@@ -1,0 +1,217 @@
+// Benchmark (not a test): cudyn's launch, load and compile overhead against the raw CUDA calls,
+// measured side by side in one process. Variants are interleaved round by round so drift in
+// clocks or driver state hits them all alike; each figure is the median over rounds.
+//   usage: launch_bench <fatbin> [out.json] [rounds=9] [launches=100000] [loads=60]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+#include "../test_util.hpp"
+#if __has_include("cudyn.hpp")
+#include "cudyn.hpp"
+#define HAVE_CUDYN_HPP 1
+#endif
+
+using Clock = std::chrono::steady_clock;
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Variant {
+  std::string name, group, baseline;  // baseline: name of the raw variant it is compared with
+  std::function<void()> once;          // one launch / load / compile
+  std::vector<double> per_op_us;       // one entry per round
+};
+
+static const char *kSmallSrc = "extern \"C\" __global__ void k_small(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = x[i] * 2.0f + 1.0f; }\n";
+
+// A larger kernel: many template instantiations and unrolled math, so NVRTC works for a while.
+static std::string large_source() {
+  std::string s = "template <int N> __device__ float poly(float x) { float r = 0.f;\n#pragma unroll\n for (int i = 0; i < N; ++i) r = r * x + (float)(i % 7) * 0.5f; return r; }\n";
+  s += "extern \"C\" __global__ void k_large(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; float v = x[i];\n";
+  for (int k = 1; k <= 48; ++k) s += "  v += poly<" + std::to_string(8 * k) + ">(v * 0.001f);\n";
+  s += "  x[i] = v; }\n";
+  return s;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) FAIL("usage: %s <fatbin> [out.json] [rounds] [launches] [loads]", argv[0]);
+  require_gpu();
+  const char *json_path = argc > 2 ? argv[2] : nullptr;
+  const int rounds = argc > 3 ? std::atoi(argv[3]) : 9;
+  const int launches = argc > 4 ? std::atoi(argv[4]) : 100000;
+  const int loads = argc > 5 ? std::atoi(argv[5]) : 60;
+  auto image = read_file(argv[1]);
+
+  auto cuLaunchKernelEx_ = DRIVER(cuLaunchKernelEx, 11060);
+  auto cuLibraryLoadData_ = DRIVER(cuLibraryLoadData);
+  auto cuLibraryUnload_ = DRIVER(cuLibraryUnload);
+  auto cuCtxSetCurrent_ = DRIVER(cuCtxSetCurrent);
+  auto cuDevicePrimaryCtxRetain_ = DRIVER(cuDevicePrimaryCtxRetain);
+
+  CHECK_RT(cudaFree(nullptr));  // runtime initialised, primary context current
+  CUcontext primary = nullptr;
+  CHECK_CU(cuDevicePrimaryCtxRetain_(&primary, 0));
+  CHECK_CU(cuCtxSetCurrent_(primary));
+  cudaStream_t stream;
+  CHECK_RT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  cudyn_library_t lib = nullptr;
+  CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_RUNTIME, &lib));
+  cudyn_kernel_t k = nullptr;
+  CHECK_CUDYN(cudyn_library_get_kernel(lib, "empty_kernel", CUDYN_API_RUNTIME, &k));
+  cudyn_kernel_t kc = nullptr;
+  CHECK_CUDYN(cudyn_library_get_kernel(lib, "cluster_report", CUDYN_API_RUNTIME, &kc));
+  unsigned *cluster_out = nullptr;
+  CHECK_RT(cudaMalloc(&cluster_out, 16));
+  void *cluster_args[] = {&cluster_out};
+
+  // Raw launch configurations.
+  CUlaunchConfig dcfg{};
+  dcfg.gridDimX = dcfg.gridDimY = dcfg.gridDimZ = 1;
+  dcfg.blockDimX = 32; dcfg.blockDimY = dcfg.blockDimZ = 1;
+  dcfg.hStream = stream;
+  CUlaunchAttribute dattr{};
+  dattr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  dattr.value.clusterDim.x = 2; dattr.value.clusterDim.y = 1; dattr.value.clusterDim.z = 1;
+  CUlaunchConfig dcfg_cluster = dcfg;
+  dcfg_cluster.gridDimX = 2;
+  dcfg_cluster.attrs = &dattr;
+  dcfg_cluster.numAttrs = 1;
+  cudaLaunchConfig_t rcfg_cluster{};
+  rcfg_cluster.gridDim = dim3(2);
+  rcfg_cluster.blockDim = dim3(32);
+  rcfg_cluster.stream = stream;
+  cudaLaunchAttribute rattr{};
+  rattr.id = cudaLaunchAttributeClusterDimension;
+  rattr.val.clusterDim.x = 2; rattr.val.clusterDim.y = 1; rattr.val.clusterDim.z = 1;
+  rcfg_cluster.attrs = &rattr;
+  rcfg_cluster.numAttrs = 1;
+
+  cudyn_launch_config cd = config_1d(32, 32, CUDYN_API_DRIVER, stream);
+  cudyn_launch_config cr = config_1d(32, 32, CUDYN_API_RUNTIME, stream);
+  cudyn_launch_config cd_cl = cd, cr_cl = cr;
+  cd_cl.grid.x = cr_cl.grid.x = 2;
+  cd_cl.cluster = cr_cl.cluster = {2, 1, 1};
+
+  std::vector<Variant> v;
+  auto add = [&](const char *name, const char *group, const char *base, std::function<void()> f) {
+    v.push_back({name, group, base, std::move(f), {}});
+  };
+  add("raw cuLaunchKernelEx", "launch", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)k, nullptr, nullptr)); });
+  add("raw cudaLaunchKernel", "launch", "", [&] { CHECK_RT(cudaLaunchKernel((const void *)k, dim3(1), dim3(32), nullptr, 0, stream)); });
+  add("cudyn_launch (driver)", "launch", "raw cuLaunchKernelEx", [&] { CHECK_CUDYN(cudyn_launch(k, &cd, nullptr, 0)); });
+  add("cudyn_launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { CHECK_CUDYN(cudyn_launch(k, &cr, nullptr, 0)); });
+  add("cudyn_launch_checked (driver)", "launch", "raw cuLaunchKernelEx", [&] { CHECK_CUDYN(cudyn_launch_checked(k, &cd, nullptr, nullptr, 0)); });
+  add("cudyn_launch_checked (runtime)", "launch", "raw cudaLaunchKernel", [&] { CHECK_CUDYN(cudyn_launch_checked(k, &cr, nullptr, nullptr, 0)); });
+#ifdef HAVE_CUDYN_HPP
+  cudyn::kernel typed(k);
+  add("C++ kernel.launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { typed.launch(cudyn::launch_config(cr)); });
+#endif
+  add("raw cuLaunchKernelEx + cluster", "cluster", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg_cluster, (CUfunction)kc, cluster_args, nullptr)); });
+  add("raw cudaLaunchKernelExC + cluster", "cluster", "", [&] { CHECK_RT(cudaLaunchKernelExC(&rcfg_cluster, (const void *)kc, cluster_args)); });
+  add("cudyn_launch (driver) + cluster", "cluster", "raw cuLaunchKernelEx + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cd_cl, cluster_args, 1)); });
+  add("cudyn_launch (runtime) + cluster", "cluster", "raw cudaLaunchKernelExC + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cr_cl, cluster_args, 1)); });
+
+  // Loads: load + unload of the same fatbin.
+  add("raw cudaLibraryLoadData", "load", "", [&] { cudaLibrary_t l; CHECK_RT(cudaLibraryLoadData(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_RT(cudaLibraryUnload(l)); });
+  add("cudyn_library_load_data (runtime)", "load", "raw cudaLibraryLoadData", [&] { cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_RUNTIME, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME)); });
+  add("raw cuLibraryLoadData", "load", "", [&] { CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
+  add("cudyn_library_load_data (driver)", "load", "raw cuLibraryLoadData", [&] { cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
+
+  // Warm everything once (parameter layouts cached, modules resident).
+  for (auto &x : v) x.once();
+  CHECK_RT(cudaStreamSynchronize(stream));
+
+  for (int r = 0; r < rounds; ++r) {
+    for (auto &x : v) {
+      int reps = x.group == "load" ? loads : launches;
+      auto t0 = Clock::now();
+      for (int i = 0; i < reps; ++i) x.once();
+      auto t1 = Clock::now();
+      CHECK_RT(cudaStreamSynchronize(stream));
+      x.per_op_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / reps);
+    }
+  }
+
+  // Compile: a cold NVRTC compile (cache off, through cudyn_compile) against
+  // cudyn_library_load_source with a warm cache, small and large kernel.
+  std::string large = large_source();
+  struct CompileRow { std::string name; double cold_ms, warm_ms; };
+  std::vector<CompileRow> crows;
+  for (auto src : {std::string(kSmallSrc), large}) {
+    std::vector<double> cold, warm;
+    const char *label = src.size() < 400 ? "small kernel" : "large kernel";
+    for (int r = 0; r < 5; ++r) {
+      // A unique define makes each cold compile a cache miss: NVRTC really runs.
+      std::string opt = "-DCUDYN_BENCH_SALT=" + std::to_string(r) + std::to_string(Clock::now().time_since_epoch().count());
+      const char *opts[] = {opt.c_str()};
+      cudyn_buffer code{}, log{};
+      auto t0 = Clock::now();
+      CHECK_CUDYN(cudyn_compile(src.c_str(), "bench.cu", opts, 1, CUDYN_CODE_CUBIN, &code, &log));
+      cudyn_library_t l;
+      CHECK_CUDYN(cudyn_library_load_data(code.data, code.size, CUDYN_API_RUNTIME, &l));
+      auto t1 = Clock::now();
+      cold.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME));
+      cudyn_buffer_free(&code);
+      cudyn_buffer_free(&log);
+    }
+    cudyn_library_t l;
+    CHECK_CUDYN(cudyn_library_load_source(src.c_str(), "bench.cu", nullptr, 0, CUDYN_API_RUNTIME, &l, nullptr));  // fill the cache
+    CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME));
+    for (int r = 0; r < 20; ++r) {
+      auto t0 = Clock::now();
+      CHECK_CUDYN(cudyn_library_load_source(src.c_str(), "bench.cu", nullptr, 0, CUDYN_API_RUNTIME, &l, nullptr));
+      auto t1 = Clock::now();
+      warm.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME));
+    }
+    crows.push_back({label, median(cold), median(warm)});
+  }
+
+  // Report.
+  auto find = [&](const std::string &n) -> Variant * {
+    for (auto &x : v) if (x.name == n) return &x;
+    return nullptr;
+  };
+  char devname[256] = "";
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) std::snprintf(devname, sizeof devname, "%s", prop.name);
+  int drv = 0, rtv = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rtv);
+  std::printf("device: %s, driver %d, runtime %d; %d rounds x %d launches (%d loads), medians\n\n", devname, drv, rtv, rounds, launches, loads);
+  std::printf("%-36s %12s %10s\n", "variant", "us/op", "vs raw");
+  FILE *js = json_path ? std::fopen(json_path, "w") : nullptr;
+  if (js) std::fprintf(js, "{\n  \"device\": \"%s\", \"driver\": %d, \"runtime\": %d, \"rounds\": %d, \"launches\": %d, \"loads\": %d,\n  \"variants\": [\n", devname, drv, rtv, rounds, launches, loads);
+  for (size_t i = 0; i < v.size(); ++i) {
+    auto &x = v[i];
+    double m = median(x.per_op_us);
+    double ratio = 1.0;
+    if (!x.baseline.empty()) ratio = m / median(find(x.baseline)->per_op_us);
+    std::printf("%-36s %12.3f %9.3fx\n", x.name.c_str(), m, ratio);
+    if (js) {
+      std::fprintf(js, "    {\"name\": \"%s\", \"group\": \"%s\", \"baseline\": \"%s\", \"median_us\": %.4f, \"ratio\": %.4f, \"rounds_us\": [", x.name.c_str(), x.group.c_str(), x.baseline.c_str(), m, ratio);
+      for (size_t r = 0; r < x.per_op_us.size(); ++r) std::fprintf(js, "%s%.4f", r ? ", " : "", x.per_op_us[r]);
+      std::fprintf(js, "]}%s\n", i + 1 < v.size() ? "," : "");
+    }
+  }
+  std::printf("\n%-36s %12s %12s %10s\n", "compile + load", "cold ms", "cached ms", "speed-up");
+  if (js) std::fprintf(js, "  ],\n  \"compile\": [\n");
+  for (size_t i = 0; i < crows.size(); ++i) {
+    auto &c = crows[i];
+    std::printf("%-36s %12.3f %12.3f %9.1fx\n", c.name.c_str(), c.cold_ms, c.warm_ms, c.cold_ms / c.warm_ms);
+    if (js) std::fprintf(js, "    {\"name\": \"%s\", \"cold_ms\": %.4f, \"cached_ms\": %.4f, \"speedup\": %.2f}%s\n", c.name.c_str(), c.cold_ms, c.warm_ms, c.cold_ms / c.warm_ms, i + 1 < crows.size() ? "," : "");
+  }
+  if (js) { std::fprintf(js, "  ]\n}\n"); std::fclose(js); }
+  cudaFree(cluster_out);
+  CHECK_CUDYN(cudyn_library_unload(lib, CUDYN_API_RUNTIME));
+  return 0;
+}

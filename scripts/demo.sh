@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The demo: builds cudyn and its examples, then runs them. `versions` shows what cudyn found;
+# the NVRTC SAXPY compiles everywhere; loading and launching run where there is a GPU, and
+# the demo says what it skipped where there is none.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
+cmake -S . -B build "${CUDYN_CMAKE_ARGS[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cmake --build build >/dev/null
+fatbin=build/c-examples/device/example_kernels.fatbin
+run() {
+  echo "\$ $*"
+  local rc=0
+  "$@" || rc=$?
+  case $rc in
+    0) ;;
+    77) echo "  (skipped: needs a GPU)";;
+    *) echo "  FAILED with exit code $rc"; exit $rc;;
+  esac
+  echo
+}
+run build/c-examples/versions
+run build/c-examples/saxpy_nvrtc
+run build/c-examples/load_and_launch "$fatbin"
+run build/c-examples/interop_cast "$fatbin"

@@ -1,0 +1,60 @@
+//! The launch path allocates nothing: a counting global allocator watches everything a launch
+//! decides before calling CUDA (config check, parameter-layout lookup, argument check, launch
+//! attributes), for a kernel whose layout is cached, with and without size checks.
+
+use cudyn::launch::{validate, Dim3, LaunchConfig};
+use cudyn::{Kernel, Param, Status};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn launch_preparation_does_not_allocate() {
+    let k = Kernel(0x1000 as *mut _);
+    k.prime_params(&[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]);
+    let mut p: u64 = 0;
+    let mut n: i32 = 0;
+    let args = [&mut p as *mut u64 as *mut c_void, &mut n as *mut i32 as *mut c_void];
+    let sizes = [8usize, 4];
+    let mut cfg = LaunchConfig { grid: Dim3::x(100), block: Dim3::x(256), ..Default::default() };
+    cfg.cluster = Dim3::new(2, 1, 1);
+    cfg.priority = 1;
+    // Warm up (the layout table itself was allocated when primed).
+    validate(k, &cfg, &args, Some(&sizes)).unwrap();
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for i in 0..10_000 {
+        cfg.api = (i % 2) as u32;
+        validate(k, &cfg, &args, None).unwrap();
+        validate(k, &cfg, &args, Some(&sizes)).unwrap();
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "20,000 launch preparations allocated {} times", after - before);
+
+    // And the checks are live: a wrong size is refused (this path may allocate its message).
+    let bad = [8usize, 8];
+    assert_eq!(validate(k, &cfg, &args, Some(&bad)).unwrap_err().status, Status::ArgumentMismatch);
+    assert_eq!(validate(k, &cfg, &args[..1], None).unwrap_err().status, Status::ArgumentMismatch);
+}
