@@ -94,7 +94,17 @@ impl Runtime {
             // SAFETY: no arguments.
             unsafe { f() };
         }
-        Err(Error::with_code(status_of_cuda_code(r.0), r.0 as i32, format!("{what}: {}", self.describe(r))))
+        let mut status = status_of_cuda_code(r.0);
+        let mut msg = format!("{what}: {}", self.describe(r));
+        // With no driver at all the runtime says "insufficient driver" (35) or "no device"
+        // (100); the driver's own search says what is really missing.
+        if r.0 == 35 || r.0 == 100 {
+            if let Err(e) = crate::driver::driver() {
+                status = e.status;
+                msg = format!("{msg}; {}", e.message);
+            }
+        }
+        Err(Error::with_code(status, r.0 as i32, msg))
     }
 
     pub fn describe(&self, r: sys::cudaError_t) -> String {
