@@ -104,7 +104,7 @@ inline std::vector<float> random_floats(size_t n, unsigned seed) {
 struct DevBuf {
   float *p = nullptr;
   size_t n = 0;
-  explicit DevBuf(size_t count) : n(count) { CHECK_RT(cudaMalloc(&p, n * sizeof(float))); }
+  explicit DevBuf(size_t count) : n(count) { CHECK_RT(cudaMalloc(reinterpret_cast<void **>(&p), n * sizeof(float))); }
   DevBuf(const std::vector<float> &h) : DevBuf(h.size()) {
     CHECK_RT(cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   }

@@ -5,7 +5,7 @@ use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
 use crate::sys;
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -47,16 +47,17 @@ fn layouts() -> &'static RwLock<HashMap<usize, Layout>> {
     L.get_or_init(Default::default)
 }
 
-/// Kernels of libraries cudyn unloaded: using one is a clear error, not a driver crash.
-fn unloaded() -> &'static Mutex<HashSet<usize>> {
-    static U: OnceLock<Mutex<HashSet<usize>>> = OnceLock::new();
+/// Kernels of libraries cudyn unloaded (kernel -> its library): using one is a clear error,
+/// not a driver crash. Consulted only when a kernel is not in the layout caches.
+fn unloaded() -> &'static Mutex<HashMap<usize, usize>> {
+    static U: OnceLock<Mutex<HashMap<usize, usize>>> = OnceLock::new();
     U.get_or_init(Default::default)
 }
 
 /// Drop the cached layouts of `lib`'s kernels and remember those kernels as unloaded.
 pub(crate) fn forget_library(lib: usize) {
     let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-    let gone: Vec<usize> = l.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| *k).collect();
+    let gone: Vec<(usize, usize)> = l.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| (*k, lib)).collect();
     l.retain(|_, v| v.lib != lib);
     GENERATION.fetch_add(1, Ordering::Release);
     drop(l);
@@ -83,13 +84,20 @@ fn check_live(k: Kernel) -> Result<()> {
     if k.0.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
     }
-    if unloaded().lock().unwrap_or_else(|p| p.into_inner()).contains(&(k.0 as usize)) {
-        return Err(Error::invalid(format!(
-            "kernel {:p} belongs to a library that cudyn has unloaded",
-            k.0
-        )));
+    let key = k.0 as usize;
+    let Some(dead_lib) = unloaded().lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied() else {
+        return Ok(());
+    };
+    // The address may have been reused for a kernel cudyn never saw (cudaGetKernel, a raw
+    // cuLibraryGetKernel): if the driver places it in another library, it is alive.
+    if let Ok(d) = driver() {
+        let lib = library_of(d, k);
+        if lib != 0 && lib != dead_lib {
+            unloaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+            return Ok(());
+        }
     }
-    Ok(())
+    Err(Error::invalid(format!("kernel {:p} belongs to a library that cudyn has unloaded", k.0)))
 }
 
 /// Attributes readable per device (CUDA's CU_FUNC_ATTRIBUTE_* numbers).

@@ -10,6 +10,8 @@ pub mod compile;
 pub mod dl;
 pub mod driver;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod handles;
 pub mod image;
 pub mod kernel;

@@ -1,0 +1,179 @@
+// Hostile images: >= 10,000 mutants of a real cubin and fatbin (bit flips, truncations, header
+// sizes that lie, section tables pointing outside the file) fed to cudyn_library_load_data
+// through both APIs. Each mutant sits at the very end of a mapping followed by a PROT_NONE
+// guard page, so reading one byte past it faults. cudyn must never crash; every result is
+// counted by status. For comparison the same mutants go to raw cuLibraryLoadData in child
+// processes (a crash there costs only the child), and the crashes are counted.
+//   usage: mutants <cubin> <fatbin> [count=10000] [--raw]
+//   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cstdint>
+#include <map>
+#include <random>
+#include "test_util.hpp"
+
+// A buffer whose last byte is immediately followed by an unreadable page.
+struct Guarded {
+  char *base = nullptr;
+  size_t map_len = 0;
+  char *data = nullptr;
+  explicit Guarded(const std::vector<char> &bytes) {
+    long page = sysconf(_SC_PAGESIZE);
+    size_t body = (bytes.size() + page - 1) / page * page;
+    map_len = body + page;
+    base = static_cast<char *>(mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (base == MAP_FAILED) FAIL("mmap");
+    mprotect(base + body, page, PROT_NONE);
+    data = base + body - bytes.size();
+    if (!bytes.empty()) std::memcpy(data, bytes.data(), bytes.size());
+  }
+  ~Guarded() { munmap(base, map_len); }
+};
+
+static void put32(std::vector<char> &v, size_t off, uint32_t x) { if (off + 4 <= v.size()) std::memcpy(&v[off], &x, 4); }
+static void put64(std::vector<char> &v, size_t off, uint64_t x) { if (off + 8 <= v.size()) std::memcpy(&v[off], &x, 8); }
+static void put16(std::vector<char> &v, size_t off, uint16_t x) { if (off + 2 <= v.size()) std::memcpy(&v[off], &x, 2); }
+
+// Mutant i of the two originals: deterministic, so children can rebuild it from its index.
+static std::vector<char> mutant(const std::vector<char> &cubin, const std::vector<char> &fatbin, int i) {
+  std::mt19937_64 g(0x5eed0000ull + i);
+  const bool is_fat = i % 2;
+  std::vector<char> v = is_fat ? fatbin : cubin;
+  const uint64_t lies[] = {0, 1, 0x7fffffffull, 0xffffffffull, 0xffffffffffffffffull, v.size() + 1, v.size() * 2, (uint64_t)1 << 40};
+  uint64_t lie = lies[g() % 8];
+  switch ((i / 2) % 6) {
+    case 0: {  // bit flips
+      int flips = 1 + g() % 8;
+      for (int k = 0; k < flips; ++k) v[g() % v.size()] ^= (char)(1u << (g() % 8));
+      break;
+    }
+    case 1:  // truncation
+      v.resize(g() % v.size());
+      break;
+    case 2:  // the whole-image size field lies
+      if (is_fat) put64(v, 8, lie);            // fatbin header: payload size
+      else put64(v, 40, lie);                  // ELF e_shoff
+      break;
+    case 3:  // section / entry table lies
+      if (is_fat) { put32(v, 16 + 4, (uint32_t)lie); put64(v, 16 + 8, lie); }  // first entry: header size, payload size
+      else { put16(v, 60, (uint16_t)(g() % 0xffff)); put16(v, 58, (uint16_t)(g() % 256)); }  // e_shnum, e_shentsize
+      break;
+    case 4: {  // a section header points outside the file
+      if (!is_fat && v.size() > 64) {
+        uint64_t shoff = 0;
+        std::memcpy(&shoff, &v[40], 8);
+        uint16_t shnum = 0;
+        std::memcpy(&shnum, &v[60], 2);
+        if (shnum) {
+          size_t sh = shoff + 64 * (g() % shnum);
+          put64(v, sh + 24, lie);   // sh_offset
+          put64(v, sh + 32, lie);   // sh_size
+        }
+      } else {
+        for (int k = 0; k < 4; ++k) put32(v, g() % (v.size() - 4), (uint32_t)g());
+      }
+      break;
+    }
+    default: {  // random bytes spliced over the header
+      size_t n = std::min<size_t>(v.size(), 16 + g() % 112);
+      for (size_t k = 0; k < n; ++k) v[g() % std::min<size_t>(v.size(), 256)] = (char)g();
+      break;
+    }
+  }
+  return v;
+}
+
+static int raw_child(const std::vector<char> &cubin, const std::vector<char> &fatbin, int first, int count, const char *progress) {
+  CHECK_RT(cudaFree(nullptr));
+  auto load = DRIVER(cuLibraryLoadData);
+  auto unload = DRIVER(cuLibraryUnload);
+  FILE *p = std::fopen(progress, "w");
+  for (int i = first; i < count; ++i) {
+    std::rewind(p);
+    std::fprintf(p, "%d\n", i);
+    std::fflush(p);
+    auto m = mutant(cubin, fatbin, i);
+    Guarded g(m);
+    CUlibrary lib = nullptr;
+    if (load(&lib, g.data, nullptr, nullptr, 0, nullptr, nullptr, 0) == CUDA_SUCCESS) unload(lib);
+  }
+  std::fclose(p);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) FAIL("usage: %s <cubin> <fatbin> [count] [--raw]", argv[0]);
+  auto cubin = read_file(argv[1]);
+  auto fatbin = read_file(argv[2]);
+  const int count = argc > 3 ? std::atoi(argv[3]) : 10000;
+  if (argc > 6 && std::strcmp(argv[4], "--raw-child") == 0) return raw_child(cubin, fatbin, std::atoi(argv[5]), count, argv[6]);
+  const bool raw = argc > 4 && std::strcmp(argv[4], "--raw") == 0;
+  require_gpu();
+
+  std::map<std::string, int> by_status[2];
+  int loaded_ok = 0;
+  for (int i = 0; i < count; ++i) {
+    auto m = mutant(cubin, fatbin, i);
+    Guarded g(m);
+    for (int a = 0; a < 2; ++a) {
+      cudyn_api api = a ? CUDYN_API_DRIVER : CUDYN_API_RUNTIME;
+      cudyn_library_t lib = nullptr;
+      cudyn_status s = cudyn_library_load_data(g.data, m.size(), api, &lib);
+      by_status[a][cudyn_status_string(s)]++;
+      if (s == CUDYN_SUCCESS) {
+        loaded_ok++;
+        CHECK_CUDYN(cudyn_library_unload(lib, api));
+      }
+    }
+  }
+  std::printf("cudyn: %d mutants (cubin and fatbin, alternating) x 2 APIs, 0 crashes\n", count);
+  for (int a = 0; a < 2; ++a) {
+    std::printf("  through the %s:\n", a ? "driver" : "runtime");
+    for (auto &kv : by_status[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());
+  }
+  // After all that, the GPU still works: a clean load and launch.
+  cudyn_library_t lib;
+  CHECK_CUDYN(cudyn_library_load_data(fatbin.data(), fatbin.size(), CUDYN_API_DRIVER, &lib));
+  cudyn_kernel_t k;
+  CHECK_CUDYN(cudyn_library_get_kernel(lib, "add_one", CUDYN_API_DRIVER, &k));
+  DevBuf d(std::vector<float>(1024, 1.0f));
+  int n = 1024;
+  void *args[] = {&d.p, &n};
+  cudyn_launch_config cfg = config_1d(n, 256, CUDYN_API_RUNTIME);
+  CHECK_CUDYN(cudyn_launch(k, &cfg, args, 2));
+  CHECK_RT(cudaDeviceSynchronize());
+  EXPECT(d.get()[1023] == 2.0f, "GPU unusable after the mutants");
+  CHECK_CUDYN(cudyn_library_unload(lib, CUDYN_API_DRIVER));
+  std::printf("  afterwards: a clean load + launch works\n");
+
+  if (raw) {
+    // Raw cuLibraryLoadData on the same mutants, in children; a crash is counted and the next
+    // child resumes after the crashing mutant.
+    std::string progress = "/tmp/cudyn_mutants_progress_" + std::to_string(getpid());
+    int next = 0, crashes = 0, children = 0;
+    std::map<int, int> signals;
+    while (next < count && children < 2000) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        execl(argv[0], argv[0], argv[1], argv[2], std::to_string(count).c_str(), "--raw-child", std::to_string(next).c_str(), progress.c_str(), (char *)nullptr);
+        _exit(127);
+      }
+      children++;
+      int st = 0;
+      waitpid(pid, &st, 0);
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 0) break;
+      int at = next;
+      if (FILE *p = std::fopen(progress.c_str(), "r")) { if (std::fscanf(p, "%d", &at) != 1) at = next; std::fclose(p); }
+      crashes++;
+      signals[WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st)]++;
+      next = at + 1;
+    }
+    std::remove(progress.c_str());
+    std::printf("raw cuLibraryLoadData on the same %d mutants: %d crashed the process (%d child processes)", count, crashes, children);
+    for (auto &kv : signals) std::printf("; %s %d: %d", kv.first > 0 ? "signal" : "exit", kv.first > 0 ? kv.first : -kv.first, kv.second);
+    std::printf("\n");
+  }
+  return 0;
+}

@@ -1,0 +1,809 @@
+/* cudyn.hpp: a header-only C++17 wrapper over cudyn's C API (cudyn.h).
+ *
+ * Link only cudyn (libcudyn.so or libcudyn.a); no CUDA header or library is needed to build
+ * against this header. Everything here is inline or a template, so any number of translation
+ * units may include it.
+ *
+ * Who owns what:
+ *   cudyn::library   owns one loaded CUDA library (move-only RAII). Its destructor unloads it
+ *                    through the API that loaded it. release() gives the raw handle back to
+ *                    you; unload it yourself with cudyn_library_unload(h, same api).
+ *   cudyn::kernel    owns nothing: a pointer-sized, trivially copyable view of a
+ *                    cudyn_kernel_t (== CUkernel == cudaKernel_t). It is valid while its
+ *                    library is loaded (for kernel_of(): for the life of the program).
+ *   cudyn::launch_config  a value: a zero-initialised cudyn_launch_config plus setters.
+ *   Strings returned as `const char*` (kernel::name(), status_string()) belong to CUDA or
+ *   cudyn; strings in cudyn::error / cudyn::result are copies the object owns.
+ *   Device memory is never owned by the wrapper: global<T>() returns the address of a
+ *   __device__ variable that lives as long as its library.
+ *
+ * Errors: every fallible operation has two forms.
+ *   try_xxx(...)  returns cudyn::result<T>: status(), ok(), message(), cuda_code(), log() and
+ *                 value(). Never throws by itself; the success path of kernel::try_launch
+ *                 allocates nothing.
+ *   xxx(...)      returns T or throws cudyn::error (a std::runtime_error with status(),
+ *                 message(), cuda_code() and log()).
+ * Without exceptions (-fno-exceptions, i.e. __cpp_exceptions undefined) the throwing forms
+ * and cudyn::error are COMPILED OUT: only the try_ forms exist. result<T>::value() on a
+ * failed result then prints the error to stderr and calls std::abort(). Define
+ * CUDYN_HPP_EXCEPTIONS to 0 or 1 before including this header to choose explicitly.
+ *
+ * Thread safety: as cudyn.h. The error text comes from cudyn_last_error_message(), which is
+ * per thread; the wrapper copies it into the result/exception at once.
+ */
+#ifndef CUDYN_HPP
+#define CUDYN_HPP
+
+#include "cudyn.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#ifndef CUDYN_HPP_EXCEPTIONS
+#if defined(__cpp_exceptions)
+#define CUDYN_HPP_EXCEPTIONS 1
+#else
+#define CUDYN_HPP_EXCEPTIONS 0
+#endif
+#endif
+
+#if CUDYN_HPP_EXCEPTIONS
+#include <stdexcept>
+#endif
+
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "cudyn.hpp needs C++17"
+#endif
+
+/* CUDA's own kernel handle types are cudyn's: prove it where CUDA's headers were included
+ * first. (Included later, they are still the same type; only the proof is skipped.) */
+#if defined(CUDA_VERSION) && CUDA_VERSION >= 12000
+static_assert(std::is_same<cudyn_kernel_t, CUkernel>::value, "cudyn_kernel_t is CUkernel");
+static_assert(std::is_same<cudyn_library_t, CUlibrary>::value, "cudyn_library_t is CUlibrary");
+static_assert(std::is_same<cudyn_stream_t, CUstream>::value, "cudyn_stream_t is CUstream");
+#endif
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12000
+static_assert(std::is_same<cudyn_kernel_t, cudaKernel_t>::value, "cudyn_kernel_t is cudaKernel_t");
+static_assert(std::is_same<cudyn_library_t, cudaLibrary_t>::value, "cudyn_library_t is cudaLibrary_t");
+static_assert(std::is_same<cudyn_stream_t, cudaStream_t>::value, "cudyn_stream_t is cudaStream_t");
+#endif
+
+namespace cudyn {
+
+/* ------------------------------------------------------------------------------------------
+ * Basics
+ * ---------------------------------------------------------------------------------------- */
+
+/// Which CUDA API does the work (cudyn_api). Choose per call: load through one, launch
+/// through the other if you like.
+enum class api : int {
+  runtime = CUDYN_API_RUNTIME,  ///< cudaLibraryLoadData, cudaLaunchKernelExC, ... (libcudart 12.8+)
+  driver = CUDYN_API_DRIVER,    ///< cuLibraryLoadData, cuLaunchKernelEx, ... (driver 12.0+)
+};
+
+/// The C value of an api.
+constexpr cudyn_api to_c(api a) noexcept { return static_cast<cudyn_api>(static_cast<int>(a)); }
+
+/// Static text for a status ("CUDYN_ERROR_NOT_FOUND: ..."); never NULL.
+inline const char* status_string(cudyn_status s) noexcept { return cudyn_status_string(s); }
+
+/// "cudyn 0.1.0 (driver 13.0, ...)"; static storage.
+inline const char* version_string() noexcept { return cudyn_version_string(); }
+
+/// What went wrong: a status plus copies of the message, the CUDA error code and (for
+/// compilation) NVRTC's log. Default-constructed: success, no allocation.
+class error_info {
+ public:
+  error_info() noexcept = default;
+  error_info(cudyn_status status, std::string message, std::int32_t cuda_code = 0, std::string log = {})
+      : status_(status), cuda_code_(cuda_code), message_(std::move(message)), log_(std::move(log)) {}
+
+  /// Capture this thread's last cudyn failure (cudyn_last_error_message /
+  /// cudyn_last_cuda_error) for `status`, which the failing call returned.
+  static error_info last(cudyn_status status, std::string log = {}) {
+    return error_info(status, cudyn_last_error_message(), cudyn_last_cuda_error(), std::move(log));
+  }
+
+  cudyn_status status() const noexcept { return status_; }
+  bool ok() const noexcept { return status_ == CUDYN_SUCCESS; }
+  /// The CUresult / cudaError_t / nvrtcResult / nvJitLinkResult behind it; 0 if none.
+  std::int32_t cuda_code() const noexcept { return cuda_code_; }
+  /// What cudyn was doing and why it failed ("" on success).
+  const std::string& message() const noexcept { return message_; }
+  /// NVRTC's log for a failed compilation; "" otherwise.
+  const std::string& log() const noexcept { return log_; }
+  /// "CUDYN_ERROR_X: <status text>: <message>".
+  std::string describe() const {
+    std::string s = cudyn_status_string(status_);
+    if (!message_.empty()) {
+      s += ": ";
+      s += message_;
+    }
+    return s;
+  }
+
+ private:
+  cudyn_status status_ = CUDYN_SUCCESS;
+  std::int32_t cuda_code_ = 0;
+  std::string message_;
+  std::string log_;
+};
+
+#if CUDYN_HPP_EXCEPTIONS
+/// The exception the throwing API raises. what() is error_info::describe().
+class error : public std::runtime_error {
+ public:
+  explicit error(error_info info) : std::runtime_error(info.describe()), info_(std::move(info)) {}
+  error(cudyn_status status, std::string message, std::int32_t cuda_code = 0, std::string log = {})
+      : error(error_info(status, std::move(message), cuda_code, std::move(log))) {}
+
+  cudyn_status status() const noexcept { return info_.status(); }
+  const std::string& message() const noexcept { return info_.message(); }
+  std::int32_t cuda_code() const noexcept { return info_.cuda_code(); }
+  const std::string& log() const noexcept { return info_.log(); }
+  const error_info& info() const noexcept { return info_; }
+
+ private:
+  error_info info_;
+};
+#endif
+
+namespace detail {
+/// A failed result's value() without exceptions: say why, then abort.
+[[noreturn]] inline void fail(const error_info& e) {
+#if CUDYN_HPP_EXCEPTIONS
+  throw ::cudyn::error(e);
+#else
+  std::fprintf(stderr, "cudyn: %s\n", e.describe().c_str());
+  if (!e.log().empty()) std::fprintf(stderr, "%s\n", e.log().c_str());
+  std::abort();
+#endif
+}
+}  // namespace detail
+
+/// A value or the error_info that explains its absence (the try_ functions' return type).
+/// T must be default-constructible. [[nodiscard]]: ignoring a result ignores an error.
+template <class T>
+class [[nodiscard]] result {
+ public:
+  using value_type = T;
+  result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : value_(std::move(value)) {}
+  result(error_info failure) noexcept : error_(std::move(failure)) {}
+
+  bool ok() const noexcept { return error_.ok(); }
+  explicit operator bool() const noexcept { return ok(); }
+  cudyn_status status() const noexcept { return error_.status(); }
+  const std::string& message() const noexcept { return error_.message(); }
+  std::int32_t cuda_code() const noexcept { return error_.cuda_code(); }
+  const std::string& log() const noexcept { return error_.log(); }
+  const error_info& error_details() const noexcept { return error_; }
+
+  /// The value; on failure throws cudyn::error (without exceptions: prints and aborts).
+  T& value() & {
+    if (!ok()) detail::fail(error_);
+    return value_;
+  }
+  const T& value() const& {
+    if (!ok()) detail::fail(error_);
+    return value_;
+  }
+  T&& value() && {
+    if (!ok()) detail::fail(error_);
+    return std::move(value_);
+  }
+  /// The value without checking (default-constructed on failure).
+  T& operator*() & noexcept { return value_; }
+  const T& operator*() const& noexcept { return value_; }
+  T&& operator*() && noexcept { return std::move(value_); }
+  T* operator->() noexcept { return &value_; }
+  const T* operator->() const noexcept { return &value_; }
+
+ private:
+  T value_{};
+  error_info error_;
+};
+
+/// A result with nothing but a status.
+template <>
+class [[nodiscard]] result<void> {
+ public:
+  using value_type = void;
+  result() noexcept = default;
+  result(error_info failure) noexcept : error_(std::move(failure)) {}
+
+  bool ok() const noexcept { return error_.ok(); }
+  explicit operator bool() const noexcept { return ok(); }
+  cudyn_status status() const noexcept { return error_.status(); }
+  const std::string& message() const noexcept { return error_.message(); }
+  std::int32_t cuda_code() const noexcept { return error_.cuda_code(); }
+  const std::string& log() const noexcept { return error_.log(); }
+  const error_info& error_details() const noexcept { return error_; }
+  /// Throws cudyn::error on failure (without exceptions: prints and aborts).
+  void value() const {
+    if (!ok()) detail::fail(error_);
+  }
+
+ private:
+  error_info error_;
+};
+
+namespace detail {
+/// result<void> from a C status, capturing the message on failure only.
+inline result<void> check(cudyn_status s) {
+  if (s == CUDYN_SUCCESS) return result<void>();
+  return error_info::last(s);
+}
+
+/// Owns a cudyn_buffer; frees it with cudyn_buffer_free.
+struct buffer {
+  cudyn_buffer b{nullptr, 0};
+  buffer() noexcept = default;
+  buffer(const buffer&) = delete;
+  buffer& operator=(const buffer&) = delete;
+  ~buffer() { cudyn_buffer_free(&b); }
+  std::string str() const {
+    if (b.data == nullptr || b.size == 0) return std::string();
+    const char* p = static_cast<const char*>(b.data);
+    std::size_t n = b.size;
+    while (n > 0 && p[n - 1] == '\0') --n;  // logs come NUL-terminated
+    return std::string(p, n);
+  }
+};
+
+template <class D, class = void>
+struct is_dim3_like : std::false_type {};
+template <class D>
+struct is_dim3_like<D, std::void_t<decltype(std::declval<const D&>().x), decltype(std::declval<const D&>().y),
+                                   decltype(std::declval<const D&>().z)>> : std::true_type {};
+}  // namespace detail
+
+/// Open `component` and say whether it is usable (cudyn_component_status).
+inline result<void> try_component_status(cudyn_component component) {
+  return detail::check(cudyn_component_status(component));
+}
+
+/* ------------------------------------------------------------------------------------------
+ * launch_config
+ * ---------------------------------------------------------------------------------------- */
+
+/// A cudyn_launch_config with setters. Starts zero-initialised (reserved words zero, no
+/// cluster, not cooperative, no priority, the NULL stream, the runtime API) except that grid
+/// and block start at {1,1,1}, so that a default config launches one thread. Setters chain:
+///   cudyn::launch_config().grid(n / 256).block(256).stream(s).api(cudyn::api::driver)
+class launch_config {
+ public:
+  launch_config() noexcept : c_{} {
+    c_.grid = cudyn_dim3{1, 1, 1};
+    c_.block = cudyn_dim3{1, 1, 1};
+  }
+  /// From a C config, as is (its reserved words must be zero, as cudyn.h requires).
+  launch_config(const cudyn_launch_config& c) noexcept : c_(c) {}
+
+  /// One block of `block` threads per `block` elements of `n` (grid = ceil(n / block)).
+  static launch_config linear(std::size_t n, std::uint32_t block = 256) noexcept {
+    launch_config c;
+    if (block == 0) block = 1;
+    std::size_t g = (n + block - 1) / block;
+    c.grid(static_cast<std::uint32_t>(g == 0 ? 1 : g)).block(block);
+    return c;
+  }
+
+  launch_config& grid(std::uint32_t x, std::uint32_t y = 1, std::uint32_t z = 1) noexcept {
+    c_.grid = cudyn_dim3{x, y, z};
+    return *this;
+  }
+  /// Any {x, y, z} type: cudyn_dim3, CUDA's dim3, ...
+  template <class D, std::enable_if_t<detail::is_dim3_like<D>::value, int> = 0>
+  launch_config& grid(const D& d) noexcept {
+    return grid(static_cast<std::uint32_t>(d.x), static_cast<std::uint32_t>(d.y), static_cast<std::uint32_t>(d.z));
+  }
+  launch_config& block(std::uint32_t x, std::uint32_t y = 1, std::uint32_t z = 1) noexcept {
+    c_.block = cudyn_dim3{x, y, z};
+    return *this;
+  }
+  template <class D, std::enable_if_t<detail::is_dim3_like<D>::value, int> = 0>
+  launch_config& block(const D& d) noexcept {
+    return block(static_cast<std::uint32_t>(d.x), static_cast<std::uint32_t>(d.y), static_cast<std::uint32_t>(d.z));
+  }
+  /// Dynamic shared memory per block, in bytes (above 48 KiB, raise the kernel's
+  /// CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES first).
+  launch_config& shared_mem(std::size_t bytes) noexcept {
+    c_.shared_mem_bytes = bytes;
+    return *this;
+  }
+  /// A cudyn_stream_t, i.e. a CUstream or a cudaStream_t; nullptr: the legacy default stream.
+  launch_config& stream(cudyn_stream_t s) noexcept {
+    c_.stream = s;
+    return *this;
+  }
+  /// Who launches.
+  launch_config& api(::cudyn::api a) noexcept {
+    c_.api = to_c(a);
+    return *this;
+  }
+  /// Thread-block cluster shape; (0,0,0): no cluster.
+  launch_config& cluster(std::uint32_t x, std::uint32_t y = 1, std::uint32_t z = 1) noexcept {
+    c_.cluster = cudyn_dim3{x, y, z};
+    return *this;
+  }
+  template <class D, std::enable_if_t<detail::is_dim3_like<D>::value, int> = 0>
+  launch_config& cluster(const D& d) noexcept {
+    return cluster(static_cast<std::uint32_t>(d.x), static_cast<std::uint32_t>(d.y), static_cast<std::uint32_t>(d.z));
+  }
+  /// A cooperative launch (grid-wide sync allowed).
+  launch_config& cooperative(bool on = true) noexcept {
+    c_.cooperative = on ? 1 : 0;
+    return *this;
+  }
+  /// Launch priority (lower is higher, as in CUDA); 0: not set.
+  launch_config& priority(int p) noexcept {
+    c_.priority = p;
+    return *this;
+  }
+  /// Allow programmatic stream serialization (programmatic dependent launch).
+  launch_config& programmatic_serialization(bool on = true) noexcept {
+    c_.programmatic_serialization = on ? 1 : 0;
+    return *this;
+  }
+
+  /// The C struct, ready for cudyn_launch.
+  const cudyn_launch_config& get() const noexcept { return c_; }
+  cudyn_launch_config& get() noexcept { return c_; }
+  operator const cudyn_launch_config&() const noexcept { return c_; }
+
+ private:
+  cudyn_launch_config c_;
+};
+static_assert(sizeof(launch_config) == sizeof(cudyn_launch_config), "launch_config is a cudyn_launch_config");
+
+/* ------------------------------------------------------------------------------------------
+ * kernel
+ * ---------------------------------------------------------------------------------------- */
+
+/// Offset and size in bytes of one kernel parameter.
+struct parameter {
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+/// A kernel handle: a non-owning, trivially copyable, pointer-sized cudyn_kernel_t, which is
+/// CUkernel and cudaKernel_t. Converts to and from all three implicitly. It stays valid as
+/// long as the library it came from is loaded. A default-constructed kernel is null.
+class kernel {
+ public:
+  constexpr kernel() noexcept = default;
+  /// Wrap any kernel handle: from cudyn, cuLibraryGetKernel, cudaLibraryGetKernel, cudaGetKernel.
+  constexpr kernel(cudyn_kernel_t handle) noexcept : h_(handle) {}
+  /// The handle: a cudyn_kernel_t, which is also a CUkernel and a cudaKernel_t.
+  constexpr operator cudyn_kernel_t() const noexcept { return h_; }
+  constexpr cudyn_kernel_t get() const noexcept { return h_; }
+  constexpr explicit operator bool() const noexcept { return h_ != nullptr; }
+
+  /// The kernel's (mangled, for C++) name. The string belongs to CUDA and lives as long as
+  /// the kernel's library.
+  result<const char*> try_name() const {
+    const char* n = nullptr;
+    cudyn_status s = cudyn_kernel_name(h_, &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return n;
+  }
+  /// Number of parameters.
+  result<std::size_t> try_param_count() const {
+    std::size_t n = 0;
+    cudyn_status s = cudyn_kernel_param_count(h_, &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return n;
+  }
+  /// Offset and size of parameter `index`.
+  result<parameter> try_param_info(std::size_t index) const {
+    parameter p;
+    cudyn_status s = cudyn_kernel_param_info(h_, index, &p.offset, &p.size);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return p;
+  }
+  /// A kernel attribute for `device`.
+  result<std::int32_t> try_attribute(cudyn_kernel_attribute attr, std::int32_t device = 0) const {
+    std::int32_t v = 0;
+    cudyn_status s = cudyn_kernel_get_attribute(h_, attr, device, &v);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return v;
+  }
+  /// Set a kernel attribute for `device`.
+  result<void> try_set_attribute(cudyn_kernel_attribute attr, std::int32_t value, std::int32_t device = 0) const {
+    return detail::check(cudyn_kernel_set_attribute(h_, attr, value, device));
+  }
+  /// The kernel's CUfunction (== cudaFunction_t) in the current context.
+  result<cudyn_function_t> try_function() const {
+    cudyn_function_t f = nullptr;
+    cudyn_status s = cudyn_kernel_function(h_, &f);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return f;
+  }
+
+  /// Launch with typed arguments: each argument's address and sizeof go to
+  /// cudyn_launch_checked, so a wrong count or a wrongly sized argument (a double for a
+  /// float, an int for a size_t) is CUDYN_ERROR_ARGUMENT_MISMATCH and nothing is launched.
+  /// Pass arguments with the parameter's exact type (2.0f, not 2.0). Allocates nothing
+  /// unless it fails.
+  template <class... Args>
+  result<void> try_launch(const launch_config& config, const Args&... args) const {
+    static_assert((std::is_trivially_copyable<Args>::value && ...), "kernel arguments must be trivially copyable");
+    std::array<void*, sizeof...(Args)> ptrs{{const_cast<void*>(static_cast<const void*>(std::addressof(args)))...}};
+    std::array<std::size_t, sizeof...(Args)> sizes{{sizeof(Args)...}};
+    return detail::check(cudyn_launch_checked(h_, &config.get(), ptrs.data(), sizes.data(), sizeof...(Args)));
+  }
+  /// Launch with kernelParams as CUDA takes them (one pointer per parameter), sizes unchecked.
+  result<void> try_launch_raw(const launch_config& config, void** args, std::size_t nargs) const {
+    return detail::check(cudyn_launch(h_, &config.get(), args, nargs));
+  }
+
+#if CUDYN_HPP_EXCEPTIONS
+  const char* name() const { return try_name().value(); }
+  std::size_t param_count() const { return try_param_count().value(); }
+  parameter param_info(std::size_t index) const { return try_param_info(index).value(); }
+  std::int32_t attribute(cudyn_kernel_attribute attr, std::int32_t device = 0) const {
+    return try_attribute(attr, device).value();
+  }
+  void set_attribute(cudyn_kernel_attribute attr, std::int32_t value, std::int32_t device = 0) const {
+    try_set_attribute(attr, value, device).value();
+  }
+  cudyn_function_t function() const { return try_function().value(); }
+  template <class... Args>
+  void launch(const launch_config& config, const Args&... args) const {
+    try_launch(config, args...).value();
+  }
+  void launch_raw(const launch_config& config, void** args, std::size_t nargs) const {
+    try_launch_raw(config, args, nargs).value();
+  }
+#endif
+
+ private:
+  cudyn_kernel_t h_ = nullptr;
+};
+static_assert(sizeof(kernel) == sizeof(void*), "cudyn::kernel is pointer-sized");
+static_assert(std::is_trivially_copyable<kernel>::value, "cudyn::kernel is trivially copyable");
+static_assert(std::is_standard_layout<kernel>::value, "cudyn::kernel is standard-layout");
+
+/* ------------------------------------------------------------------------------------------
+ * library
+ * ---------------------------------------------------------------------------------------- */
+
+/// A __device__ variable: its device address and size in bytes. Owned by the library.
+template <class T>
+struct global_ref {
+  T* ptr = nullptr;
+  std::size_t bytes = 0;
+  /// Number of T's (bytes for void).
+  std::size_t count() const noexcept {
+    if constexpr (std::is_void<T>::value) {
+      return bytes;
+    } else {
+      return bytes / sizeof(T);
+    }
+  }
+};
+
+/// What from_source compiles with. Copies are taken; nothing need outlive the call.
+///   cudyn::source_options o{"-std=c++17", "-DN=4"};
+///   o.add_header("ops.h", ops_source).add_name_expression("axpy<float>");
+struct source_options {
+  /// Program name in messages and logs ("" : cudyn's default).
+  std::string name;
+  /// NVRTC options ("-std=c++17", "-DN=4", ...). Without -arch: SASS for the present GPU.
+  std::vector<std::string> options;
+  /// Headers the source may #include by name: {name, contents}.
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// C++ names to instantiate and find ("axpy<float>"): see library::kernel_by_expression.
+  std::vector<std::string> name_expressions;
+
+  source_options() = default;
+  source_options(std::initializer_list<std::string> nvrtc_options) : options(nvrtc_options) {}
+
+  source_options& add_option(std::string o) {
+    options.push_back(std::move(o));
+    return *this;
+  }
+  source_options& add_header(std::string header_name, std::string contents) {
+    headers.emplace_back(std::move(header_name), std::move(contents));
+    return *this;
+  }
+  source_options& add_name_expression(std::string expression) {
+    name_expressions.push_back(std::move(expression));
+    return *this;
+  }
+  source_options& program_name(std::string n) {
+    name = std::move(n);
+    return *this;
+  }
+};
+
+/// A loaded CUDA library (cubin, fatbin, PTX, or compiled from source). Move-only; the
+/// destructor unloads it through the API that loaded it (errors there are ignored: call
+/// try_unload() to see them). Kernels and globals taken from it die with it.
+class library {
+ public:
+  /// An empty library (no handle).
+  library() noexcept = default;
+  /// Adopt `handle`, loaded through `loaded_by`: this object now owns it.
+  library(cudyn_library_t handle, ::cudyn::api loaded_by) noexcept : h_(handle), api_(loaded_by) {}
+  library(const library&) = delete;
+  library& operator=(const library&) = delete;
+  library(library&& o) noexcept
+      : h_(std::exchange(o.h_, nullptr)), api_(o.api_), names_(std::move(o.names_)), log_(std::move(o.log_)) {}
+  library& operator=(library&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, nullptr);
+      api_ = o.api_;
+      names_ = std::move(o.names_);
+      log_ = std::move(o.log_);
+    }
+    return *this;
+  }
+  ~library() { reset(); }
+
+  /* --- loading (static factories) --------------------------------------------------- */
+
+  /// Load a cubin, fatbin or PTX image from memory. The image may be freed afterwards.
+  static result<library> try_from_data(const void* image, std::size_t size, ::cudyn::api a = ::cudyn::api::runtime) {
+    cudyn_library_t h = nullptr;
+    cudyn_status s = cudyn_library_load_data(image, size, to_c(a), &h);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return library(h, a);
+  }
+  /// Load a cubin, fatbin or PTX file.
+  static result<library> try_from_file(const char* path, ::cudyn::api a = ::cudyn::api::runtime) {
+    cudyn_library_t h = nullptr;
+    cudyn_status s = cudyn_library_load_file(path, to_c(a), &h);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return library(h, a);
+  }
+  static result<library> try_from_file(const std::string& path, ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_file(path.c_str(), a);
+  }
+  /// Compile CUDA C++ with NVRTC (through cudyn's cache) for the present GPU and load it
+  /// (cudyn_library_load_source_ex). On failure with CUDYN_ERROR_COMPILE_FAILED, log() holds
+  /// NVRTC's log; on success log() of the library holds it. Name expressions given in
+  /// `opts` are resolved by kernel_by_expression() / lowered_name().
+  static result<library> try_from_source(const char* source, const source_options& opts = source_options(),
+                                         ::cudyn::api a = ::cudyn::api::runtime) {
+    std::vector<const char*> o, hn, hs, ne;
+    o.reserve(opts.options.size());
+    for (const auto& s : opts.options) o.push_back(s.c_str());
+    for (const auto& h : opts.headers) {
+      hn.push_back(h.first.c_str());
+      hs.push_back(h.second.c_str());
+    }
+    for (const auto& e : opts.name_expressions) ne.push_back(e.c_str());
+    cudyn_compile_options c{};
+    c.options = o.data();
+    c.num_options = o.size();
+    c.header_names = hn.data();
+    c.header_sources = hs.data();
+    c.num_headers = hn.size();
+    c.name_expressions = ne.data();
+    c.num_name_expressions = ne.size();
+    cudyn_library_t h = nullptr;
+    detail::buffer log, lowered;
+    cudyn_status s = cudyn_library_load_source_ex(source, opts.name.empty() ? nullptr : opts.name.c_str(), &c, to_c(a),
+                                                  &h, &log.b, &lowered.b);
+    if (s != CUDYN_SUCCESS) return error_info::last(s, log.str());
+    library lib(h, a);
+    lib.log_ = log.str();
+    const char* p = static_cast<const char*>(lowered.b.data);
+    const char* end = p ? p + lowered.b.size : p;
+    for (const auto& e : opts.name_expressions) {
+      std::string low;
+      if (p && p < end) {
+        const void* nul = std::memchr(p, '\0', static_cast<std::size_t>(end - p));
+        std::size_t n = nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - p) : static_cast<std::size_t>(end - p);
+        low.assign(p, n);
+        p += n + 1;
+      }
+      lib.names_.emplace_back(e, std::move(low));
+    }
+    return result<library>(std::move(lib));
+  }
+  static result<library> try_from_source(const char* source, ::cudyn::api a) {
+    return try_from_source(source, source_options(), a);
+  }
+  static result<library> try_from_source(const std::string& source, const source_options& opts = source_options(),
+                                         ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_source(source.c_str(), opts, a);
+  }
+  static result<library> try_from_source(const std::string& source, ::cudyn::api a) {
+    return try_from_source(source.c_str(), source_options(), a);
+  }
+
+  /* --- what is inside ----------------------------------------------------------------- */
+
+  /// Kernel `name` (mangled for C++ kernels that are not extern "C"), looked up through the
+  /// API that loaded the library. Non-owning; valid while this library is loaded.
+  result<::cudyn::kernel> try_kernel(const char* name) const {
+    cudyn_kernel_t k = nullptr;
+    cudyn_status s = cudyn_library_get_kernel(h_, name, to_c(api_), &k);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return ::cudyn::kernel(k);
+  }
+  result<::cudyn::kernel> try_kernel(const std::string& name) const { return try_kernel(name.c_str()); }
+
+  /// The lowered (mangled) name of a name expression given to from_source, or nullptr.
+  const char* lowered_name(const std::string& expression) const noexcept {
+    for (const auto& n : names_)
+      if (n.first == expression && !n.second.empty()) return n.second.c_str();
+    return nullptr;
+  }
+  /// Every {name expression, lowered name} pair from from_source, in the order given.
+  const std::vector<std::pair<std::string, std::string>>& lowered_names() const noexcept { return names_; }
+  /// The kernel of a C++ name expression given to from_source ("axpy<float>").
+  /// CUDYN_ERROR_NOT_FOUND if it was not among source_options::name_expressions.
+  result<::cudyn::kernel> try_kernel_by_expression(const std::string& expression) const {
+    const char* low = lowered_name(expression);
+    if (low == nullptr)
+      return error_info(CUDYN_ERROR_NOT_FOUND, "'" + expression +
+                                                   "' was not among the name expressions this library was compiled "
+                                                   "with (source_options::name_expressions)");
+    return try_kernel(low);
+  }
+
+  /// Number of kernels (driver 12.4+ or runtime 12.8+).
+  result<std::size_t> try_kernel_count() const {
+    std::uint32_t n = 0;
+    cudyn_status s = cudyn_library_kernel_count(h_, &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return static_cast<std::size_t>(n);
+  }
+  /// Every kernel of the library.
+  result<std::vector<::cudyn::kernel>> try_kernels() const {
+    std::uint32_t n = 0;
+    cudyn_status s = cudyn_library_kernel_count(h_, &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    std::vector<cudyn_kernel_t> raw(n);
+    std::uint32_t written = 0;
+    s = cudyn_library_kernels(h_, n ? raw.data() : nullptr, n, &written);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return std::vector<::cudyn::kernel>(raw.begin(), raw.begin() + written);
+  }
+
+  /// The __device__ variable `name`: its device address (in the current context) and size.
+  /// CUDYN_ERROR_ARGUMENT_MISMATCH when its size is not a whole number of T's.
+  template <class T>
+  result<global_ref<T>> try_global(const char* name) const {
+    void* p = nullptr;
+    std::size_t bytes = 0;
+    cudyn_status s = cudyn_library_get_global(h_, name, &p, &bytes);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    if constexpr (!std::is_void<T>::value) {
+      if (bytes < sizeof(T) || bytes % sizeof(T) != 0)
+        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, "global '" + std::string(name) + "' is " +
+                                                             std::to_string(bytes) + " bytes, not a whole number of " +
+                                                             std::to_string(sizeof(T)) + "-byte elements");
+    }
+    global_ref<T> g;
+    g.ptr = static_cast<T*>(p);
+    g.bytes = bytes;
+    return g;
+  }
+  template <class T>
+  result<global_ref<T>> try_global(const std::string& name) const {
+    return try_global<T>(name.c_str());
+  }
+
+#if CUDYN_HPP_EXCEPTIONS
+  static library from_data(const void* image, std::size_t size, ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_data(image, size, a).value();
+  }
+  static library from_file(const char* path, ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_file(path, a).value();
+  }
+  static library from_file(const std::string& path, ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_file(path, a).value();
+  }
+  static library from_source(const char* source, const source_options& opts = source_options(),
+                             ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_source(source, opts, a).value();
+  }
+  static library from_source(const char* source, ::cudyn::api a) { return try_from_source(source, a).value(); }
+  static library from_source(const std::string& source, const source_options& opts = source_options(),
+                             ::cudyn::api a = ::cudyn::api::runtime) {
+    return try_from_source(source, opts, a).value();
+  }
+  static library from_source(const std::string& source, ::cudyn::api a) { return try_from_source(source, a).value(); }
+
+  ::cudyn::kernel kernel(const char* name) const { return try_kernel(name).value(); }
+  ::cudyn::kernel kernel(const std::string& name) const { return try_kernel(name).value(); }
+  ::cudyn::kernel kernel_by_expression(const std::string& expression) const {
+    return try_kernel_by_expression(expression).value();
+  }
+  std::size_t kernel_count() const { return try_kernel_count().value(); }
+  std::vector<::cudyn::kernel> kernels() const { return try_kernels().value(); }
+  template <class T>
+  global_ref<T> global(const char* name) const {
+    return try_global<T>(name).value();
+  }
+  template <class T>
+  global_ref<T> global(const std::string& name) const {
+    return try_global<T>(name.c_str()).value();
+  }
+  /// Unload now; throws on failure.
+  void unload() { try_unload().value(); }
+#endif
+
+  /* --- ownership ---------------------------------------------------------------------- */
+
+  /// The handle (still owned by this object). A CUlibrary if loaded through the driver, a
+  /// cudaLibrary_t through the runtime (the same type).
+  cudyn_library_t get() const noexcept { return h_; }
+  /// The API that loaded it (and will unload it).
+  ::cudyn::api loaded_by() const noexcept { return api_; }
+  explicit operator bool() const noexcept { return h_ != nullptr; }
+  /// NVRTC's log when the library came from source ("" otherwise).
+  const std::string& log() const noexcept { return log_; }
+  /// Give up ownership: the caller must cudyn_library_unload(handle, to_c(loaded_by())).
+  cudyn_library_t release() noexcept {
+    names_.clear();
+    log_.clear();
+    return std::exchange(h_, nullptr);
+  }
+  /// Unload now and say how it went; the object is empty afterwards.
+  result<void> try_unload() {
+    cudyn_library_t h = std::exchange(h_, nullptr);
+    names_.clear();
+    log_.clear();
+    return detail::check(cudyn_library_unload(h, to_c(api_)));
+  }
+  /// Unload now (ignoring errors) and become empty.
+  void reset() noexcept {
+    if (h_ != nullptr) (void)cudyn_library_unload(std::exchange(h_, nullptr), to_c(api_));
+  }
+
+ private:
+  cudyn_library_t h_ = nullptr;
+  ::cudyn::api api_ = ::cudyn::api::runtime;
+  std::vector<std::pair<std::string, std::string>> names_;
+  std::string log_;
+};
+
+/* ------------------------------------------------------------------------------------------
+ * kernel_of: a __global__ function of this program as a kernel handle
+ * ---------------------------------------------------------------------------------------- */
+#if defined(__CUDACC__) || defined(CUDART_VERSION)
+#if !defined(CUDART_VERSION) || CUDART_VERSION >= 12000
+/// The cudaKernel_t of a __global__ function compiled into this program (cudaGetKernel,
+/// called here, in the caller's translation unit, against the CUDA runtime the caller links).
+/// Works for `static __global__` functions too: the handle can then be passed anywhere, to
+/// cudyn or to code that never saw the function. Link the shared runtime (nvcc
+/// -cudart shared, or CMake's CUDA_RUNTIME_LIBRARY Shared) so that your program and cudyn use
+/// one libcudart. The handle lives as long as the program; it needs no unloading.
+template <class... Params>
+inline result<kernel> try_kernel_of(void (*entry)(Params...)) {
+  cudaKernel_t k = nullptr;
+  cudaError_t e = ::cudaGetKernel(&k, reinterpret_cast<const void*>(entry));
+  if (e != cudaSuccess) {
+    return error_info(CUDYN_ERROR_CUDA, std::string("cudaGetKernel: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
+                      static_cast<std::int32_t>(e));
+  }
+  return kernel(k);
+}
+#if CUDYN_HPP_EXCEPTIONS
+template <class... Params>
+inline kernel kernel_of(void (*entry)(Params...)) {
+  return try_kernel_of(entry).value();
+}
+#endif
+#endif
+#endif
+
+}  // namespace cudyn
+
+#endif  // CUDYN_HPP

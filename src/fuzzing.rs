@@ -1,0 +1,221 @@
+//! The checks the fuzz targets (`fuzz/`, `cargo +nightly fuzz run <target>`) and the regression
+//! test (`tests/fuzz_regression.rs`, over `tests/fuzz_corpus/<target>/`) run on one input.
+//! Not part of the API: each function feeds arbitrary bytes to one of the parsers of untrusted
+//! input and panics when an invariant does not hold (a parser that panics, reads out of bounds
+//! or loops fails too, by itself).
+
+use crate::cache::{decode_entry, encode_entry, EntryError, Key, ENTRY_HEADER_LEN, ENTRY_MAGIC, ENTRY_VERSION};
+use crate::compile::decode_payload;
+use crate::image::{code_kind_of, describe_codes, inspect, runnable_on, ArchCode, CodeKind, ImageError, ImageInfo};
+
+/// The fuzz targets, by name (also the folder names under `tests/fuzz_corpus/`).
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("image_inspect", image_inspect),
+    ("cache_entry", cache_entry),
+    ("compile_payload", compile_payload),
+];
+
+/// The sniff window of [`code_kind_of`] for text (`image::SNIFF_WINDOW`).
+const SNIFF_WINDOW: usize = 64 * 1024;
+
+/// GPUs the `runnable_on` answers are checked for (and a few absurd ones).
+const SMS: &[u32] = &[0, 1, 10, 50, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121, u32::MAX];
+
+/// `image::inspect` / `code_kind_of` / `runnable_on` / `describe_codes` on any bytes.
+pub fn image_inspect(data: &[u8]) {
+    let guess = code_kind_of(data);
+    let result = inspect(data);
+    match &result {
+        Ok(info) => check_image_info(data, guess, info),
+        Err(e) => check_image_error(data, guess, e),
+    }
+    // The cheap guess on any prefix, and inspect on the prefix the image says it occupies,
+    // agree with the whole.
+    if let Ok(info) = &result {
+        let again = inspect(&data[..info.len]);
+        assert_eq!(again.as_ref(), Ok(info), "inspect of the image's own {} bytes differs", info.len);
+    }
+}
+
+fn check_image_info(data: &[u8], guess: CodeKind, info: &ImageInfo) {
+    assert!(info.len <= data.len(), "len {} > {} bytes given ({})", info.len, data.len(), info.kind);
+    assert!(info.len > 0, "an accepted {} image of 0 bytes", info.kind);
+    assert_ne!(info.kind, CodeKind::Unknown);
+    match info.kind {
+        // Binary kinds are told apart by magic numbers: the guess must agree.
+        CodeKind::Cubin | CodeKind::Fatbin | CodeKind::LtoIr => {
+            assert_eq!(guess, info.kind, "code_kind_of disagrees with inspect")
+        }
+        // Text is guessed from a window; when the text (up to its NUL) fits in it, the guess
+        // sees exactly what inspect saw.
+        CodeKind::Ptx | CodeKind::Source => {
+            let body_len = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+            if body_len < SNIFF_WINDOW || data.len() <= SNIFF_WINDOW {
+                assert_eq!(guess, info.kind, "code_kind_of disagrees with inspect");
+            }
+        }
+        CodeKind::Unknown => unreachable!(),
+    }
+    match info.kind {
+        CodeKind::Cubin => {
+            assert!(matches!(info.codes[..], [ArchCode::Sass { sm, .. }] if sm >= 10), "{:?}", info.codes);
+            assert!(!info.compressed);
+        }
+        CodeKind::Fatbin => {
+            assert!(info.codes.iter().all(|c| c.sm() >= 10), "{:?}", info.codes);
+            // A fatbin's entries are 64+ bytes each, after a 16-byte header.
+            assert!(info.codes.len() <= info.len.saturating_sub(16) / 64, "{} codes in {} bytes", info.codes.len(), info.len);
+        }
+        CodeKind::Ptx => {
+            assert!(matches!(info.codes[..], [ArchCode::Ptx { sm, .. }] if sm >= 10), "{:?}", info.codes);
+            assert!(!info.compressed);
+        }
+        CodeKind::LtoIr => {
+            assert!(matches!(info.codes[..], [] | [ArchCode::LtoIr { .. }]), "{:?}", info.codes);
+            assert_eq!(info.len, data.len(), "LTO-IR records no size: it is the whole slice");
+            assert!(!info.compressed);
+        }
+        CodeKind::Source => {
+            assert!(info.codes.is_empty());
+            assert!(!info.compressed);
+        }
+        CodeKind::Unknown => unreachable!(),
+    }
+    // Text images end at their first NUL (inclusive), else at the end of the slice.
+    if matches!(info.kind, CodeKind::Ptx | CodeKind::Source) {
+        let expect = data.iter().position(|&b| b == 0).map_or(data.len(), |i| i + 1);
+        assert_eq!(info.len, expect);
+    }
+    for code in &info.codes {
+        match code {
+            // Code runs on the GPU it was built for; LTO-IR never runs without linking.
+            ArchCode::Sass { sm, .. } | ArchCode::Ptx { sm, .. } => assert!(code.runs_on(*sm), "{code} not on sm {sm}"),
+            ArchCode::LtoIr { sm, .. } => assert!(!code.runs_on(*sm)),
+        }
+        let text = code.to_string();
+        assert!(text.starts_with("sm_") || text.starts_with("compute_") || text.starts_with("lto_"), "{text}");
+    }
+    for &sm in SMS {
+        assert_eq!(runnable_on(info, sm), info.codes.iter().any(|c| c.runs_on(sm)));
+    }
+    let described = describe_codes(&info.codes);
+    if info.codes.is_empty() {
+        assert_eq!(described, "none");
+    } else {
+        assert_eq!(described.split(", ").count(), info.codes.len(), "{described}");
+    }
+}
+
+fn check_image_error(data: &[u8], guess: CodeKind, e: &ImageError) {
+    assert!(!e.to_string().is_empty());
+    match e {
+        ImageError::Empty => assert!(data.is_empty()),
+        ImageError::Truncated { need, have, .. } => {
+            assert_eq!(*have, data.len() as u64, "{e}");
+            assert!(need > have, "{e}");
+        }
+        ImageError::Unrecognised => {
+            // Every binary magic is recognised (and then accepted or refused as malformed).
+            assert!(!matches!(guess, CodeKind::Cubin | CodeKind::Fatbin | CodeKind::LtoIr), "{guess} refused as unrecognised");
+        }
+        ImageError::Malformed(why) => assert!(!why.is_empty()),
+    }
+    if data.is_empty() {
+        assert_eq!(*e, ImageError::Empty);
+    }
+}
+
+/// The key the `cache_entry` target decodes with (the seeds are encoded for it).
+pub const CACHE_FUZZ_KEY: Key = Key(*b"cudyn fuzz key, 32 bytes long.!!");
+
+/// `cache::decode_entry` on any bytes: with [`CACHE_FUZZ_KEY`], with the key the bytes carry
+/// themselves (so the fuzzer gets past the key check), and with the first 32 bytes as the key
+/// and the rest as the entry. Each answer is compared with a from-the-spec model.
+pub fn cache_entry(data: &[u8]) {
+    check_entry(&CACHE_FUZZ_KEY, data);
+    if let Some(own) = data.get(12..44) {
+        let mut k = [0u8; 32];
+        k.copy_from_slice(own);
+        check_entry(&Key(k), data);
+    }
+    if let Some((k, rest)) = data.split_first_chunk::<32>() {
+        check_entry(&Key(*k), rest);
+    }
+}
+
+fn check_entry(key: &Key, data: &[u8]) {
+    let got = decode_entry(key, data);
+    assert_eq!(got, model_decode_entry(key, data), "decode_entry disagrees with the format");
+    match got {
+        Ok(payload) => {
+            // The payload is the input's tail, in place, of the length the header declares.
+            let tail = &data[ENTRY_HEADER_LEN..];
+            assert_eq!(payload.as_ptr(), tail.as_ptr());
+            assert_eq!(payload.len(), tail.len());
+            let declared = u64::from_le_bytes(data[44..52].try_into().unwrap());
+            assert_eq!(payload.len() as u64, declared);
+            assert_eq!(encode_entry(key, payload), data, "re-encoding differs");
+        }
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+}
+
+/// The entry format as documented in `cache.rs`, spelled out independently.
+fn model_decode_entry<'a>(key: &Key, d: &'a [u8]) -> Result<&'a [u8], EntryError> {
+    use sha2::{Digest, Sha256};
+    if d.len() < 8 {
+        return Err(EntryError::TooShort);
+    }
+    if d[..8] != ENTRY_MAGIC {
+        return Err(EntryError::BadMagic);
+    }
+    if d.len() < 12 {
+        return Err(EntryError::TooShort);
+    }
+    if u32::from_le_bytes([d[8], d[9], d[10], d[11]]) != ENTRY_VERSION {
+        return Err(EntryError::BadVersion);
+    }
+    if d.len() < 84 {
+        return Err(EntryError::TooShort);
+    }
+    if d[12..44] != key.0 {
+        return Err(EntryError::ForeignKey);
+    }
+    let n = u64::from_le_bytes(d[44..52].try_into().unwrap());
+    if n != (d.len() - 84) as u64 {
+        return Err(EntryError::LengthMismatch);
+    }
+    if Sha256::digest(&d[84..])[..] != d[52..84] {
+        return Err(EntryError::HashMismatch);
+    }
+    Ok(&d[84..])
+}
+
+/// `compile::decode_payload` on any bytes, for every kind: what it accepts re-encodes to the
+/// same bytes, and its code is of the kind asked for.
+pub fn compile_payload(data: &[u8]) {
+    for kind in [CodeKind::Cubin, CodeKind::Ptx, CodeKind::LtoIr, CodeKind::Fatbin, CodeKind::Source, CodeKind::Unknown] {
+        let Some(c) = decode_payload(data, kind) else { continue };
+        assert_eq!(c.kind, kind);
+        assert!(c.from_cache);
+        assert!(!c.code.is_empty());
+        assert_eq!(code_kind_of(&c.code), kind);
+        assert!(data.ends_with(&c.code), "the code is not the payload's tail");
+        assert_eq!(model_encode_payload(c.sm, &c.lowered, &c.code), data, "re-encoding differs");
+    }
+}
+
+/// `compile::encode_payload`'s format: u32 sm, u32 count, (u32 len, bytes) x 2 per name, code.
+fn model_encode_payload(sm: u32, lowered: &[(String, String)], code: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&sm.to_le_bytes());
+    v.extend_from_slice(&(lowered.len() as u32).to_le_bytes());
+    for (a, b) in lowered {
+        for s in [a, b] {
+            v.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            v.extend_from_slice(s.as_bytes());
+        }
+    }
+    v.extend_from_slice(code);
+    v
+}
