@@ -109,12 +109,16 @@ int main(int argc, char **argv) {
   auto fatbin = read_file(argv[2]);
   const int count = argc > 3 ? std::atoi(argv[3]) : 10000;
   if (argc > 6 && std::strcmp(argv[4], "--raw-child") == 0) return raw_child(cubin, fatbin, std::atoi(argv[5]), count, argv[6]);
-  const bool raw = argc > 4 && std::strcmp(argv[4], "--raw") == 0;
-  require_gpu();
+  const bool raw_only = argc > 4 && std::strcmp(argv[4], "--raw-only") == 0;
+  const bool raw = raw_only || (argc > 4 && std::strcmp(argv[4], "--raw") == 0);
+  // --validate-only: no GPU needed; every mutant still goes through cudyn's checks (which end
+  // in DRIVER_NOT_FOUND / NO_DEVICE where an image passes them).
+  const bool cpu = argc > 4 && std::strcmp(argv[4], "--validate-only") == 0;
+  if (!cpu) require_gpu();
 
   std::map<std::string, int> by_status[2];
   int loaded_ok = 0;
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < (raw_only ? 0 : count); ++i) {
     auto m = mutant(cubin, fatbin, i);
     Guarded g(m);
     for (int a = 0; a < 2; ++a) {
@@ -133,6 +137,7 @@ int main(int argc, char **argv) {
     std::printf("  through the %s:\n", a ? "driver" : "runtime");
     for (auto &kv : by_status[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());
   }
+  if (cpu) return 0;
   // After all that, the GPU still works: a clean load and launch.
   cudyn_library_t lib;
   CHECK_CUDYN(cudyn_library_load_data(fatbin.data(), fatbin.size(), CUDYN_API_DRIVER, &lib));
@@ -154,6 +159,7 @@ int main(int argc, char **argv) {
     std::string progress = "/tmp/cudyn_mutants_progress_" + std::to_string(getpid());
     int next = 0, crashes = 0, children = 0;
     std::map<int, int> signals;
+    std::vector<int> crashed_at;
     while (next < count && children < 2000) {
       pid_t pid = fork();
       if (pid == 0) {
@@ -167,12 +173,20 @@ int main(int argc, char **argv) {
       int at = next;
       if (FILE *p = std::fopen(progress.c_str(), "r")) { if (std::fscanf(p, "%d", &at) != 1) at = next; std::fclose(p); }
       crashes++;
+      crashed_at.push_back(at);
       signals[WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st)]++;
       next = at + 1;
     }
     std::remove(progress.c_str());
     std::printf("raw cuLibraryLoadData on the same %d mutants: %d crashed the process (%d child processes)", count, crashes, children);
     for (auto &kv : signals) std::printf("; %s %d: %d", kv.first > 0 ? "signal" : "exit", kv.first > 0 ? kv.first : -kv.first, kv.second);
+    std::printf("\n");
+    static const char *kinds[] = {"bit flips", "truncation", "size field lies", "table lies", "section outside", "header noise"};
+    std::map<std::string, int> by_kind;
+    for (int i : crashed_at) by_kind[std::string(i % 2 ? "fatbin " : "cubin ") + kinds[(i / 2) % 6]]++;
+    for (auto &kv : by_kind) std::printf("  raw crashes, %s: %d\n", kv.first.c_str(), kv.second);
+    std::printf("  first crashing mutants:");
+    for (size_t j = 0; j < crashed_at.size() && j < 40; ++j) std::printf(" %d", crashed_at[j]);
     std::printf("\n");
   }
   return 0;

@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
     for (auto &x : ts) x.join();
   }
   CHECK_RT(cudaDeviceSynchronize());
+  launches = 0;
   long rss0 = rss_kib();
   size_t dev0 = device_used();
   auto t0 = std::chrono::steady_clock::now();
