@@ -118,7 +118,12 @@ int main(int argc, char **argv) {
 
   std::map<std::string, int> by_status[2];
   int loaded_ok = 0;
-  for (int i = 0; i < (raw_only ? 0 : count); ++i) {
+  // MUTANTS_TRACE=file records the mutant in flight (to find one that crashes);
+  // MUTANTS_FROM=n starts there.
+  FILE *trace = std::getenv("MUTANTS_TRACE") ? std::fopen(std::getenv("MUTANTS_TRACE"), "w") : nullptr;
+  const int from = std::getenv("MUTANTS_FROM") ? std::atoi(std::getenv("MUTANTS_FROM")) : 0;
+  for (int i = from; i < (raw_only ? 0 : count); ++i) {
+    if (trace) { std::rewind(trace); std::fprintf(trace, "%d\n", i); std::fflush(trace); }
     auto m = mutant(cubin, fatbin, i);
     Guarded g(m);
     for (int a = 0; a < 2; ++a) {

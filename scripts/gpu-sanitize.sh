@@ -14,14 +14,18 @@ cases=(runtime_load_driver_launch driver_load_runtime_launch same_api_both_ways 
        cooperative_launch library_global contexts use_after_unload files_ptx_attributes cuda_errors)
 bad=0
 for tool in memcheck racecheck; do
+  # CUDA API calls that return an error are not memory errors: the suite makes many on purpose
+  # (bad handles, impossible launches) and cudyn finds a kernel's parameter count by asking
+  # for the parameter after the last one. Only memory and race errors count here.
+  extra=(--report-api-errors no)
   for c in "${cases[@]}"; do
-    out=$("$san" --tool "$tool" --error-exitcode 99 "$build/cpp-tests/interop" "$c" 2>&1); rc=$?
+    out=$("$san" --tool "$tool" "${extra[@]}" --error-exitcode 99 "$build/cpp-tests/interop" "$c" 2>&1); rc=$?
     summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
     printf '%-10s %-28s rc=%-3s %s\n' "$tool" "$c" "$rc" "$summary"
     [ $rc -eq 0 ] || { bad=1; echo "$out" | tail -20; }
   done
   for c in lto_link_and_launch load_source_each_api; do
-    out=$("$san" --tool "$tool" --error-exitcode 99 "$build/cpp-tests/compile_gpu" "$c" 2>&1); rc=$?
+    out=$("$san" --tool "$tool" "${extra[@]}" --error-exitcode 99 "$build/cpp-tests/compile_gpu" "$c" 2>&1); rc=$?
     summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
     printf '%-10s %-28s rc=%-3s %s\n' "$tool" "compile.$c" "$rc" "$summary"
     [ $rc -eq 0 ] || { bad=1; echo "$out" | tail -20; }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs what can run on a machine without a GPU under sanitizers:
+#  1. the crate's unit tests (image, cache, compile's pure functions, error plumbing and the
+#     C API's error paths, ...) and tests/fuzz_regression.rs (the fuzz corpus) under
+#     AddressSanitizer (+ LeakSanitizer), built with the nightly toolchain
+#     (-Zsanitizer=address; std itself is not rebuilt, so no rust-src is needed);
+#  2. the C examples and the C++ suite built with -fsanitize=address,undefined in build-asan/
+#     (libcudyn.so itself is Rust: uninstrumented, but its allocations go through ASan's
+#     malloc), and their ctest tests; GPU tests skip (exit 77) there as they do in build/.
+# Exits non-zero on the first failure. Uses target/sanitize/ and build-asan/.
+#   usage: scripts/sanitize.sh [rust|c]   (default: both)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
+what=${1:-all}
+start=$SECONDS
+
+if [ "$what" = all ] || [ "$what" = rust ]; then
+  echo "== Rust tests under AddressSanitizer (nightly)"
+  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    echo "sanitize.sh: the nightly toolchain is missing (rustup toolchain install nightly)" >&2
+    exit 1
+  fi
+  # --target keeps the sanitizer off build scripts and proc macros; a target folder of its own
+  # keeps these builds from replacing the ordinary ones.
+  host=$(rustc +nightly -vV | sed -n 's/^host: //p')
+  CARGO_TARGET_DIR="$PWD/target/sanitize" \
+  RUSTFLAGS="-Zsanitizer=address -Cforce-frame-pointers=yes" \
+  RUSTDOCFLAGS="-Zsanitizer=address" \
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1" \
+    cargo +nightly test --target "$host" --lib --test fuzz_regression
+fi
+
+if [ "$what" = all ] || [ "$what" = c ]; then
+  echo "== C/C++ suite with -fsanitize=address,undefined (build-asan)"
+  san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+  # cudyn itself is built by cargo as in build/ (release, uninstrumented): reuse build/'s cargo
+  # folder so that it is only checked, not built again.
+  mkdir -p build-asan
+  cmake -S . -B build-asan "${CUDYN_CMAKE_ARGS[@]}" \
+    -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCUDYN_CARGO_TARGET_DIR="$PWD/build/cargo" \
+    >build-asan/configure.log 2>&1 || { cat build-asan/configure.log; exit 1; }
+  cmake --build build-asan
+  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    ctest --test-dir build-asan --output-on-failure
+fi
+echo "== sanitize.sh: passed in $((SECONDS - start)) s"
