@@ -108,6 +108,13 @@ int main(int argc, char **argv) {
   auto cubin = read_file(argv[1]);
   auto fatbin = read_file(argv[2]);
   const int count = argc > 3 ? std::atoi(argv[3]) : 10000;
+  if (argc > 5 && std::strcmp(argv[4], "--dump") == 0) {  // write mutant argv[5] to argv[6]
+    auto m = mutant(cubin, fatbin, std::atoi(argv[5]));
+    FILE *f = std::fopen(argv[6], "wb");
+    std::fwrite(m.data(), 1, m.size(), f);
+    std::fclose(f);
+    return 0;
+  }
   if (argc > 6 && std::strcmp(argv[4], "--raw-child") == 0) return raw_child(cubin, fatbin, std::atoi(argv[5]), count, argv[6]);
   const bool raw_only = argc > 4 && std::strcmp(argv[4], "--raw-only") == 0;
   const bool raw = raw_only || (argc > 4 && std::strcmp(argv[4], "--raw") == 0);

@@ -53,6 +53,11 @@ fn check_image_info(data: &[u8], guess: CodeKind, info: &ImageInfo) {
             if body_len < SNIFF_WINDOW || data.len() <= SNIFF_WINDOW {
                 assert_eq!(guess, info.kind, "code_kind_of disagrees with inspect");
             }
+            // Past the window the guess may miss what is there, never see what is not: no
+            // `.version` directive means no PTX guess.
+            if info.kind == CodeKind::Source {
+                assert_ne!(guess, CodeKind::Ptx, "code_kind_of sees a PTX directive the text does not have");
+            }
         }
         CodeKind::Unknown => unreachable!(),
     }

@@ -267,7 +267,15 @@ pub fn code_kind_of(data: &[u8]) -> CodeKind {
     if !is_plain_text(text) {
         return CodeKind::Unknown;
     }
-    if find_directive(text, ".version").is_some() {
+    // Where the window cuts the text, its last line is cut too (`.version` of `.versionX`):
+    // directives are looked for in whole lines only.
+    let cut = data.len() > window.len() && body.len() == window.len();
+    let whole_lines = if cut {
+        text.rfind('\n').map_or("", |i| text.get(..i).unwrap_or(""))
+    } else {
+        text
+    };
+    if find_directive(whole_lines, ".version").is_some() {
         CodeKind::Ptx
     } else if looks_like_source(text) {
         CodeKind::Source
@@ -593,6 +601,11 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
                 }
             }
         }
+    }
+
+    if shoff != 0 {
+        let shentsize = u64::from(field_u16(d, 0, 58, WHAT)?);
+        crate::elf_check::check(d, shoff, shentsize, shnum, shstrndx).map_err(ImageError::Malformed)?;
     }
 
     let (sm, accel) = if abi_version >= 8 {
@@ -1400,6 +1413,20 @@ mod tests {
             );
             assert_eq!(code_kind_of(not_code), CodeKind::Unknown, "{not_code:?}");
         }
+    }
+
+    #[test]
+    fn sniff_window_cut_never_invents_a_directive() {
+        // Source whose 64 KiB window ends in `.version` of `.version_of_the_table = 2;`.
+        let mut src = b"__global__ void k(float *x) { x[0] = 1; }\n".to_vec();
+        src.resize(SNIFF_WINDOW - ".version".len(), b' ');
+        src.extend_from_slice(b".version_of_the_table = 2;\n");
+        assert_eq!(inspect(&src).unwrap().kind, CodeKind::Source);
+        assert_eq!(code_kind_of(&src), CodeKind::Source);
+        // A real directive on a whole line inside the window is still seen.
+        let mut ptx = PTX80.as_bytes().to_vec();
+        ptx.resize(SNIFF_WINDOW + 10, b' ');
+        assert_eq!(code_kind_of(&ptx), CodeKind::Ptx);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod cache;
 pub mod capi;
 pub mod compile;
 pub mod dl;
+mod elf_check;
 pub mod driver;
 pub mod error;
 #[doc(hidden)]
