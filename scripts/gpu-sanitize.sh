@@ -13,7 +13,7 @@ cases=(runtime_load_driver_launch driver_load_runtime_launch same_api_both_ways 
        foreign_handles handle_identity enumeration_and_params argument_mismatch cluster_launch
        cooperative_launch library_global contexts use_after_unload files_ptx_attributes cuda_errors)
 bad=0
-for tool in memcheck racecheck; do
+for tool in ${CUDYN_SANITIZE_TOOLS:-memcheck racecheck}; do
   # CUDA API calls that return an error are not memory errors: the suite makes many on purpose
   # (bad handles, impossible launches) and cudyn finds a kernel's parameter count by asking
   # for the parameter after the last one. Only memory and race errors count here.
