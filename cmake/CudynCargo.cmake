@@ -2,7 +2,10 @@
 # relocatable package config and a pkg-config file.
 find_program(CUDYN_CARGO cargo HINTS $ENV{HOME}/.cargo/bin REQUIRED)
 set(CUDYN_CARGO_PROFILE release CACHE STRING "cargo profile used to build cudyn")
-set(_target_dir "${CMAKE_CURRENT_BINARY_DIR}/cargo")
+# cargo's target folder. An outside project that adds cudyn as a subproject can point this at
+# a folder already built (the consumer tests do) so cargo only checks that it is up to date.
+set(CUDYN_CARGO_TARGET_DIR "${CMAKE_CURRENT_BINARY_DIR}/cargo" CACHE PATH "cargo target folder for building cudyn")
+set(_target_dir "${CUDYN_CARGO_TARGET_DIR}")
 if(CUDYN_CARGO_PROFILE STREQUAL "dev")
   set(_out "${_target_dir}/debug")
 else()
@@ -67,5 +70,7 @@ write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn)
 string(REPLACE ";" " " CUDYN_STATIC_DEPS_PC "${CUDYN_STATIC_DEPS}")
+# Relocatable: the prefix is found from the .pc file's own folder, wherever the install moved.
+file(RELATIVE_PATH CUDYN_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/cudyn.pc.in "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
