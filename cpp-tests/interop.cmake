@@ -45,3 +45,5 @@ target_link_libraries(mutants PRIVATE cudyn::cudyn CUDA::cudart_static)
 target_include_directories(mutants PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 set_target_properties(mutants PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 cudyn_add_test(hostile.mutants_10000 mutants ${INTEROP_CUBIN} ${INTEROP_FATBIN} 10000)
+# The same 10,000 mutants through cudyn's checks alone: runs everywhere, no GPU needed.
+add_test(NAME hostile.mutants_validate COMMAND mutants ${INTEROP_CUBIN} ${INTEROP_FATBIN} 10000 --validate-only)
