@@ -7,6 +7,8 @@
 struct Sh {
     name: u32,
     ty: u32,
+    flags: u64,
+    addr: u64,
     offset: u64,
     size: u64,
     link: u32,
@@ -22,6 +24,7 @@ const SHT_NOBITS: u32 = 8;
 const SHT_REL: u32 = 9;
 const SHT_CUDA_INFO: u32 = 0x7000_0000;
 const SHN_LORESERVE: u64 = 0xff00;
+const SHF_INFO_LINK: u64 = 0x40;
 
 fn u16_at(d: &[u8], at: u64) -> Option<u16> {
     let at = usize::try_from(at).ok()?;
@@ -47,7 +50,9 @@ fn bad(msg: String) -> Result<(), String> {
 }
 
 /// Check a cubin whose header, section table and section ranges were already found in bounds.
+/// `extended`: the header's section count or name-table index overflowed into section 0.
 pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: u64) -> Result<(), String> {
+    let extended = u16_at(d, 60) == Some(0) || u16_at(d, 62) == Some(0xffff);
     let trunc = || "section header table truncated".to_string();
     let mut secs = Vec::with_capacity(shnum.min(65536) as usize);
     for i in 0..shnum {
@@ -55,6 +60,8 @@ pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: 
         secs.push(Sh {
             name: u32_at(d, at).ok_or_else(trunc)?,
             ty: u32_at(d, at + 4).ok_or_else(trunc)?,
+            flags: u64_at(d, at + 8).ok_or_else(trunc)?,
+            addr: u64_at(d, at + 16).ok_or_else(trunc)?,
             offset: u64_at(d, at + 24).ok_or_else(trunc)?,
             size: u64_at(d, at + 32).ok_or_else(trunc)?,
             link: u32_at(d, at + 40).ok_or_else(trunc)?,
@@ -76,6 +83,15 @@ pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: 
         Ok(s.size)
     };
 
+    // Section 0 is the null section: all zero, except that with extended numbering its size
+    // and link carry the section count and the name-table index.
+    if let Some(s0) = secs.first() {
+        let nonzero = s0.name != 0 || s0.ty != 0 || s0.flags != 0 || s0.addr != 0 || s0.offset != 0 || s0.info != 0;
+        if nonzero || s0.align != 0 || s0.entsize != 0 || (!extended && (s0.size != 0 || s0.link != 0)) {
+            return bad("section 0 (the null section) is not empty".into());
+        }
+    }
+
     // Section names.
     if shstrndx != 0 {
         let names = strtab_ok(shstrndx, "section names")?;
@@ -89,6 +105,9 @@ pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: 
         if s.align > 1 && !s.align.is_power_of_two() {
             return bad(format!("section {i}'s alignment {} is not a power of two", s.align));
         }
+        if s.flags & SHF_INFO_LINK != 0 && (s.info == 0 || u64::from(s.info) >= n) {
+            return bad(format!("section {i} refers to section {}, which does not exist", s.info));
+        }
         match s.ty {
             SHT_STRTAB => {
                 strtab_ok(i as u64, "string table")?;
@@ -97,6 +116,35 @@ pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: 
             SHT_RELA | SHT_REL => check_relocs(d, &secs, i)?,
             SHT_CUDA_INFO => check_nv_info(d, &secs, i)?,
             _ => {}
+        }
+    }
+    check_text_symbols(d, &secs, shstrndx)?;
+    Ok(())
+}
+
+fn cstr_at(b: &[u8], off: u64) -> &[u8] {
+    let Some(rest) = usize::try_from(off).ok().and_then(|o| b.get(o..)) else { return &[] };
+    &rest[..rest.iter().position(|&c| c == 0).unwrap_or(rest.len())]
+}
+
+/// Each `.text.<kernel>` section is defined by a symbol of that name (CUDA finds kernels and
+/// their `.nv.info.<kernel>` / `.nv.constant0.<kernel>` companions by these names).
+fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String> {
+    let Some(names) = secs.get(shstrndx as usize).filter(|_| shstrndx != 0).and_then(|s| body(d, s)) else { return Ok(()) };
+    let Some((symtab, strtab)) = secs
+        .iter()
+        .find(|s| s.ty == SHT_SYMTAB)
+        .and_then(|s| Some((body(d, s)?, body(d, secs.get(s.link as usize)?)?)))
+    else {
+        return Ok(());
+    };
+    for (i, s) in secs.iter().enumerate() {
+        let Some(kernel) = cstr_at(names, u64::from(s.name)).strip_prefix(b".text.") else { continue };
+        let defined = symtab.chunks_exact(24).any(|sym| {
+            u16_at(sym, 6).map(u64::from) == Some(i as u64) && cstr_at(strtab, u64::from(u32_at(sym, 0).unwrap_or(u32::MAX))) == kernel
+        });
+        if !defined {
+            return bad(format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(kernel)));
         }
     }
     Ok(())
@@ -118,6 +166,15 @@ fn check_symtab(d: &[u8], secs: &[Sh], i: usize, strtab_ok: &dyn Fn(u64, &str) -
         }
         if shndx != 0 && shndx >= n && shndx < SHN_LORESERVE {
             return bad(format!("symbol {k}: section index {shndx} does not exist ({n} sections)"));
+        }
+        // A symbol defined in a section lies inside it.
+        if shndx != 0 && shndx < n {
+            let value = u64_at(sym, 8).unwrap_or(u64::MAX);
+            let size = u64_at(sym, 16).unwrap_or(u64::MAX);
+            let sec = &secs[shndx as usize];
+            if value.checked_add(size).is_none_or(|end| end > sec.size) {
+                return bad(format!("symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({} bytes)", sec.size));
+            }
         }
     }
     Ok(())
@@ -180,4 +237,110 @@ fn check_nv_info(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
         pos = pos.checked_add(len).filter(|&p| p <= b.len()).ok_or_else(|| format!(".nv.info section {i}: record at {pos} runs past the section"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::image::{inspect, CodeKind};
+
+    /// A real cubin from the pinned nvcc (built once per test process).
+    fn cubin() -> Vec<u8> {
+        static C: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+        C.get_or_init(|| {
+            let root = std::path::PathBuf::from(env!("CUDYN_CUDA_ROOT"));
+            let nvcc = root.join("bin/nvcc");
+            assert!(nvcc.exists(), "nvcc not found under {} (run scripts/bootstrap.sh)", root.display());
+            let dir = std::env::temp_dir().join(format!("cudyn-elfcheck-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let src = dir.join("k.cu");
+            std::fs::write(&src, "extern \"C\" __global__ void k(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n__device__ int g;\nextern \"C\" __global__ void k2(int *y) { y[0] = g; }\n").unwrap();
+            let out = dir.join("k.cubin");
+            let st = std::process::Command::new(nvcc).args(["-cubin", "-arch=sm_90", "-o"]).arg(&out).arg(&src).status().unwrap();
+            assert!(st.success());
+            let b = std::fs::read(&out).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            b
+        })
+        .clone()
+    }
+
+    fn u64_at(b: &[u8], o: usize) -> u64 {
+        u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+    }
+    fn shdr(b: &[u8], i: usize) -> usize {
+        u64_at(b, 40) as usize + 64 * i
+    }
+    fn shnum(b: &[u8]) -> usize {
+        u16::from_le_bytes([b[60], b[61]]) as usize
+    }
+    fn sec_type(b: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(b[shdr(b, i) + 4..shdr(b, i) + 8].try_into().unwrap())
+    }
+    fn refused(b: &[u8], why: &str) {
+        match inspect(b) {
+            Err(e) => assert!(e.to_string().contains(why), "refused, but for {e} (expected '{why}')"),
+            Ok(i) => panic!("accepted a corrupted cubin ({:?}); expected '{why}'", i.kind),
+        }
+    }
+
+    #[test]
+    fn the_real_cubin_passes() {
+        assert_eq!(inspect(&cubin()).unwrap().kind, CodeKind::Cubin);
+    }
+
+    // Each case below is a corruption that crashed CUDA's loader on the H200 (mutants.cpp).
+    #[test]
+    fn null_section_must_be_empty() {
+        let mut b = cubin();
+        let s0 = shdr(&b, 0);
+        b[s0 + 24] = 1; // sh_offset
+        refused(&b, "null section");
+        let mut b = cubin();
+        b[s0] = 7; // sh_name
+        refused(&b, "null section");
+    }
+
+    #[test]
+    fn info_links_must_name_a_section() {
+        let mut b = cubin();
+        let i = (1..shnum(&b)).find(|&i| u64_at(&b, shdr(&b, i) + 8) & 0x40 != 0).expect("a section with SHF_INFO_LINK");
+        let at = shdr(&b, i) + 44;
+        b[at..at + 4].copy_from_slice(&0x2016u32.to_le_bytes());
+        refused(&b, "does not exist");
+    }
+
+    #[test]
+    fn section_names_stay_in_the_name_table() {
+        let mut b = cubin();
+        let at = shdr(&b, 3);
+        b[at..at + 4].copy_from_slice(&0x10000u32.to_le_bytes());
+        refused(&b, "outside the name table");
+    }
+
+    #[test]
+    fn symbol_tables_are_whole_and_consistent() {
+        let sym = (1..shnum(&cubin())).find(|&i| sec_type(&cubin(), i) == 2).unwrap();
+        let mut b = cubin();
+        let at = shdr(&b, sym) + 32; // sh_size
+        let size = u64_at(&b, at);
+        b[at..at + 8].copy_from_slice(&(size - 5).to_le_bytes());
+        refused(&b, "24-byte symbols");
+        // A symbol's section index that does not exist.
+        let mut b = cubin();
+        let off = u64_at(&b, shdr(&b, sym) + 24) as usize + 24 * 2;
+        b[off + 6..off + 8].copy_from_slice(&0x9000u16.to_le_bytes());
+        refused(&b, "does not exist");
+    }
+
+    #[test]
+    fn text_sections_need_their_kernel_symbol() {
+        let mut b = cubin();
+        let sym = (1..shnum(&b)).find(|&i| sec_type(&b, i) == 2).unwrap();
+        let strtab = u32::from_le_bytes(b[shdr(&b, sym) + 40..shdr(&b, sym) + 44].try_into().unwrap()) as usize;
+        let (off, size) = (u64_at(&b, shdr(&b, strtab) + 24) as usize, u64_at(&b, shdr(&b, strtab) + 32) as usize);
+        // Rename the kernel "k2" in the symbol names: its .text.k2 section loses its symbol.
+        let pos = b[off..off + size].windows(4).position(|w| w == b"\0k2\0").expect("k2 in the string table") + off;
+        b[pos + 2] = b'9';
+        refused(&b, "has no symbol of that name");
+    }
 }

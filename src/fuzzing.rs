@@ -8,8 +8,11 @@ use crate::cache::{decode_entry, encode_entry, EntryError, Key, ENTRY_HEADER_LEN
 use crate::compile::decode_payload;
 use crate::image::{code_kind_of, describe_codes, inspect, runnable_on, ArchCode, CodeKind, ImageError, ImageInfo};
 
+/// One target's check: panics when an invariant fails.
+pub type Check = fn(&[u8]);
+
 /// The fuzz targets, by name (also the folder names under `tests/fuzz_corpus/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("image_inspect", image_inspect),
     ("cache_entry", cache_entry),
     ("compile_payload", compile_payload),

@@ -791,6 +791,25 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                     )));
                 }
             }
+            if kind == FATBIN_KIND_PTX && !entry_compressed {
+                // PTX is text for the driver's JIT compiler: anything else is corruption.
+                let start = to_usize(off.checked_add(entry_header_size).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
+                let end = to_usize(off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
+                let payload = d.get(start..end).unwrap_or(&[]);
+                let text_end = payload.iter().position(|&b| b == 0).unwrap_or(payload.len());
+                let (text, tail) = payload.split_at(text_end);
+                if let Some(bad) = text.iter().position(|&b| !(b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b))) {
+                    return Err(ImageError::Malformed(format!(
+                        "fatbin entry {index} ({code}) at offset {off}: its PTX has a non-text byte {:#04x} at {bad}",
+                        text[bad]
+                    )));
+                }
+                if tail.iter().any(|&b| b != 0) {
+                    return Err(ImageError::Malformed(format!(
+                        "fatbin entry {index} ({code}) at offset {off}: bytes follow the PTX text's terminating NUL"
+                    )));
+                }
+            }
             codes.push(code);
         }
         off = off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?;
