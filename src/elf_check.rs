@@ -138,12 +138,17 @@ fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String
     else {
         return Ok(());
     };
-    for (i, s) in secs.iter().enumerate() {
-        let Some(kernel) = cstr_at(names, u64::from(s.name)).strip_prefix(b".text.") else { continue };
-        let defined = symtab.chunks_exact(24).any(|sym| {
-            u16_at(sym, 6).map(u64::from) == Some(i as u64) && cstr_at(strtab, u64::from(u32_at(sym, 0).unwrap_or(u32::MAX))) == kernel
-        });
-        if !defined {
+    // One pass over the symbols marks the .text sections whose kernel symbol is present.
+    let is_text = |i: usize| cstr_at(names, u64::from(secs[i].name)).strip_prefix(b".text.");
+    let mut found = vec![false; secs.len()];
+    for sym in symtab.chunks_exact(24) {
+        let Some(i) = u16_at(sym, 6).map(usize::from).filter(|&i| i != 0 && i < secs.len()) else { continue };
+        if !found[i] && is_text(i).is_some_and(|k| k == cstr_at(strtab, u64::from(u32_at(sym, 0).unwrap_or(u32::MAX)))) {
+            found[i] = true;
+        }
+    }
+    for (i, f) in found.iter().enumerate() {
+        if let (false, Some(kernel)) = (*f, is_text(i)) {
             return bad(format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(kernel)));
         }
     }
