@@ -26,7 +26,6 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   host=$(rustc +nightly -vV | sed -n 's/^host: //p')
   CARGO_TARGET_DIR="$PWD/target/sanitize" \
   RUSTFLAGS="-Zsanitizer=address -Cforce-frame-pointers=yes" \
-  RUSTDOCFLAGS="-Zsanitizer=address" \
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1" \
     cargo +nightly test --target "$host" --lib --test fuzz_regression
 fi

@@ -146,33 +146,46 @@ impl LaunchConfig {
         !self.cluster.is_zero() || self.cooperative != 0 || self.priority != 0 || self.programmatic_serialization != 0
     }
 
-    /// The CUDA launch attributes this config asks for, on the stack.
-    fn attributes(&self) -> ([sys::CUlaunchAttribute; MAX_ATTRS], u32) {
-        let mut a: [sys::CUlaunchAttribute; MAX_ATTRS] = Default::default();
+    /// Write the CUDA launch attributes this config asks for into `out`; returns how many.
+    fn fill_attributes(&self, out: &mut [std::mem::MaybeUninit<sys::CUlaunchAttribute>; MAX_ATTRS]) -> u32 {
         let mut n = 0;
-        if !self.cluster.is_zero() {
-            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
-            a[n].value.clusterDim.x = self.cluster.x;
-            a[n].value.clusterDim.y = self.cluster.y;
-            a[n].value.clusterDim.z = self.cluster.z;
+        let mut push = |a: sys::CUlaunchAttribute| {
+            out[n].write(a);
             n += 1;
+        };
+        if !self.cluster.is_zero() {
+            let mut a = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+            a.value.clusterDim.x = self.cluster.x;
+            a.value.clusterDim.y = self.cluster.y;
+            a.value.clusterDim.z = self.cluster.z;
+            push(a);
         }
         if self.cooperative != 0 {
-            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
-            a[n].value.cooperative = 1;
-            n += 1;
+            let mut a = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+            a.value.cooperative = 1;
+            push(a);
         }
         if self.priority != 0 {
-            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY);
-            a[n].value.priority = self.priority;
-            n += 1;
+            let mut a = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY);
+            a.value.priority = self.priority;
+            push(a);
         }
         if self.programmatic_serialization != 0 {
-            a[n] = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
-            a[n].value.programmaticStreamSerializationAllowed = 1;
-            n += 1;
+            let mut a = attr(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+            a.value.programmaticStreamSerializationAllowed = 1;
+            push(a);
         }
-        (a, n as u32)
+        n as u32
+    }
+
+    /// The attributes as an initialised array (tests).
+    #[cfg(test)]
+    fn attributes(&self) -> (Vec<sys::CUlaunchAttribute>, u32) {
+        let mut raw = [const { std::mem::MaybeUninit::uninit() }; MAX_ATTRS];
+        let n = self.fill_attributes(&mut raw);
+        // SAFETY: the first n entries were written.
+        let v = raw[..n as usize].iter().map(|a| unsafe { a.assume_init() }).collect();
+        (v, n)
     }
 }
 
@@ -228,13 +241,10 @@ const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     let api = prepare(k, cfg, args, sizes)?;
     let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
-    let (mut attrs, num) = if cfg.wants_attributes() {
-        cfg.attributes()
-    } else {
-        // SAFETY: launch attributes are plain data for which all-zero is valid; with num == 0
-        // CUDA reads none of them.
-        (unsafe { std::mem::zeroed() }, 0)
-    };
+    // On the stack, written only as far as used (no zeroing, no copy on the common path).
+    let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
+    let num = if cfg.wants_attributes() { cfg.fill_attributes(&mut attrs) } else { 0 };
+    let attrs_ptr = if num == 0 { std::ptr::null_mut() } else { attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute };
     match api {
         Api::Driver => {
             let d = driver()?;
@@ -248,7 +258,7 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
                 blockDimZ: cfg.block.z,
                 sharedMemBytes: cfg.shared_mem_bytes as u32,
                 hStream: cfg.stream,
-                attrs: if num == 0 { std::ptr::null_mut() } else { attrs.as_mut_ptr() },
+                attrs: attrs_ptr,
                 numAttrs: num,
             };
             // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
@@ -282,7 +292,7 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
                     blockDim: block,
                     dynamicSmemBytes: cfg.shared_mem_bytes,
                     stream: cfg.stream,
-                    attrs: attrs.as_mut_ptr() as *mut sys::cudaLaunchAttribute,
+                    attrs: attrs_ptr as *mut sys::cudaLaunchAttribute,
                     numAttrs: num,
                 };
                 // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
@@ -300,7 +310,8 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
 /// to validate a configuration ahead of a hot loop.
 pub fn validate(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     prepare(k, cfg, args, sizes)?;
-    let _ = cfg.attributes();
+    let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
+    let _ = cfg.fill_attributes(&mut attrs);
     Ok(())
 }
 
