@@ -11,3 +11,5 @@ echo "== CMake + ctest"
 cmake -S . -B build "${CUDYN_CMAKE_ARGS[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
 cmake --build build
 ctest --test-dir build --output-on-failure
+echo "== sanitizers (AddressSanitizer/UBSan on the CPU-runnable tests)"
+scripts/sanitize.sh

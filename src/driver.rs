@@ -90,6 +90,9 @@ static DRIVER: OnceLock<std::result::Result<Driver, Error>> = OnceLock::new();
 
 /// The process's driver, opened on first use.
 pub fn driver() -> Result<&'static Driver> {
+    if let Some(Ok(d)) = DRIVER.get() {
+        return Ok(d); // the launch path: no initialisation check, no clone
+    }
     DRIVER.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 

@@ -130,7 +130,7 @@ impl LaunchConfig {
         if !self.cluster.is_zero() && self.cluster.any_zero() {
             return Err(Error::invalid("cluster must be {0,0,0} (none) or at least 1 in every dimension"));
         }
-        if self.reserved.iter().any(|&r| r != 0) {
+        if self.reserved.iter().fold(0, |acc, &r| acc | r) != 0 {
             return Err(Error::invalid(
                 "cudyn_launch_config.reserved is not zero: zero-initialise the config (e.g. `cudyn_launch_config cfg = {0};`)",
             ));
@@ -189,32 +189,43 @@ impl LaunchConfig {
     }
 }
 
+/// What is wrong with a launch's arguments (small, so the happy path moves nothing big).
+enum ArgProblem {
+    Count { params: usize },
+    Null { index: usize },
+    Size { index: usize, given: usize, param: u32 },
+}
+
 /// Check the arguments against the kernel's parameters: the count always, each size when
 /// `sizes` is given. Nothing is allocated unless there is an error to describe.
 fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
-    let bad = k.with_params(|params| {
+    let problem = k.with_params(|params| {
         if params.len() != args.len() {
-            return Some(Error::new(
-                Status::ArgumentMismatch,
-                format!("the kernel takes {} parameter(s) but {} argument(s) were given", params.len(), args.len()),
-            ));
+            return Some(ArgProblem::Count { params: params.len() });
         }
-        for (i, p) in params.iter().enumerate() {
-            if args[i].is_null() {
-                return Some(Error::invalid(format!("argument {i} is NULL (each entry must point at the value)")));
-            }
-            if let Some(s) = sizes {
-                if s[i] != p.size as usize {
-                    return Some(Error::new(
-                        Status::ArgumentMismatch,
-                        format!("argument {i} is {} bytes but parameter {i} is {} bytes", s[i], p.size),
-                    ));
-                }
-            }
+        if let Some(index) = args.iter().position(|a| a.is_null()) {
+            return Some(ArgProblem::Null { index });
         }
-        None
+        let s = sizes?;
+        s.iter()
+            .zip(params.iter())
+            .position(|(&given, p)| given != p.size as usize)
+            .map(|index| ArgProblem::Size { index, given: s[index], param: params[index].size })
     })?;
-    bad.map_or(Ok(()), Err)
+    match problem {
+        None => Ok(()),
+        Some(ArgProblem::Count { params }) => Err(Error::new(
+            Status::ArgumentMismatch,
+            format!("the kernel takes {params} parameter(s) but {} argument(s) were given", args.len()),
+        )),
+        Some(ArgProblem::Null { index }) => {
+            Err(Error::invalid(format!("argument {index} is NULL (each entry must point at the value)")))
+        }
+        Some(ArgProblem::Size { index, given, param }) => Err(Error::new(
+            Status::ArgumentMismatch,
+            format!("argument {index} is {given} bytes but parameter {index} is {param} bytes"),
+        )),
+    }
 }
 
 /// Everything a launch decides before calling CUDA: the API and the argument check.

@@ -62,6 +62,9 @@ static RUNTIME: OnceLock<std::result::Result<Runtime, Error>> = OnceLock::new();
 
 /// The process's CUDA runtime, opened on first use.
 pub fn runtime() -> Result<&'static Runtime> {
+    if let Some(Ok(r)) = RUNTIME.get() {
+        return Ok(r);
+    }
     RUNTIME.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
