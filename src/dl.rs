@@ -45,6 +45,26 @@ impl Lib {
     }
 }
 
+/// A table of entry points looked up by name in a library opened with `open`: one
+/// `Option<PFN>` field per symbol, None where the library lacks it (reported when used).
+/// `field: PFN_type = "exported_name"`.
+macro_rules! symbol_table {
+    ($vis:vis struct $name:ident { $( $field:ident : $pfn:ident = $sym:literal ),* $(,)? }) => {
+        #[allow(non_snake_case)]
+        $vis struct $name { $( pub $field: Option<$crate::sys::$pfn>, )* }
+        impl $name {
+            fn resolve(lib: &$crate::dl::Lib) -> $name {
+                $name { $( $field: lib
+                    .sym(::std::ffi::CStr::from_bytes_with_nul(concat!($sym, "\0").as_bytes()).unwrap_or(c"?"))
+                    // SAFETY: the library exports `$sym` with the prototype `$pfn`, generated
+                    // from the headers of the major version its soname names.
+                    .map(|p| unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $crate::sys::$pfn>(p) }), )* }
+            }
+        }
+    };
+}
+pub(crate) use symbol_table;
+
 /// Which CUDA component a search is for; decides the names, folders and the status of failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Component {

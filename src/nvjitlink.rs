@@ -3,36 +3,22 @@
 
 use crate::dl::{self, Component, Lib};
 use crate::error::{Error, Result, Status};
-use crate::sys;
 use std::sync::OnceLock;
 
-macro_rules! jitlink_table {
-    ($( $field:ident : $pfn:ident = $sym:literal ),* $(,)?) => {
-        #[allow(non_snake_case)]
-        pub struct JitLinkFns { $( pub $field: Option<sys::$pfn>, )* }
-        impl JitLinkFns {
-            fn resolve(lib: &Lib) -> JitLinkFns {
-                JitLinkFns { $( $field: lib
-                    .sym(std::ffi::CStr::from_bytes_with_nul(concat!($sym, "\0").as_bytes()).unwrap_or(c"?"))
-                    // SAFETY: libnvJitLink exports `$sym` with the prototype `$pfn`.
-                    .map(|p| unsafe { std::mem::transmute::<*mut std::ffi::c_void, sys::$pfn>(p) }), )* }
-            }
-        }
-    };
-}
-
-jitlink_table! {
-    version: PFN_nvJitLinkVersion = "nvJitLinkVersion",
-    create: PFN___nvJitLinkCreate_13_0 = "nvJitLinkCreate",
-    destroy: PFN___nvJitLinkDestroy_13_0 = "nvJitLinkDestroy",
-    add_data: PFN___nvJitLinkAddData_13_0 = "nvJitLinkAddData",
-    complete: PFN___nvJitLinkComplete_13_0 = "nvJitLinkComplete",
-    cubin_size: PFN___nvJitLinkGetLinkedCubinSize_13_0 = "nvJitLinkGetLinkedCubinSize",
-    cubin: PFN___nvJitLinkGetLinkedCubin_13_0 = "nvJitLinkGetLinkedCubin",
-    error_log_size: PFN___nvJitLinkGetErrorLogSize_13_0 = "nvJitLinkGetErrorLogSize",
-    error_log: PFN___nvJitLinkGetErrorLog_13_0 = "nvJitLinkGetErrorLog",
-    info_log_size: PFN___nvJitLinkGetInfoLogSize_13_0 = "nvJitLinkGetInfoLogSize",
-    info_log: PFN___nvJitLinkGetInfoLog_13_0 = "nvJitLinkGetInfoLog",
+crate::dl::symbol_table! {
+    pub struct JitLinkFns {
+        version: PFN_nvJitLinkVersion = "nvJitLinkVersion",
+        create: PFN___nvJitLinkCreate_13_0 = "nvJitLinkCreate",
+        destroy: PFN___nvJitLinkDestroy_13_0 = "nvJitLinkDestroy",
+        add_data: PFN___nvJitLinkAddData_13_0 = "nvJitLinkAddData",
+        complete: PFN___nvJitLinkComplete_13_0 = "nvJitLinkComplete",
+        cubin_size: PFN___nvJitLinkGetLinkedCubinSize_13_0 = "nvJitLinkGetLinkedCubinSize",
+        cubin: PFN___nvJitLinkGetLinkedCubin_13_0 = "nvJitLinkGetLinkedCubin",
+        error_log_size: PFN___nvJitLinkGetErrorLogSize_13_0 = "nvJitLinkGetErrorLogSize",
+        error_log: PFN___nvJitLinkGetErrorLog_13_0 = "nvJitLinkGetErrorLog",
+        info_log_size: PFN___nvJitLinkGetInfoLogSize_13_0 = "nvJitLinkGetInfoLogSize",
+        info_log: PFN___nvJitLinkGetInfoLog_13_0 = "nvJitLinkGetInfoLog",
+    }
 }
 
 pub struct JitLink {

@@ -7,39 +7,26 @@ use crate::sys;
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
-macro_rules! nvrtc_table {
-    ($( $field:ident : $pfn:ident ),* $(,)?) => {
-        #[allow(non_snake_case)]
-        pub struct NvrtcFns { $( pub $field: Option<sys::$pfn>, )* }
-        impl NvrtcFns {
-            fn resolve(lib: &Lib) -> NvrtcFns {
-                NvrtcFns { $( $field: lib
-                    .sym(CStr::from_bytes_with_nul(concat!(stringify!($field), "\0").as_bytes()).unwrap_or(c"?"))
-                    // SAFETY: libnvrtc exports `$field` with the prototype `$pfn` (nvrtc.h).
-                    .map(|p| unsafe { std::mem::transmute::<*mut std::ffi::c_void, sys::$pfn>(p) }), )* }
-            }
-        }
-    };
-}
-
-nvrtc_table! {
-    nvrtcVersion: PFN_nvrtcVersion,
-    nvrtcGetErrorString: PFN_nvrtcGetErrorString,
-    nvrtcCreateProgram: PFN_nvrtcCreateProgram,
-    nvrtcDestroyProgram: PFN_nvrtcDestroyProgram,
-    nvrtcCompileProgram: PFN_nvrtcCompileProgram,
-    nvrtcGetProgramLogSize: PFN_nvrtcGetProgramLogSize,
-    nvrtcGetProgramLog: PFN_nvrtcGetProgramLog,
-    nvrtcGetCUBINSize: PFN_nvrtcGetCUBINSize,
-    nvrtcGetCUBIN: PFN_nvrtcGetCUBIN,
-    nvrtcGetPTXSize: PFN_nvrtcGetPTXSize,
-    nvrtcGetPTX: PFN_nvrtcGetPTX,
-    nvrtcGetLTOIRSize: PFN_nvrtcGetLTOIRSize,
-    nvrtcGetLTOIR: PFN_nvrtcGetLTOIR,
-    nvrtcAddNameExpression: PFN_nvrtcAddNameExpression,
-    nvrtcGetLoweredName: PFN_nvrtcGetLoweredName,
-    nvrtcGetNumSupportedArchs: PFN_nvrtcGetNumSupportedArchs,
-    nvrtcGetSupportedArchs: PFN_nvrtcGetSupportedArchs,
+crate::dl::symbol_table! {
+    pub struct NvrtcFns {
+        nvrtcVersion: PFN_nvrtcVersion = "nvrtcVersion",
+        nvrtcGetErrorString: PFN_nvrtcGetErrorString = "nvrtcGetErrorString",
+        nvrtcCreateProgram: PFN_nvrtcCreateProgram = "nvrtcCreateProgram",
+        nvrtcDestroyProgram: PFN_nvrtcDestroyProgram = "nvrtcDestroyProgram",
+        nvrtcCompileProgram: PFN_nvrtcCompileProgram = "nvrtcCompileProgram",
+        nvrtcGetProgramLogSize: PFN_nvrtcGetProgramLogSize = "nvrtcGetProgramLogSize",
+        nvrtcGetProgramLog: PFN_nvrtcGetProgramLog = "nvrtcGetProgramLog",
+        nvrtcGetCUBINSize: PFN_nvrtcGetCUBINSize = "nvrtcGetCUBINSize",
+        nvrtcGetCUBIN: PFN_nvrtcGetCUBIN = "nvrtcGetCUBIN",
+        nvrtcGetPTXSize: PFN_nvrtcGetPTXSize = "nvrtcGetPTXSize",
+        nvrtcGetPTX: PFN_nvrtcGetPTX = "nvrtcGetPTX",
+        nvrtcGetLTOIRSize: PFN_nvrtcGetLTOIRSize = "nvrtcGetLTOIRSize",
+        nvrtcGetLTOIR: PFN_nvrtcGetLTOIR = "nvrtcGetLTOIR",
+        nvrtcAddNameExpression: PFN_nvrtcAddNameExpression = "nvrtcAddNameExpression",
+        nvrtcGetLoweredName: PFN_nvrtcGetLoweredName = "nvrtcGetLoweredName",
+        nvrtcGetNumSupportedArchs: PFN_nvrtcGetNumSupportedArchs = "nvrtcGetNumSupportedArchs",
+        nvrtcGetSupportedArchs: PFN_nvrtcGetSupportedArchs = "nvrtcGetSupportedArchs",
+    }
 }
 
 pub struct Nvrtc {

@@ -11,44 +11,30 @@ use std::sync::OnceLock;
 /// Oldest runtime cudyn accepts: cudaLibraryLoadData and friends arrived in 12.8.
 pub const MIN_RUNTIME_VERSION: i32 = 12080;
 
-macro_rules! runtime_table {
-    ($( $field:ident : $pfn:ident ),* $(,)?) => {
-        #[allow(non_snake_case)]
-        pub struct RuntimeFns { $( pub $field: Option<sys::$pfn>, )* }
-        impl RuntimeFns {
-            fn resolve(lib: &Lib) -> RuntimeFns {
-                RuntimeFns { $( $field: lib
-                    .sym(CStr::from_bytes_with_nul(concat!(stringify!($field), "\0").as_bytes()).unwrap_or(c"?"))
-                    // SAFETY: libcudart exports `$field` with the prototype `$pfn` of the
-                    // headers for this soname's major version (the ABI is stable within it).
-                    .map(|p| unsafe { std::mem::transmute::<*mut std::ffi::c_void, sys::$pfn>(p) }), )* }
-            }
-        }
-    };
-}
-
-runtime_table! {
-    cudaRuntimeGetVersion: PFN_cudaRuntimeGetVersion,
-    cudaDriverGetVersion: PFN_cudaDriverGetVersion,
-    cudaGetErrorName: PFN_cudaGetErrorName,
-    cudaGetErrorString: PFN_cudaGetErrorString,
-    cudaGetDeviceCount: PFN_cudaGetDeviceCount,
-    cudaGetDevice: PFN_cudaGetDevice,
-    cudaSetDevice: PFN_cudaSetDevice,
-    cudaDeviceGetAttribute: PFN_cudaDeviceGetAttribute,
-    cudaFree: PFN_cudaFree,
-    cudaLibraryLoadData: PFN_cudaLibraryLoadData,
-    cudaLibraryLoadFromFile: PFN_cudaLibraryLoadFromFile,
-    cudaLibraryUnload: PFN_cudaLibraryUnload,
-    cudaLibraryGetKernel: PFN_cudaLibraryGetKernel,
-    cudaLibraryGetKernelCount: PFN_cudaLibraryGetKernelCount,
-    cudaLibraryEnumerateKernels: PFN_cudaLibraryEnumerateKernels,
-    cudaLibraryGetGlobal: PFN_cudaLibraryGetGlobal,
-    cudaLaunchKernelExC: PFN_cudaLaunchKernelExC,
-    cudaLaunchKernel: PFN_cudaLaunchKernel,
-    cudaKernelSetAttributeForDevice: PFN_cudaKernelSetAttributeForDevice,
-    cudaGetLastError: PFN_cudaGetLastError,
-    cudaGetDriverEntryPointByVersion: PFN_cudaGetDriverEntryPointByVersion,
+crate::dl::symbol_table! {
+    pub struct RuntimeFns {
+        cudaRuntimeGetVersion: PFN_cudaRuntimeGetVersion = "cudaRuntimeGetVersion",
+        cudaDriverGetVersion: PFN_cudaDriverGetVersion = "cudaDriverGetVersion",
+        cudaGetErrorName: PFN_cudaGetErrorName = "cudaGetErrorName",
+        cudaGetErrorString: PFN_cudaGetErrorString = "cudaGetErrorString",
+        cudaGetDeviceCount: PFN_cudaGetDeviceCount = "cudaGetDeviceCount",
+        cudaGetDevice: PFN_cudaGetDevice = "cudaGetDevice",
+        cudaSetDevice: PFN_cudaSetDevice = "cudaSetDevice",
+        cudaDeviceGetAttribute: PFN_cudaDeviceGetAttribute = "cudaDeviceGetAttribute",
+        cudaFree: PFN_cudaFree = "cudaFree",
+        cudaLibraryLoadData: PFN_cudaLibraryLoadData = "cudaLibraryLoadData",
+        cudaLibraryLoadFromFile: PFN_cudaLibraryLoadFromFile = "cudaLibraryLoadFromFile",
+        cudaLibraryUnload: PFN_cudaLibraryUnload = "cudaLibraryUnload",
+        cudaLibraryGetKernel: PFN_cudaLibraryGetKernel = "cudaLibraryGetKernel",
+        cudaLibraryGetKernelCount: PFN_cudaLibraryGetKernelCount = "cudaLibraryGetKernelCount",
+        cudaLibraryEnumerateKernels: PFN_cudaLibraryEnumerateKernels = "cudaLibraryEnumerateKernels",
+        cudaLibraryGetGlobal: PFN_cudaLibraryGetGlobal = "cudaLibraryGetGlobal",
+        cudaLaunchKernelExC: PFN_cudaLaunchKernelExC = "cudaLaunchKernelExC",
+        cudaLaunchKernel: PFN_cudaLaunchKernel = "cudaLaunchKernel",
+        cudaKernelSetAttributeForDevice: PFN_cudaKernelSetAttributeForDevice = "cudaKernelSetAttributeForDevice",
+        cudaGetLastError: PFN_cudaGetLastError = "cudaGetLastError",
+        cudaGetDriverEntryPointByVersion: PFN_cudaGetDriverEntryPointByVersion = "cudaGetDriverEntryPointByVersion",
+    }
 }
 
 pub struct Runtime {
