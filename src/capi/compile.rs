@@ -390,7 +390,7 @@ pub extern "C" fn cudyn_cache_stats(stats: *mut cudyn_cache_stats_t) -> cudyn_st
 
 /// Remove every cache entry (only cudyn's own files). `removed` may be NULL.
 #[no_mangle]
-pub extern "C" fn cudyn_cache_clear(removed: *mut u64) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_cache_clear(removed: *mut u64) -> cudyn_status {
     ffi!({
         let n = match compile::global_cache() {
             Some(c) => c.clear().map_err(|e| Error::new(crate::Status::Io, format!("clearing the cache at {}: {e}", c.dir().display())))?,

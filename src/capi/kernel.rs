@@ -60,7 +60,7 @@ pub extern "C" fn cudyn_kernel_param_count(kernel: KernelHandle, count: *mut usi
 
 /// Offset and size in bytes of parameter `index`. Either output may be NULL.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_param_info(kernel: KernelHandle, index: usize, offset: *mut usize, size: *mut usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_param_info(kernel: KernelHandle, index: usize, offset: *mut usize, size: *mut usize) -> cudyn_status {
     ffi!({
         let p = Kernel::from_raw(kernel)?.param(index)?;
         // SAFETY: each output is NULL or writable (caller's contract).
