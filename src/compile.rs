@@ -195,10 +195,20 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
 }
 
 /// Compile `source` (named `name` in messages), through `cache` when given.
+/// Whether the options let NVRTC read headers from disk (include paths, pre-includes): their
+/// contents are not part of the cache key, so such compiles bypass the cache rather than risk
+/// serving code built from an older header.
+pub fn reads_header_files(options: &[String]) -> bool {
+    options.iter().any(|o| {
+        ["-I", "--include-path", "-include", "--pre-include"].iter().any(|p| o.starts_with(p))
+    })
+}
+
 pub fn compile_with(source: &str, name: &str, opts: &CompileOptions, cache: Option<&Cache>) -> std::result::Result<Compiled, CompileFailure> {
     let nv = nvrtc()?;
     let sm_default = if has_arch_option(&opts.options).is_some() { DEFAULT_SM } else { default_sm() };
     let (effective, sm, target) = effective_options(opts, sm_default)?;
+    let cache = cache.filter(|_| !reads_header_files(&opts.options));
     let key = cache.map(|_| cache_key(source, name, opts, &effective, target, nv.version));
     if let (Some(c), Some(k)) = (cache, key.as_ref()) {
         if let Some(p) = c.get(k) {
@@ -399,6 +409,14 @@ mod tests {
         assert_eq!(effective_options(&bad, 90).unwrap_err().status, Status::InvalidArgument);
         let src = CompileOptions { target: Some(CodeKind::Source), ..Default::default() };
         assert!(effective_options(&src, 90).is_err());
+    }
+
+    #[test]
+    fn include_paths_bypass_the_cache() {
+        assert!(reads_header_files(&o(&["-std=c++17", "-I/opt/include"])));
+        assert!(reads_header_files(&o(&["--include-path=/x"])));
+        assert!(reads_header_files(&o(&["-include", "pre.h"])));
+        assert!(!reads_header_files(&o(&["-std=c++17", "-DINCLUDE=1", "-arch=sm_90"])));
     }
 
     #[test]

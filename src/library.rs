@@ -60,7 +60,12 @@ fn cuda_for_ptx_isa(major: u32, minor: u32) -> Option<i32> {
 
 /// `.version X.Y` of a PTX text.
 pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
-    let text = std::str::from_utf8(&ptx[..ptx.len().min(4096)]).ok()?;
+    let head = &ptx[..ptx.len().min(4096)];
+    // A multi-byte character cut at the window's end must not hide the directive before it.
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+    };
     let line = text.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
     let v = line.trim_start_matches(".version").trim();
     let (a, b) = v.split_once('.')?;
@@ -358,6 +363,10 @@ mod tests {
         assert_eq!(cuda_for_ptx_isa(8, 9), None);
         assert_eq!(ptx_isa_version(b"//\n.version 9.0\n.target sm_90\n"), Some((9, 0)));
         assert_eq!(ptx_isa_version(b".target sm_90\n"), None);
+        let mut long = b".version 8.7\n.target sm_90\n//".to_vec();
+        long.resize(4095, b'x');
+        long.extend_from_slice("\u{e9}tail".as_bytes()); // a 2-byte character across byte 4096
+        assert_eq!(ptx_isa_version(&long), Some((8, 7)));
     }
 
     #[test]
