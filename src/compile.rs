@@ -82,7 +82,7 @@ fn has_arch_option(options: &[String]) -> Option<&str> {
 /// The present GPU's sm (of the current context's device, else device 0), or DEFAULT_SM.
 pub fn default_sm() -> u32 {
     driver_if_usable()
-        .and_then(|d| d.current_device().ok().and_then(|dev| d.device_sm(dev).ok()))
+        .and_then(|d| d.current_device().ok().and_then(|dev| d.device_sm_cached(dev).ok()))
         .unwrap_or(DEFAULT_SM)
 }
 
