@@ -273,6 +273,57 @@ static void results() {
   EXPECT(std::strstr(cudyn::version_string(), "cudyn ") == cudyn::version_string());
 }
 
+// NVRTC and nvJitLink run without a GPU: compile, name expressions, errors with logs, link.
+static void compile_and_link() {
+  const char* tmpl = "template <typename T> __global__ void scale(T* x, T a) { x[threadIdx.x] *= a; }\n";
+  cudyn::source_options o;
+  o.add_name_expression("scale<float>").add_name_expression("scale<double>").program_name("scale.cu");
+  auto r = cudyn::try_compile(tmpl, o);
+  EXPECT(r.ok());
+  if (r.ok()) {
+    const cudyn::code& c = r.value();
+    cudyn_code_kind k = CUDYN_CODE_UNKNOWN;
+    EXPECT(cudyn_code_kind_of(c.bytes.data(), c.bytes.size(), &k) == CUDYN_SUCCESS && k == CUDYN_CODE_CUBIN);
+    EXPECT(c.kind == CUDYN_CODE_CUBIN);
+    EXPECT(c.lowered_names.size() == 2);
+    EXPECT(c.lowered_names.size() == 2 && c.lowered_names[0].first == "scale<float>" &&
+           c.lowered_names[0].second.rfind("_Z", 0) == 0 && c.lowered_names[0].second != c.lowered_names[1].second);
+  }
+  auto ptx = cudyn::try_compile(tmpl, cudyn::source_options{"-default-device"}, CUDYN_CODE_PTX);
+  EXPECT(ptx.ok() && ptx.value().bytes.size() > 0 && std::strstr(ptx.value().bytes.data(), ".version") != nullptr);
+
+  auto bad = cudyn::try_compile("__global__ void broken( {", cudyn::source_options{});
+  EXPECT(!bad.ok() && bad.status() == CUDYN_ERROR_COMPILE_FAILED);
+  EXPECT(bad.log().find("error") != std::string::npos);
+  EXPECT(bad.message().find("error") != std::string::npos);
+
+  // Two LTO-IR units linked with -lto.
+  auto dev = cudyn::try_compile("__device__ float twice(float x) { return 2.0f * x; }\n", cudyn::source_options{}, CUDYN_CODE_LTOIR);
+  auto ker = cudyn::try_compile("__device__ float twice(float x);\nextern \"C\" __global__ void k(float* x) { x[0] = twice(x[0]); }\n",
+                                cudyn::source_options{}, CUDYN_CODE_LTOIR);
+  EXPECT(dev.ok() && ker.ok());
+  if (dev.ok() && ker.ok()) {
+    auto linked = cudyn::try_link({{CUDYN_CODE_LTOIR, dev.value().bytes.data(), dev.value().bytes.size(), "dev"},
+                                   {CUDYN_CODE_LTOIR, ker.value().bytes.data(), ker.value().bytes.size(), "ker"}},
+                                  {"-lto"});
+    EXPECT(linked.ok() && linked.value().kind == CUDYN_CODE_CUBIN && linked.value().bytes.size() > 64);
+    auto missing = cudyn::try_link({{CUDYN_CODE_LTOIR, ker.value().bytes.data(), ker.value().bytes.size(), "ker"}}, {"-lto"});
+    EXPECT(!missing.ok() && missing.status() == CUDYN_ERROR_LINK_FAILED);
+  }
+  EXPECT(cudyn::try_link({}).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+#if CUDYN_HPP_EXCEPTIONS
+  bool threw = false;
+  try {
+    cudyn::compile("__global__ void broken( {");
+  } catch (const cudyn::error& e) {
+    threw = e.status() == CUDYN_ERROR_COMPILE_FAILED && !e.log().empty();
+  }
+  EXPECT(threw);
+#endif
+  EXPECT(cudyn::versions().cudyn > 0 && cudyn::versions().nvrtc >= 12000);
+  (void)cudyn::cache_stats();
+}
+
 int main() {
   std::printf("%s (exceptions %s)\n", cudyn::version_string(), CUDYN_HPP_EXCEPTIONS ? "on" : "off");
   garbage_image(cudyn::api::runtime);
@@ -282,6 +333,7 @@ int main() {
   null_kernel();
   launch_config_fields();
   results();
+  compile_and_link();
   if (failures) {
     std::printf("FAIL: %d check(s) failed\n", failures);
     return 1;

@@ -527,6 +527,125 @@ struct source_options {
   }
 };
 
+namespace detail {
+/// source_options as the C struct; the pointers stay valid while this object lives.
+struct c_compile_options {
+  std::vector<const char*> o, hn, hs, ne;
+  cudyn_compile_options c{};
+  c_compile_options(const source_options& opts, cudyn_code_kind target) {
+    for (const auto& s : opts.options) o.push_back(s.c_str());
+    for (const auto& h : opts.headers) {
+      hn.push_back(h.first.c_str());
+      hs.push_back(h.second.c_str());
+    }
+    for (const auto& e : opts.name_expressions) ne.push_back(e.c_str());
+    c.options = o.data();
+    c.num_options = o.size();
+    c.header_names = hn.data();
+    c.header_sources = hs.data();
+    c.num_headers = hn.size();
+    c.name_expressions = ne.data();
+    c.num_name_expressions = ne.size();
+    c.target = target;
+  }
+};
+/// The NUL-separated lowered names of a cudyn_buffer, one per name expression, in order.
+inline std::vector<std::pair<std::string, std::string>> split_lowered(const cudyn_buffer& b,
+                                                                      const std::vector<std::string>& exprs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const char* p = static_cast<const char*>(b.data);
+  const char* end = p ? p + b.size : p;
+  for (const auto& e : exprs) {
+    std::string low;
+    if (p && p < end) {
+      const void* nul = std::memchr(p, '\0', static_cast<std::size_t>(end - p));
+      std::size_t n = nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - p) : static_cast<std::size_t>(end - p);
+      low.assign(p, n);
+      p += n + 1;
+    }
+    out.emplace_back(e, std::move(low));
+  }
+  return out;
+}
+}  // namespace detail
+
+/// Device code made by cudyn: a cubin, PTX or LTO-IR from NVRTC, or a cubin from nvJitLink.
+struct code {
+  std::vector<char> bytes;
+  cudyn_code_kind kind = CUDYN_CODE_UNKNOWN;
+  /// The compiler's or linker's log (warnings on success).
+  std::string log;
+  /// {name expression, lowered name} for each name expression, in order (compile only).
+  std::vector<std::pair<std::string, std::string>> lowered_names;
+};
+
+/// Compile CUDA C++ with NVRTC, through cudyn's cache, to `target` (CUDYN_CODE_CUBIN,
+/// _PTX or _LTOIR). Without -arch: the present GPU (sm_90 with none). Runs without a GPU.
+inline result<code> try_compile(const std::string& source, const source_options& opts = source_options(),
+                                cudyn_code_kind target = CUDYN_CODE_CUBIN) {
+  detail::c_compile_options c(opts, target);
+  detail::buffer bytes, log, lowered;
+  cudyn_status s = cudyn_compile_ex(source.c_str(), opts.name.empty() ? nullptr : opts.name.c_str(), &c.c, &bytes.b,
+                                    &log.b, &lowered.b);
+  if (s != CUDYN_SUCCESS) return error_info::last(s, log.str());
+  code out;
+  const char* p = static_cast<const char*>(bytes.b.data);
+  out.bytes.assign(p, p + bytes.b.size);
+  out.kind = target;
+  out.log = log.str();
+  out.lowered_names = detail::split_lowered(lowered.b, opts.name_expressions);
+  return out;
+}
+
+/// One input to link(): its kind and bytes (not copied; must live through the call).
+struct link_input {
+  cudyn_code_kind kind;
+  const void* data;
+  std::size_t size;
+  std::string name;
+};
+
+/// Link with nvJitLink into one cubin (options e.g. "-lto"; without -arch: the present GPU).
+inline result<code> try_link(const std::vector<link_input>& inputs, const std::vector<std::string>& options = {}) {
+  std::vector<cudyn_link_input> in;
+  for (const auto& i : inputs) in.push_back(cudyn_link_input{i.kind, i.data, i.size, i.name.c_str()});
+  std::vector<const char*> o;
+  for (const auto& s : options) o.push_back(s.c_str());
+  detail::buffer cubin, log;
+  cudyn_status s = cudyn_link(in.data(), in.size(), o.data(), o.size(), &cubin.b, &log.b);
+  if (s != CUDYN_SUCCESS) return error_info::last(s, log.str());
+  code out;
+  const char* p = static_cast<const char*>(cubin.b.data);
+  out.bytes.assign(p, p + cubin.b.size);
+  out.kind = CUDYN_CODE_CUBIN;
+  out.log = log.str();
+  return out;
+}
+
+/// The versions cudyn found (cudyn_versions).
+inline cudyn_versions_t versions() noexcept {
+  cudyn_versions_t v{};
+  cudyn_versions(&v);
+  return v;
+}
+
+/// The compile cache's counters (cudyn_cache_stats).
+inline cudyn_cache_stats_t cache_stats() noexcept {
+  cudyn_cache_stats_t st{};
+  cudyn_cache_stats(&st);
+  return st;
+}
+
+#if CUDYN_HPP_EXCEPTIONS
+inline code compile(const std::string& source, const source_options& opts = source_options(),
+                    cudyn_code_kind target = CUDYN_CODE_CUBIN) {
+  return try_compile(source, opts, target).value();
+}
+inline code link(const std::vector<link_input>& inputs, const std::vector<std::string>& options = {}) {
+  return try_link(inputs, options).value();
+}
+#endif
+
 /// A loaded CUDA library (cubin, fatbin, PTX, or compiled from source). Move-only; the
 /// destructor unloads it through the API that loaded it (errors there are ignored: call
 /// try_unload() to see them). Kernels and globals taken from it die with it.
@@ -577,41 +696,15 @@ class library {
   /// `opts` are resolved by kernel_by_expression() / lowered_name().
   static result<library> try_from_source(const char* source, const source_options& opts = source_options(),
                                          ::cudyn::api a = ::cudyn::api::runtime) {
-    std::vector<const char*> o, hn, hs, ne;
-    o.reserve(opts.options.size());
-    for (const auto& s : opts.options) o.push_back(s.c_str());
-    for (const auto& h : opts.headers) {
-      hn.push_back(h.first.c_str());
-      hs.push_back(h.second.c_str());
-    }
-    for (const auto& e : opts.name_expressions) ne.push_back(e.c_str());
-    cudyn_compile_options c{};
-    c.options = o.data();
-    c.num_options = o.size();
-    c.header_names = hn.data();
-    c.header_sources = hs.data();
-    c.num_headers = hn.size();
-    c.name_expressions = ne.data();
-    c.num_name_expressions = ne.size();
+    detail::c_compile_options c(opts, CUDYN_CODE_UNKNOWN);
     cudyn_library_t h = nullptr;
     detail::buffer log, lowered;
-    cudyn_status s = cudyn_library_load_source_ex(source, opts.name.empty() ? nullptr : opts.name.c_str(), &c, to_c(a),
+    cudyn_status s = cudyn_library_load_source_ex(source, opts.name.empty() ? nullptr : opts.name.c_str(), &c.c, to_c(a),
                                                   &h, &log.b, &lowered.b);
     if (s != CUDYN_SUCCESS) return error_info::last(s, log.str());
     library lib(h, a);
     lib.log_ = log.str();
-    const char* p = static_cast<const char*>(lowered.b.data);
-    const char* end = p ? p + lowered.b.size : p;
-    for (const auto& e : opts.name_expressions) {
-      std::string low;
-      if (p && p < end) {
-        const void* nul = std::memchr(p, '\0', static_cast<std::size_t>(end - p));
-        std::size_t n = nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - p) : static_cast<std::size_t>(end - p);
-        low.assign(p, n);
-        p += n + 1;
-      }
-      lib.names_.emplace_back(e, std::move(low));
-    }
+    lib.names_ = detail::split_lowered(lowered.b, opts.name_expressions);
     return result<library>(std::move(lib));
   }
   static result<library> try_from_source(const char* source, ::cudyn::api a) {
