@@ -275,6 +275,14 @@ static void results() {
 
 // NVRTC and nvJitLink run without a GPU: compile, name expressions, errors with logs, link.
 static void compile_and_link() {
+  if (cudyn_component_status(CUDYN_COMPONENT_NVRTC) != CUDYN_SUCCESS ||
+      cudyn_component_status(CUDYN_COMPONENT_NVJITLINK) != CUDYN_SUCCESS) {
+    // The project's test command always provides them (scripts/env.sh); without them this part
+    // cannot be checked, and says so as a failure rather than passing silently.
+    std::fprintf(stderr, "compile_and_link needs NVRTC and nvJitLink: %s\n", cudyn_last_error_message());
+    ++failures;
+    return;
+  }
   const char* tmpl = "template <typename T> __global__ void scale(T* x, T a) { x[threadIdx.x] *= a; }\n";
   cudyn::source_options o;
   o.add_name_expression("scale<float>").add_name_expression("scale<double>").program_name("scale.cu");
