@@ -171,15 +171,12 @@ namespace detail {
 }
 }  // namespace detail
 
-/// A value or the error_info that explains its absence (the try_ functions' return type).
-/// T must be default-constructible. [[nodiscard]]: ignoring a result ignores an error.
-template <class T>
-class [[nodiscard]] result {
+namespace detail {
+/// What every result has: the status and the error behind it.
+class result_status {
  public:
-  using value_type = T;
-  result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : value_(std::move(value)) {}
-  result(error_info failure) noexcept : error_(std::move(failure)) {}
-
+  result_status() noexcept = default;
+  result_status(error_info failure) noexcept : error_(std::move(failure)) {}
   bool ok() const noexcept { return error_.ok(); }
   explicit operator bool() const noexcept { return ok(); }
   cudyn_status status() const noexcept { return error_.status(); }
@@ -188,17 +185,37 @@ class [[nodiscard]] result {
   const std::string& log() const noexcept { return error_.log(); }
   const error_info& error_details() const noexcept { return error_; }
 
+ protected:
+  /// On failure: throws cudyn::error (without exceptions: prints and aborts).
+  void require() const {
+    if (!ok()) fail(error_);
+  }
+
+ private:
+  error_info error_;
+};
+}  // namespace detail
+
+/// A value or the error_info that explains its absence (the try_ functions' return type).
+/// T must be default-constructible. [[nodiscard]]: ignoring a result ignores an error.
+template <class T>
+class [[nodiscard]] result : public detail::result_status {
+ public:
+  using value_type = T;
+  result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : value_(std::move(value)) {}
+  result(error_info failure) noexcept : detail::result_status(std::move(failure)) {}
+
   /// The value; on failure throws cudyn::error (without exceptions: prints and aborts).
   T& value() & {
-    if (!ok()) detail::fail(error_);
+    require();
     return value_;
   }
   const T& value() const& {
-    if (!ok()) detail::fail(error_);
+    require();
     return value_;
   }
   T&& value() && {
-    if (!ok()) detail::fail(error_);
+    require();
     return std::move(value_);
   }
   /// The value without checking (default-constructed on failure).
@@ -210,31 +227,17 @@ class [[nodiscard]] result {
 
  private:
   T value_{};
-  error_info error_;
 };
 
 /// A result with nothing but a status.
 template <>
-class [[nodiscard]] result<void> {
+class [[nodiscard]] result<void> : public detail::result_status {
  public:
   using value_type = void;
   result() noexcept = default;
-  result(error_info failure) noexcept : error_(std::move(failure)) {}
-
-  bool ok() const noexcept { return error_.ok(); }
-  explicit operator bool() const noexcept { return ok(); }
-  cudyn_status status() const noexcept { return error_.status(); }
-  const std::string& message() const noexcept { return error_.message(); }
-  std::int32_t cuda_code() const noexcept { return error_.cuda_code(); }
-  const std::string& log() const noexcept { return error_.log(); }
-  const error_info& error_details() const noexcept { return error_; }
+  result(error_info failure) noexcept : detail::result_status(std::move(failure)) {}
   /// Throws cudyn::error on failure (without exceptions: prints and aborts).
-  void value() const {
-    if (!ok()) detail::fail(error_);
-  }
-
- private:
-  error_info error_;
+  void value() const { require(); }
 };
 
 namespace detail {
