@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Everything the GPU figures in docs/ come from, in one call on a GPU machine (after
+# scripts/install-prefix.sh here): the suite, compute-sanitizer, the soak, the hostile-image
+# run (cudyn, then raw cuLibraryLoadData for comparison, time-capped), the benchmark and the
+# cuda.core reference row, with the chart. Results go to DIR.
+#   usage: scripts/gpu-report.sh DIR [PREFIX=.prefix]
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${1:?usage: gpu-report.sh DIR [PREFIX]}
+prefix=${2:-.prefix}
+mkdir -p "$out"
+bash scripts/gpu-suite.sh "$prefix" > "$out/suite.log" 2>&1
+grep -E "tests passed|Failed|\*\*\*" "$out/suite.log" | tail -15
+export CUDA_PATH=${CUDA_PATH:-/usr/local/cuda} CUDYN_REQUIRE_GPU=1
+export LD_LIBRARY_PATH="$CUDA_PATH/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+b=build-gpu/cpp-tests
+d=$b/device
+echo "== hostile images"
+timeout 300 "$b/mutants" "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 10000 > "$out/mutants.txt" 2>&1
+echo "cudyn pass: exit $?"; tail -8 "$out/mutants.txt"
+timeout "${CUDYN_RAW_MUTANT_SECONDS:-240}" "$b/mutants" "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 10000 --raw-only > "$out/mutants-raw.txt" 2>&1
+echo "raw pass: exit $? (124: time cap reached)"; tail -6 "$out/mutants-raw.txt"
+echo "== benchmark"
+"$b/launch_bench" "$d/interop_kernels.fatbin" "$out/bench.json" > "$out/bench.txt" 2>&1; cat "$out/bench.txt"
+python3 benches/cuda_core_reference.py "$out/cuda_core.json" > "$out/cuda_core.txt" 2>&1; cat "$out/cuda_core.txt"
+python3 benches/plot.py "$out/bench.json" "$out/cuda_core.json" > "$out/launch-overhead.svg" 2>/dev/null
+echo "== compute-sanitizer"
+bash scripts/gpu-sanitize.sh build-gpu > "$out/sanitize.txt" 2>&1
+echo "sanitizers: exit $?"; grep -cE " rc=0 " "$out/sanitize.txt"
