@@ -138,17 +138,22 @@ fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String
     else {
         return Ok(());
     };
-    // One pass over the symbols marks the .text sections whose kernel symbol is present.
-    let is_text = |i: usize| cstr_at(names, u64::from(secs[i].name)).strip_prefix(b".text.");
+    // The kernel name of each .text section, once; then one pass over the symbols.
+    let kernels: Vec<Option<&[u8]>> = secs.iter().map(|s| cstr_at(names, u64::from(s.name)).strip_prefix(b".text.")).collect();
+    if kernels.iter().all(Option::is_none) {
+        return Ok(());
+    }
     let mut found = vec![false; secs.len()];
     for sym in symtab.chunks_exact(24) {
-        let Some(i) = u16_at(sym, 6).map(usize::from).filter(|&i| i != 0 && i < secs.len()) else { continue };
-        if !found[i] && is_text(i).is_some_and(|k| k == cstr_at(strtab, u64::from(u32_at(sym, 0).unwrap_or(u32::MAX)))) {
-            found[i] = true;
+        let Some(i) = u16_at(sym, 6).map(usize::from).filter(|&i| i < secs.len()) else { continue };
+        if let (false, Some(k)) = (found[i], kernels[i]) {
+            // Compare in place: the symbol's name must be exactly the kernel name.
+            let at = u32_at(sym, 0).map_or(usize::MAX, |v| v as usize);
+            found[i] = strtab.get(at..).is_some_and(|t| t.starts_with(k) && t.get(k.len()) == Some(&0));
         }
     }
-    for (i, f) in found.iter().enumerate() {
-        if let (false, Some(kernel)) = (*f, is_text(i)) {
+    for (i, k) in kernels.iter().enumerate() {
+        if let (false, Some(kernel)) = (found[i], k) {
             return bad(format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(kernel)));
         }
     }
