@@ -177,9 +177,7 @@ pub fn decode_entry<'a>(key: &Key, bytes: &'a [u8]) -> Result<&'a [u8], EntryErr
     if magic != ENTRY_MAGIC {
         return Err(EntryError::BadMagic);
     }
-    let version = bytes
-        .get(OFF_VERSION..OFF_KEY)
-        .ok_or(EntryError::TooShort)?;
+    let version = bytes.get(OFF_VERSION..OFF_KEY).ok_or(EntryError::TooShort)?;
     if version != ENTRY_VERSION.to_le_bytes() {
         return Err(EntryError::BadVersion);
     }
@@ -244,12 +242,7 @@ fn classify(name: &OsStr) -> Kind {
         return Kind::Temp;
     }
     match name.strip_suffix(ENTRY_EXT) {
-        Some(stem)
-            if stem.len() == 64
-                && stem
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
-        {
+        Some(stem) if stem.len() == 64 && stem.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) => {
             Kind::Entry
         }
         _ => Kind::Other,
@@ -291,9 +284,7 @@ fn random_u64(seq: u64) -> u64 {
     // RandomState is seeded from the OS; mixing in time and a sequence number
     // keeps values distinct even where the seed is reused (e.g. after fork).
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     h.write_u128(now.as_nanos());
     h.write_u64(seq);
     h.write_u32(std::process::id());
@@ -301,13 +292,7 @@ fn random_u64(seq: u64) -> u64 {
 }
 
 fn dir_error(kind: io::ErrorKind, dir: &Path, what: &str) -> io::Error {
-    io::Error::new(
-        kind,
-        format!(
-            "cache directory {} {what}; refusing to use it",
-            dir.display()
-        ),
-    )
+    io::Error::new(kind, format!("cache directory {} {what}; refusing to use it", dir.display()))
 }
 
 /// Creates `dir` (mode 0700 for the leaf, if we create it) and checks that it
@@ -330,18 +315,10 @@ fn prepare_dir(dir: &Path) -> io::Result<()> {
     }
     let meta = fs::symlink_metadata(dir)?;
     if meta.file_type().is_symlink() {
-        return Err(dir_error(
-            io::ErrorKind::PermissionDenied,
-            dir,
-            "is a symlink",
-        ));
+        return Err(dir_error(io::ErrorKind::PermissionDenied, dir, "is a symlink"));
     }
     if !meta.is_dir() {
-        return Err(dir_error(
-            io::ErrorKind::NotADirectory,
-            dir,
-            "is not a directory",
-        ));
+        return Err(dir_error(io::ErrorKind::NotADirectory, dir, "is not a directory"));
     }
     // Check (and fix the mode of) the object itself through a descriptor, so a
     // swap for a symlink after the lstat above cannot redirect us.
@@ -368,10 +345,7 @@ fn prepare_dir(dir: &Path) -> io::Result<()> {
         return Err(dir_error(
             io::ErrorKind::PermissionDenied,
             dir,
-            &format!(
-                "is group or world writable (mode {:o})",
-                meta.mode() & 0o7777
-            ),
+            &format!("is group or world writable (mode {:o})", meta.mode() & 0o7777),
         ));
     }
     Ok(())
@@ -403,11 +377,7 @@ fn config_from(var: impl Fn(&str) -> Option<OsString>) -> Result<(PathBuf, u64),
             match s.trim().parse::<u64>() {
                 Ok(0) => return Err("caching disabled by CUDYN_CACHE_MAX_BYTES=0".into()),
                 Ok(n) => n,
-                Err(_) => {
-                    return Err(format!(
-                        "invalid CUDYN_CACHE_MAX_BYTES={s:?} (expected a byte count)"
-                    ))
-                }
+                Err(_) => return Err(format!("invalid CUDYN_CACHE_MAX_BYTES={s:?} (expected a byte count)")),
             }
         }
     };
@@ -418,9 +388,7 @@ fn config_from(var: impl Fn(&str) -> Option<OsString>) -> Result<(PathBuf, u64),
     } else if let Some(h) = set("HOME") {
         PathBuf::from(h).join(".cache").join("cudyn")
     } else {
-        return Err(
-            "no cache directory: none of CUDYN_CACHE_DIR, XDG_CACHE_HOME, HOME is set".into(),
-        );
+        return Err("no cache directory: none of CUDYN_CACHE_DIR, XDG_CACHE_HOME, HOME is set".into());
     };
     Ok((dir, max_bytes))
 }
@@ -449,13 +417,7 @@ impl Cache {
     pub fn at(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Cache> {
         let dir = dir.into();
         prepare_dir(&dir)?;
-        Ok(Cache {
-            dir,
-            max_bytes,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            seq: AtomicU64::new(0),
-        })
+        Ok(Cache { dir, max_bytes, hits: AtomicU64::new(0), misses: AtomicU64::new(0), seq: AtomicU64::new(0) })
     }
 
     /// The cache directory.
@@ -479,11 +441,7 @@ impl Cache {
     /// A hit refreshes the entry's mtime, which is its LRU recency.
     pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
         let r = self.lookup(key);
-        let counter = if r.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
+        let counter = if r.is_some() { &self.hits } else { &self.misses };
         counter.fetch_add(1, Ordering::Relaxed);
         r
     }
@@ -519,11 +477,7 @@ impl Cache {
             return None;
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
-        if (&file)
-            .take(meta.len() + 1)
-            .read_to_end(&mut bytes)
-            .is_err()
-        {
+        if (&file).take(meta.len() + 1).read_to_end(&mut bytes).is_err() {
             return None;
         }
         match decode_entry(key, &bytes) {
@@ -554,18 +508,12 @@ impl Cache {
         if size > self.max_bytes {
             return Err(io::Error::new(
                 io::ErrorKind::FileTooLarge,
-                format!(
-                    "cache entry of {size} bytes exceeds the cache bound of {} bytes; not stored",
-                    self.max_bytes
-                ),
+                format!("cache entry of {size} bytes exceeds the cache bound of {} bytes; not stored", self.max_bytes),
             ));
         }
         let bytes = encode_entry(key, payload);
         let (mut file, tmp) = self.create_temp()?;
-        let mut guard = TempGuard {
-            path: &tmp,
-            armed: true,
-        };
+        let mut guard = TempGuard { path: &tmp, armed: true };
         file.write_all(&bytes)?;
         drop(file);
         let name = format!("{}{ENTRY_EXT}", key.hex());
@@ -581,10 +529,7 @@ impl Cache {
         let mut attempts = 0;
         loop {
             let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-            let path = self.dir.join(format!(
-                "{TMP_PREFIX}{pid}.{tid}.{seq}.{:016x}",
-                random_u64(seq)
-            ));
+            let path = self.dir.join(format!("{TMP_PREFIX}{pid}.{tid}.{seq}.{:016x}", random_u64(seq)));
             match OpenOptions::new()
                 .write(true)
                 .create_new(true) // O_CREAT | O_EXCL
@@ -619,11 +564,7 @@ impl Cache {
             }
             let mtime = meta.modified().unwrap_or(UNIX_EPOCH);
             match kind {
-                Kind::Entry => out.push(EntryFile {
-                    name,
-                    len: meta.len(),
-                    mtime,
-                }),
+                Kind::Entry => out.push(EntryFile { name, len: meta.len(), mtime }),
                 Kind::Temp => {
                     if sweep && stale_before.is_some_and(|t| mtime < t) {
                         let _ = fs::remove_file(ent.path());
@@ -654,9 +595,7 @@ impl Cache {
             }
             match fs::remove_file(self.dir.join(&e.name)) {
                 Ok(()) => total = total.saturating_sub(e.len),
-                Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                    total = total.saturating_sub(e.len)
-                }
+                Err(err) if err.kind() == io::ErrorKind::NotFound => total = total.saturating_sub(e.len),
                 Err(_) => {}
             }
         }
@@ -664,9 +603,7 @@ impl Cache {
 
     /// Total size of the entry files now on disk (0 if the directory is unreadable).
     pub fn bytes(&self) -> u64 {
-        self.scan(false)
-            .map(|v| v.iter().map(|e| e.len).sum())
-            .unwrap_or(0)
+        self.scan(false).map(|v| v.iter().map(|e| e.len).sum()).unwrap_or(0)
     }
 
     /// This instance's hit/miss counts and the directory's current totals.
@@ -777,26 +714,18 @@ mod tests {
     }
 
     fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut v: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }
 
     fn temp_files(dir: &Path) -> Vec<String> {
-        names(dir)
-            .into_iter()
-            .filter(|n| n.starts_with(TMP_PREFIX))
-            .collect()
+        names(dir).into_iter().filter(|n| n.starts_with(TMP_PREFIX)).collect()
     }
 
     fn entry_files(dir: &Path) -> Vec<String> {
-        names(dir)
-            .into_iter()
-            .filter(|n| classify(OsStr::new(n)) == Kind::Entry)
-            .collect()
+        names(dir).into_iter().filter(|n| classify(OsStr::new(n)) == Kind::Entry).collect()
     }
 
     fn set_mtime(path: &Path, t: SystemTime) {
@@ -828,11 +757,7 @@ mod tests {
             // SAFETY: plain syscall on our own child with a valid out pointer.
             let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
             if r == pid {
-                return if libc::WIFEXITED(status) {
-                    libc::WEXITSTATUS(status)
-                } else {
-                    200 + libc::WTERMSIG(status)
-                };
+                return if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 200 + libc::WTERMSIG(status) };
             }
             assert!(r == 0, "waitpid: {}", io::Error::last_os_error());
             if std::time::Instant::now() > deadline {
@@ -859,10 +784,7 @@ mod tests {
         c.put(&k, b"").unwrap();
         assert_eq!(c.get(&k), Some(vec![]));
         let path = c.entry_path(&k);
-        assert_eq!(
-            path.file_name().unwrap().to_str().unwrap(),
-            format!("{}.cudyn", k.hex())
-        );
+        assert_eq!(path.file_name().unwrap().to_str().unwrap(), format!("{}.cudyn", k.hex()));
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         assert!(temp_files(c.dir()).is_empty());
         assert_eq!(entry_files(c.dir()).len(), 1);
@@ -903,9 +825,7 @@ mod tests {
         assert_eq!(b.finish(), b.finish());
         let h = b.finish().hex();
         assert_eq!(h.len(), 64);
-        assert!(h
-            .bytes()
-            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        assert!(h.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
         assert_eq!(Key([0xab; 32]).hex(), "ab".repeat(32));
         assert_eq!(format!("{}", Key([1; 32])), "01".repeat(32));
     }
@@ -953,10 +873,7 @@ mod tests {
         }
         assert_eq!(decode_entry(&k, &full[..0]), Err(EntryError::TooShort));
         assert_eq!(decode_entry(&k, &full[..40]), Err(EntryError::TooShort));
-        assert_eq!(
-            decode_entry(&k, &full[..full.len() - 1]),
-            Err(EntryError::LengthMismatch)
-        );
+        assert_eq!(decode_entry(&k, &full[..full.len() - 1]), Err(EntryError::LengthMismatch));
         fs::write(&path, &full).unwrap();
         assert_eq!(c.get(&k).as_deref(), Some(&b"small payload"[..]));
     }
@@ -981,10 +898,7 @@ mod tests {
         let (a, b) = (key("A"), key("B"));
         c.put(&a, b"code of A").unwrap();
         fs::copy(c.entry_path(&a), c.entry_path(&b)).unwrap();
-        assert_eq!(
-            decode_entry(&b, &fs::read(c.entry_path(&b)).unwrap()),
-            Err(EntryError::ForeignKey)
-        );
+        assert_eq!(decode_entry(&b, &fs::read(c.entry_path(&b)).unwrap()), Err(EntryError::ForeignKey));
         assert_eq!(c.get(&b), None);
         assert!(!c.entry_path(&b).exists());
         assert_eq!(c.get(&a).as_deref(), Some(&b"code of A"[..]));
@@ -1125,8 +1039,7 @@ mod tests {
         let dir = base.join("ro");
         let c = Cache::at(&dir, 1 << 20).map_err(|e| format!("at: {e}"))?;
         let k = key("ro");
-        c.put(&k, b"before")
-            .map_err(|e| format!("first put: {e}"))?;
+        c.put(&k, b"before").map_err(|e| format!("first put: {e}"))?;
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o500)).map_err(|e| e.to_string())?;
         if c.put(&k, b"after").is_ok() {
             return Err("put into 0500 dir succeeded".into());
@@ -1157,9 +1070,7 @@ mod tests {
             let pid = spawn_child(move || {
                 // SAFETY: plain credential syscalls in the single-threaded child.
                 let dropped = unsafe {
-                    libc::setgroups(0, std::ptr::null()) == 0
-                        && libc::setgid(65534) == 0
-                        && libc::setuid(65534) == 0
+                    libc::setgroups(0, std::ptr::null()) == 0 && libc::setgid(65534) == 0 && libc::setuid(65534) == 0
                 };
                 if !dropped {
                     return 77;
@@ -1185,10 +1096,7 @@ mod tests {
         fs::write(c.dir(), b"now a file").unwrap();
         assert!(c.put(&key("k"), b"payload").is_err());
         assert_eq!(fs::read(c.dir()).unwrap(), b"now a file");
-        assert!(
-            Cache::at(td.join("cache/sub"), 1 << 20).is_err(),
-            "parent is a file"
-        );
+        assert!(Cache::at(td.join("cache/sub"), 1 << 20).is_err(), "parent is a file");
     }
 
     #[test]
@@ -1218,10 +1126,7 @@ mod tests {
             // writes past the limit fail with EFBIG instead of killing us.
             unsafe {
                 libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                let lim = libc::rlimit {
-                    rlim_cur: 4096,
-                    rlim_max: 4096,
-                };
+                let lim = libc::rlimit { rlim_cur: 4096, rlim_max: 4096 };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
                     return 10;
                 }
@@ -1272,10 +1177,7 @@ mod tests {
 
         // The entry just written is kept even when it is the oldest by mtime.
         for k in [&a, &d, &e] {
-            set_mtime(
-                &c.entry_path(k),
-                SystemTime::now() + Duration::from_secs(1000),
-            );
+            set_mtime(&c.entry_path(k), SystemTime::now() + Duration::from_secs(1000));
         }
         let f = key("f");
         c.put(&f, &payload).unwrap();
@@ -1434,13 +1336,7 @@ mod tests {
 
     #[test]
     fn from_env_honours_variables() {
-        const VARS: [&str; 5] = [
-            "CUDYN_CACHE",
-            "CUDYN_CACHE_DIR",
-            "CUDYN_CACHE_MAX_BYTES",
-            "XDG_CACHE_HOME",
-            "HOME",
-        ];
+        const VARS: [&str; 5] = ["CUDYN_CACHE", "CUDYN_CACHE_DIR", "CUDYN_CACHE_MAX_BYTES", "XDG_CACHE_HOME", "HOME"];
         let _g = process_lock();
         let saved: Vec<_> = VARS.iter().map(std::env::var_os).collect();
         #[allow(unused_unsafe)]
@@ -1471,9 +1367,7 @@ mod tests {
             set("CUDYN_CACHE_MAX_BYTES", Some(OsStr::new("12345")));
             assert_eq!(Cache::from_env().unwrap().max_bytes(), 12345);
             set("CUDYN_CACHE_MAX_BYTES", Some(OsStr::new("lots")));
-            assert!(Cache::from_env()
-                .unwrap_err()
-                .contains("CUDYN_CACHE_MAX_BYTES"));
+            assert!(Cache::from_env().unwrap_err().contains("CUDYN_CACHE_MAX_BYTES"));
             set("CUDYN_CACHE_MAX_BYTES", None);
 
             set("CUDYN_CACHE", Some(OsStr::new("0")));
@@ -1482,20 +1376,11 @@ mod tests {
             assert!(Cache::from_env().is_ok());
 
             set("CUDYN_CACHE_DIR", None);
-            assert_eq!(
-                Cache::from_env().unwrap().dir(),
-                td.join("xdg/cudyn").as_path()
-            );
+            assert_eq!(Cache::from_env().unwrap().dir(), td.join("xdg/cudyn").as_path());
             set("XDG_CACHE_HOME", Some(OsStr::new("relative/ignored")));
-            assert_eq!(
-                Cache::from_env().unwrap().dir(),
-                td.join("home/.cache/cudyn").as_path()
-            );
+            assert_eq!(Cache::from_env().unwrap().dir(), td.join("home/.cache/cudyn").as_path());
             set("XDG_CACHE_HOME", None);
-            assert_eq!(
-                Cache::from_env().unwrap().dir(),
-                td.join("home/.cache/cudyn").as_path()
-            );
+            assert_eq!(Cache::from_env().unwrap().dir(), td.join("home/.cache/cudyn").as_path());
             set("HOME", None);
             assert!(Cache::from_env().is_err());
 

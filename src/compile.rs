@@ -93,7 +93,13 @@ pub fn ptx_loadable(nvrtc_version: i32, driver_version: i32) -> bool {
 
 /// "sm_90a" -> 90, "compute_90" -> 90.
 fn sm_of_arch(arch: &str) -> Option<u32> {
-    let digits: String = arch.trim_start_matches("sm_").trim_start_matches("compute_").trim_start_matches("lto_").chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = arch
+        .trim_start_matches("sm_")
+        .trim_start_matches("compute_")
+        .trim_start_matches("lto_")
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     digits.parse().ok()
 }
 
@@ -104,7 +110,8 @@ pub fn effective_options(opts: &CompileOptions, sm_if_unset: u32) -> Result<(Vec
     let mut o = opts.options.clone();
     let sm = match has_arch_option(&o) {
         Some(a) => {
-            let sm = sm_of_arch(a).ok_or_else(|| Error::invalid(format!("cannot read the architecture in '-arch={a}'")))?;
+            let sm =
+                sm_of_arch(a).ok_or_else(|| Error::invalid(format!("cannot read the architecture in '-arch={a}'")))?;
             if target == CodeKind::Cubin && a.starts_with("compute_") {
                 return Err(Error::invalid(format!("a cubin needs a real architecture (sm_{sm}), not '{a}'")));
             }
@@ -131,7 +138,14 @@ pub fn effective_options(opts: &CompileOptions, sm_if_unset: u32) -> Result<(Vec
     Ok((o, sm, target))
 }
 
-fn cache_key(source: &str, name: &str, opts: &CompileOptions, effective: &[String], target: CodeKind, nvrtc_version: i32) -> crate::cache::Key {
+fn cache_key(
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    target: CodeKind,
+    nvrtc_version: i32,
+) -> crate::cache::Key {
     let mut k = KeyBuilder::new("cudyn-compile-v1");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
         .part("nvrtc", &nvrtc_version.to_le_bytes())
@@ -199,12 +213,15 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
 /// contents are not part of the cache key, so such compiles bypass the cache rather than risk
 /// serving code built from an older header.
 pub fn reads_header_files(options: &[String]) -> bool {
-    options.iter().any(|o| {
-        ["-I", "--include-path", "-include", "--pre-include"].iter().any(|p| o.starts_with(p))
-    })
+    options.iter().any(|o| ["-I", "--include-path", "-include", "--pre-include"].iter().any(|p| o.starts_with(p)))
 }
 
-pub fn compile_with(source: &str, name: &str, opts: &CompileOptions, cache: Option<&Cache>) -> std::result::Result<Compiled, CompileFailure> {
+pub fn compile_with(
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    cache: Option<&Cache>,
+) -> std::result::Result<Compiled, CompileFailure> {
     let nv = nvrtc()?;
     let sm_default = if has_arch_option(&opts.options).is_some() { DEFAULT_SM } else { default_sm() };
     let (effective, sm, target) = effective_options(opts, sm_default)?;
@@ -252,7 +269,14 @@ impl Drop for Program<'_> {
     }
 }
 
-fn run_nvrtc(nv: &Nvrtc, source: &str, name: &str, opts: &CompileOptions, effective: &[String], target: CodeKind) -> std::result::Result<Compiled, CompileFailure> {
+fn run_nvrtc(
+    nv: &Nvrtc,
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    target: CodeKind,
+) -> std::result::Result<Compiled, CompileFailure> {
     let src = CString::new(source).map_err(|_| Error::invalid("the source contains a NUL byte"))?;
     let cname = CString::new(name).map_err(|_| Error::invalid("the program name contains a NUL byte"))?;
     let hnames = cstrings(&opts.headers.iter().map(|h| h.0.clone()).collect::<Vec<_>>(), "header name")?;
@@ -268,15 +292,24 @@ fn run_nvrtc(nv: &Nvrtc, source: &str, name: &str, opts: &CompileOptions, effect
     // SAFETY: all strings are NUL-terminated and outlive the call; header arrays have
     // exactly `hn.len()` entries.
     let r = unsafe {
-        create(&mut prog.p, src.as_ptr(), cname.as_ptr(), hn.len() as i32,
+        create(
+            &mut prog.p,
+            src.as_ptr(),
+            cname.as_ptr(),
+            hn.len() as i32,
             if hb.is_empty() { ptr::null() } else { hb.as_ptr() },
-            if hn.is_empty() { ptr::null() } else { hn.as_ptr() })
+            if hn.is_empty() { ptr::null() } else { hn.as_ptr() },
+        )
     };
     nv.check(r, Status::CompileFailed, "creating the NVRTC program")?;
     let add = nv.need(nv.f.nvrtcAddNameExpression, "nvrtcAddNameExpression")?;
     for e in &exprs {
         // SAFETY: live program, NUL-terminated expression.
-        nv.check(unsafe { add(prog.p, e.as_ptr()) }, Status::InvalidArgument, format_args!("adding name expression '{}'", e.to_string_lossy()))?;
+        nv.check(
+            unsafe { add(prog.p, e.as_ptr()) },
+            Status::InvalidArgument,
+            format_args!("adding name expression '{}'", e.to_string_lossy()),
+        )?;
     }
     let comp = nv.need(nv.f.nvrtcCompileProgram, "nvrtcCompileProgram")?;
     // SAFETY: options array of op.len() NUL-terminated strings.
@@ -299,7 +332,11 @@ fn run_nvrtc(nv: &Nvrtc, source: &str, name: &str, opts: &CompileOptions, effect
         let mut error = Error::with_code(
             Status::CompileFailed,
             r.0 as i32,
-            format!("compiling '{name}': {}{}", nv.describe(r), if first.is_empty() { String::new() } else { format!(": {first}") }),
+            format!(
+                "compiling '{name}': {}{}",
+                nv.describe(r),
+                if first.is_empty() { String::new() } else { format!(": {first}") }
+            ),
         );
         // Options NVRTC does not know are the caller's mistake, not the source's.
         if r.0 == 5 {
@@ -335,7 +372,9 @@ fn get_code(nv: &Nvrtc, p: sys::nvrtcProgram, size: Option<SizeFn>, get: Option<
     // SAFETY: valid out-pointer.
     nv.check(unsafe { size(p, &mut n) }, Status::CompileFailed, format_args!("reading the {what} size"))?;
     if n == 0 {
-        return Err(Error::invalid(format!("NVRTC produced no {what} for these options (is the -arch right for this target?)")));
+        return Err(Error::invalid(format!(
+            "NVRTC produced no {what} for these options (is the -arch right for this target?)"
+        )));
     }
     let mut v = vec![0u8; n];
     // SAFETY: v has exactly the size NVRTC reported.
@@ -366,7 +405,8 @@ fn program_log(nv: &Nvrtc, p: sys::nvrtcProgram) -> String {
 /// new as NVRTC; otherwise an explicit `compute_` target is an error that says so.
 pub fn check_loadable(nvrtc_version: i32, driver_version: Option<i32>, opts: &CompileOptions) -> Result<()> {
     let Some(dv) = driver_version else { return Ok(()) };
-    let wants_ptx = opts.target == Some(CodeKind::Ptx) || has_arch_option(&opts.options).is_some_and(|a| a.starts_with("compute_"));
+    let wants_ptx =
+        opts.target == Some(CodeKind::Ptx) || has_arch_option(&opts.options).is_some_and(|a| a.starts_with("compute_"));
     if wants_ptx && !ptx_loadable(nvrtc_version, dv) {
         return Err(Error::new(
             Status::UnsupportedVersion,

@@ -148,9 +148,7 @@ pub fn open_raw(name: &str, global: bool) -> Result<Lib, String> {
 /// Absolute folders from an environment variable holding a path list; relative entries are
 /// dropped so that nothing is ever looked up in the current directory.
 fn abs_dirs_from(var: &str) -> Vec<PathBuf> {
-    std::env::var_os(var)
-        .map(|v| std::env::split_paths(&v).filter(|p| p.is_absolute()).collect())
-        .unwrap_or_default()
+    std::env::var_os(var).map(|v| std::env::split_paths(&v).filter(|p| p.is_absolute()).collect()).unwrap_or_default()
 }
 
 /// site-packages folders where `pip` may have put NVIDIA's wheels.
@@ -251,7 +249,9 @@ pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) ->
                     }
                 }
             },
-            Err(e) => tried.push(if is_path { format!("{cand} ({e})") } else { format!("{cand} (system loader: not found)") }),
+            Err(e) => {
+                tried.push(if is_path { format!("{cand} ({e})") } else { format!("{cand} (system loader: not found)") })
+            }
         }
     }
     let explicit = std::env::var_os(c.env_var()).is_some();

@@ -104,7 +104,10 @@ pub fn driver_if_usable() -> Option<&'static Driver> {
 fn load() -> Result<Driver> {
     dl::open(Component::Driver, |lib| {
         let gpa = lib.sym(c"cuGetProcAddress_v2").ok_or_else(|| {
-            Error::new(Status::UnsupportedVersion, "this libcuda has no cuGetProcAddress_v2 (cudyn needs driver 12.0 or newer)")
+            Error::new(
+                Status::UnsupportedVersion,
+                "this libcuda has no cuGetProcAddress_v2 (cudyn needs driver 12.0 or newer)",
+            )
         })?;
         // SAFETY: the exported cuGetProcAddress_v2 has this prototype (from cuda.h).
         let gpa: sys::PFN_cuGetProcAddress_v2 = unsafe { std::mem::transmute(gpa) };
@@ -117,10 +120,21 @@ fn load() -> Result<Driver> {
         if version < MIN_DRIVER_VERSION {
             return Err(Error::new(
                 Status::UnsupportedVersion,
-                format!("driver supports CUDA {}, cudyn needs {} or newer", fmt_version(version), fmt_version(MIN_DRIVER_VERSION)),
+                format!(
+                    "driver supports CUDA {}, cudyn needs {} or newer",
+                    fmt_version(version),
+                    fmt_version(MIN_DRIVER_VERSION)
+                ),
             ));
         }
-        let mut d = Driver { lib, version, f, init: Ok(()), primary: Mutex::new(Vec::new()), sm: [const { std::sync::atomic::AtomicU32::new(0) }; 64] };
+        let mut d = Driver {
+            lib,
+            version,
+            f,
+            init: Ok(()),
+            primary: Mutex::new(Vec::new()),
+            sm: [const { std::sync::atomic::AtomicU32::new(0) }; 64],
+        };
         d.init = match d.f.cuInit {
             // SAFETY: cuInit(0) is always valid to call, any number of times.
             Some(init) => d.check(unsafe { init(0) }, "initialising the CUDA driver (cuInit)"),
@@ -140,10 +154,10 @@ pub fn fmt_version(v: i32) -> String {
 pub fn status_of_cuda_code(code: u32) -> Status {
     match code {
         1 | 400 | 201 | 709 => Status::InvalidArgument, // invalid value / handle / context
-        35 | 222 => Status::UnsupportedVersion,          // insufficient driver, PTX too new
-        34 => Status::DriverNotFound,                    // stub library
-        100 | 101 | 46 => Status::NoDevice,              // no device, invalid device, unavailable
-        200 | 218 | 220 | 300 => Status::InvalidImage,   // invalid image/PTX/source
+        35 | 222 => Status::UnsupportedVersion,         // insufficient driver, PTX too new
+        34 => Status::DriverNotFound,                   // stub library
+        100 | 101 | 46 => Status::NoDevice,             // no device, invalid device, unavailable
+        200 | 218 | 220 | 300 => Status::InvalidImage,  // invalid image/PTX/source
         209 => Status::NoBinaryForDevice,
         500 => Status::NotFound,
         301 | 304 => Status::Io,

@@ -72,7 +72,10 @@ pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: 
     }
     let n = secs.len() as u64;
     let strtab_ok = |idx: u64, what: &str| -> Result<u64, String> {
-        let s = secs.get(idx as usize).filter(|_| idx < n).ok_or_else(|| format!("{what}: section {idx} does not exist"))?;
+        let s = secs
+            .get(idx as usize)
+            .filter(|_| idx < n)
+            .ok_or_else(|| format!("{what}: section {idx} does not exist"))?;
         if s.ty != SHT_STRTAB {
             return Err(format!("{what}: section {idx} is not a string table"));
         }
@@ -130,7 +133,9 @@ fn cstr_at(b: &[u8], off: u64) -> &[u8] {
 /// Each `.text.<kernel>` section is defined by a symbol of that name (CUDA finds kernels and
 /// their `.nv.info.<kernel>` / `.nv.constant0.<kernel>` companions by these names).
 fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String> {
-    let Some(names) = secs.get(shstrndx as usize).filter(|_| shstrndx != 0).and_then(|s| body(d, s)) else { return Ok(()) };
+    let Some(names) = secs.get(shstrndx as usize).filter(|_| shstrndx != 0).and_then(|s| body(d, s)) else {
+        return Ok(());
+    };
     let Some((symtab, strtab)) = secs
         .iter()
         .find(|s| s.ty == SHT_SYMTAB)
@@ -139,7 +144,8 @@ fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String
         return Ok(());
     };
     // The kernel name of each .text section, once; then one pass over the symbols.
-    let kernels: Vec<Option<&[u8]>> = secs.iter().map(|s| cstr_at(names, u64::from(s.name)).strip_prefix(b".text.")).collect();
+    let kernels: Vec<Option<&[u8]>> =
+        secs.iter().map(|s| cstr_at(names, u64::from(s.name)).strip_prefix(b".text.")).collect();
     if kernels.iter().all(Option::is_none) {
         return Ok(());
     }
@@ -160,7 +166,12 @@ fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String
     Ok(())
 }
 
-fn check_symtab(d: &[u8], secs: &[Sh], i: usize, strtab_ok: &dyn Fn(u64, &str) -> Result<u64, String>) -> Result<(), String> {
+fn check_symtab(
+    d: &[u8],
+    secs: &[Sh],
+    i: usize,
+    strtab_ok: &dyn Fn(u64, &str) -> Result<u64, String>,
+) -> Result<(), String> {
     let s = &secs[i];
     if s.entsize != 24 || s.size % 24 != 0 {
         return bad(format!("symbol table {i}: entry size {} / size {} are not 24-byte symbols", s.entsize, s.size));
@@ -183,7 +194,10 @@ fn check_symtab(d: &[u8], secs: &[Sh], i: usize, strtab_ok: &dyn Fn(u64, &str) -
             let size = u64_at(sym, 16).unwrap_or(u64::MAX);
             let sec = &secs[shndx as usize];
             if value.checked_add(size).is_none_or(|end| end > sec.size) {
-                return bad(format!("symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({} bytes)", sec.size));
+                return bad(format!(
+                    "symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({} bytes)",
+                    sec.size
+                ));
             }
         }
     }
@@ -194,13 +208,18 @@ fn check_relocs(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
     let s = &secs[i];
     let want = if s.ty == SHT_RELA { 24 } else { 16 };
     if s.entsize != want || s.size % want != 0 {
-        return bad(format!("relocation section {i}: entry size {} / size {} are not {want}-byte entries", s.entsize, s.size));
+        return bad(format!(
+            "relocation section {i}: entry size {} / size {} are not {want}-byte entries",
+            s.entsize, s.size
+        ));
     }
     let symtab = secs.get(s.link as usize).filter(|t| t.ty == SHT_SYMTAB).ok_or_else(|| {
         format!("relocation section {i}: its symbol table (section {}) is not a symbol table", s.link)
     })?;
     let nsyms = symtab.size / 24;
-    let target = secs.get(s.info as usize).ok_or_else(|| format!("relocation section {i}: target section {} does not exist", s.info))?;
+    let target = secs
+        .get(s.info as usize)
+        .ok_or_else(|| format!("relocation section {i}: target section {} does not exist", s.info))?;
     let b = body(d, s).ok_or_else(|| format!("relocation section {i} out of range"))?;
     for (k, r) in b.chunks_exact(want as usize).enumerate() {
         let offset = u64_at(r, 0).unwrap_or(u64::MAX);
@@ -209,7 +228,10 @@ fn check_relocs(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
             return bad(format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)"));
         }
         if target.ty != SHT_NOBITS && offset >= target.size {
-            return bad(format!("relocation {k} of section {i}: offset {offset:#x} is outside its section ({} bytes)", target.size));
+            return bad(format!(
+                "relocation {k} of section {i}: offset {offset:#x} is outside its section ({} bytes)",
+                target.size
+            ));
         }
     }
     Ok(())
@@ -241,10 +263,16 @@ fn check_nv_info(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
         if rec[0] == 4 && matches!(rec[1], 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) && len >= 8 {
             let sym = u64::from(u32_at(b, pos as u64 + 4).unwrap_or(u32::MAX));
             if sym >= nsyms {
-                return bad(format!(".nv.info section {i}: attribute {:#x} names symbol {sym}, which does not exist ({nsyms} symbols)", rec[1]));
+                return bad(format!(
+                    ".nv.info section {i}: attribute {:#x} names symbol {sym}, which does not exist ({nsyms} symbols)",
+                    rec[1]
+                ));
             }
         }
-        pos = pos.checked_add(len).filter(|&p| p <= b.len()).ok_or_else(|| format!(".nv.info section {i}: record at {pos} runs past the section"))?;
+        pos = pos
+            .checked_add(len)
+            .filter(|&p| p <= b.len())
+            .ok_or_else(|| format!(".nv.info section {i}: record at {pos} runs past the section"))?;
     }
     Ok(())
 }
@@ -313,7 +341,8 @@ mod tests {
     #[test]
     fn info_links_must_name_a_section() {
         let mut b = cubin();
-        let i = (1..shnum(&b)).find(|&i| u64_at(&b, shdr(&b, i) + 8) & 0x40 != 0).expect("a section with SHF_INFO_LINK");
+        let i =
+            (1..shnum(&b)).find(|&i| u64_at(&b, shdr(&b, i) + 8) & 0x40 != 0).expect("a section with SHF_INFO_LINK");
         let at = shdr(&b, i) + 44;
         b[at..at + 4].copy_from_slice(&0x2016u32.to_le_bytes());
         refused(&b, "does not exist");

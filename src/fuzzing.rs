@@ -12,11 +12,8 @@ use crate::image::{code_kind_of, describe_codes, inspect, runnable_on, ArchCode,
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets, by name (also the folder names under `tests/fuzz_corpus/`).
-pub const TARGETS: &[(&str, Check)] = &[
-    ("image_inspect", image_inspect),
-    ("cache_entry", cache_entry),
-    ("compile_payload", compile_payload),
-];
+pub const TARGETS: &[(&str, Check)] =
+    &[("image_inspect", image_inspect), ("cache_entry", cache_entry), ("compile_payload", compile_payload)];
 
 /// The sniff window of [`code_kind_of`] for text (`image::SNIFF_WINDOW`).
 const SNIFF_WINDOW: usize = 64 * 1024;
@@ -72,7 +69,12 @@ fn check_image_info(data: &[u8], guess: CodeKind, info: &ImageInfo) {
         CodeKind::Fatbin => {
             assert!(info.codes.iter().all(|c| c.sm() >= 10), "{:?}", info.codes);
             // A fatbin's entries are 64+ bytes each, after a 16-byte header.
-            assert!(info.codes.len() <= info.len.saturating_sub(16) / 64, "{} codes in {} bytes", info.codes.len(), info.len);
+            assert!(
+                info.codes.len() <= info.len.saturating_sub(16) / 64,
+                "{} codes in {} bytes",
+                info.codes.len(),
+                info.len
+            );
         }
         CodeKind::Ptx => {
             assert!(matches!(info.codes[..], [ArchCode::Ptx { sm, .. }] if sm >= 10), "{:?}", info.codes);
@@ -124,7 +126,10 @@ fn check_image_error(data: &[u8], guess: CodeKind, e: &ImageError) {
         }
         ImageError::Unrecognised => {
             // Every binary magic is recognised (and then accepted or refused as malformed).
-            assert!(!matches!(guess, CodeKind::Cubin | CodeKind::Fatbin | CodeKind::LtoIr), "{guess} refused as unrecognised");
+            assert!(
+                !matches!(guess, CodeKind::Cubin | CodeKind::Fatbin | CodeKind::LtoIr),
+                "{guess} refused as unrecognised"
+            );
         }
         ImageError::Malformed(why) => assert!(!why.is_empty()),
     }
@@ -202,7 +207,8 @@ fn model_decode_entry<'a>(key: &Key, d: &'a [u8]) -> Result<&'a [u8], EntryError
 /// `compile::decode_payload` on any bytes, for every kind: what it accepts re-encodes to the
 /// same bytes, and its code is of the kind asked for.
 pub fn compile_payload(data: &[u8]) {
-    for kind in [CodeKind::Cubin, CodeKind::Ptx, CodeKind::LtoIr, CodeKind::Fatbin, CodeKind::Source, CodeKind::Unknown] {
+    for kind in [CodeKind::Cubin, CodeKind::Ptx, CodeKind::LtoIr, CodeKind::Fatbin, CodeKind::Source, CodeKind::Unknown]
+    {
         let Some(c) = decode_payload(data, kind) else { continue };
         assert_eq!(c.kind, kind);
         assert!(c.from_cache);

@@ -113,24 +113,15 @@ pub enum ArchCode {
 impl ArchCode {
     /// Plain SASS for `sm`.
     pub const fn sass(sm: u32) -> Self {
-        ArchCode::Sass {
-            sm,
-            variant: ArchVariant::None,
-        }
+        ArchCode::Sass { sm, variant: ArchVariant::None }
     }
     /// Plain PTX for `compute_<sm>`.
     pub const fn ptx(sm: u32) -> Self {
-        ArchCode::Ptx {
-            sm,
-            variant: ArchVariant::None,
-        }
+        ArchCode::Ptx { sm, variant: ArchVariant::None }
     }
     /// Plain LTO-IR for `lto_<sm>`.
     pub const fn lto_ir(sm: u32) -> Self {
-        ArchCode::LtoIr {
-            sm,
-            variant: ArchVariant::None,
-        }
+        ArchCode::LtoIr { sm, variant: ArchVariant::None }
     }
     /// The same code with another variant.
     pub const fn with_variant(self, variant: ArchVariant) -> Self {
@@ -149,9 +140,7 @@ impl ArchCode {
     /// Plain, arch-specific or family-specific.
     pub const fn variant(&self) -> ArchVariant {
         match *self {
-            ArchCode::Sass { variant, .. }
-            | ArchCode::Ptx { variant, .. }
-            | ArchCode::LtoIr { variant, .. } => variant,
+            ArchCode::Sass { variant, .. } | ArchCode::Ptx { variant, .. } | ArchCode::LtoIr { variant, .. } => variant,
         }
     }
     /// Whether a GPU of compute capability `sm` can run this piece on its own (see [`runnable_on`]).
@@ -205,11 +194,7 @@ pub enum ImageError {
     /// Not a cubin, fatbin, PTX, LTO-IR or CUDA source.
     Unrecognised,
     /// The bytes end before something the image says is there.
-    Truncated {
-        what: &'static str,
-        need: u64,
-        have: u64,
-    },
+    Truncated { what: &'static str, need: u64, have: u64 },
     /// Recognised, but inconsistent or unsupported.
     Malformed(String),
 }
@@ -222,10 +207,9 @@ impl fmt::Display for ImageError {
                 "the image is not a recognised CUDA format (expected a cubin, a fatbin, PTX text, \
                  LTO-IR or CUDA C++ source)",
             ),
-            ImageError::Truncated { what, need, have } => write!(
-                f,
-                "the image is truncated: {what} needs {need} bytes but only {have} were given"
-            ),
+            ImageError::Truncated { what, need, have } => {
+                write!(f, "the image is truncated: {what} needs {need} bytes but only {have} were given")
+            }
             ImageError::Malformed(why) => write!(f, "the image is malformed: {why}"),
         }
     }
@@ -256,12 +240,10 @@ pub fn code_kind_of(data: &[u8]) -> CodeKind {
     let text = match std::str::from_utf8(body) {
         Ok(t) => t,
         // The window may cut a multi-byte character in half; keep what is whole.
-        Err(e) if e.error_len().is_none() => {
-            match body.get(..e.valid_up_to()).map(std::str::from_utf8) {
-                Some(Ok(t)) => t,
-                _ => return CodeKind::Unknown,
-            }
-        }
+        Err(e) if e.error_len().is_none() => match body.get(..e.valid_up_to()).map(std::str::from_utf8) {
+            Some(Ok(t)) => t,
+            _ => return CodeKind::Unknown,
+        },
         Err(_) => return CodeKind::Unknown,
     };
     if !is_plain_text(text) {
@@ -270,11 +252,7 @@ pub fn code_kind_of(data: &[u8]) -> CodeKind {
     // Where the window cuts the text, its last line is cut too (`.version` of `.versionX`):
     // directives are looked for in whole lines only.
     let cut = data.len() > window.len() && body.len() == window.len();
-    let whole_lines = if cut {
-        text.rfind('\n').map_or("", |i| text.get(..i).unwrap_or(""))
-    } else {
-        text
-    };
+    let whole_lines = if cut { text.rfind('\n').map_or("", |i| text.get(..i).unwrap_or("")) } else { text };
     if find_directive(whole_lines, ".version").is_some() {
         CodeKind::Ptx
     } else if looks_like_source(text) {
@@ -296,10 +274,7 @@ pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
         return Ok(ImageInfo {
             kind: CodeKind::Cubin,
             len: cubin.len,
-            codes: vec![ArchCode::Sass {
-                sm: cubin.sm,
-                variant: cubin.variant,
-            }],
+            codes: vec![ArchCode::Sass { sm: cubin.sm, variant: cubin.variant }],
             compressed: false,
         });
     }
@@ -325,11 +300,7 @@ pub fn describe_codes(codes: &[ArchCode]) -> String {
     if codes.is_empty() {
         return "none".to_string();
     }
-    codes
-        .iter()
-        .map(ArchCode::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+    codes.iter().map(ArchCode::to_string).collect::<Vec<_>>().join(", ")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,11 +375,7 @@ fn field_u64(d: &[u8], base: usize, rel: usize, what: &'static str) -> Result<u6
 }
 
 fn short(what: &'static str, need: u64, d: &[u8]) -> ImageError {
-    ImageError::Truncated {
-        what,
-        need,
-        have: d.len() as u64,
-    }
+    ImageError::Truncated { what, need, have: d.len() as u64 }
 }
 fn overflow(what: &'static str) -> ImageError {
     ImageError::Malformed(format!("{what}: offset arithmetic overflows"))
@@ -416,11 +383,9 @@ fn overflow(what: &'static str) -> ImageError {
 
 /// Checks that `off..off+size` lies within `d`; returns the end.
 fn check_range(d: &[u8], off: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
-    let end = off.checked_add(size).ok_or_else(|| {
-        ImageError::Malformed(format!(
-            "{what}: offset {off:#x} + size {size:#x} overflows"
-        ))
-    })?;
+    let end = off
+        .checked_add(size)
+        .ok_or_else(|| ImageError::Malformed(format!("{what}: offset {off:#x} + size {size:#x} overflows")))?;
     if end > d.len() as u64 {
         return Err(short(what, end, d));
     }
@@ -429,15 +394,11 @@ fn check_range(d: &[u8], off: u64, size: u64, what: &'static str) -> Result<u64,
 
 /// `base + index * size`, checked.
 fn table_entry(base: u64, index: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
-    index
-        .checked_mul(size)
-        .and_then(|o| o.checked_add(base))
-        .ok_or_else(|| overflow(what))
+    index.checked_mul(size).and_then(|o| o.checked_add(base)).ok_or_else(|| overflow(what))
 }
 
 fn to_usize(v: u64, what: &'static str) -> Result<usize, ImageError> {
-    usize::try_from(v)
-        .map_err(|_| ImageError::Malformed(format!("{what}: {v:#x} does not fit in memory")))
+    usize::try_from(v).map_err(|_| ImageError::Malformed(format!("{what}: {v:#x} does not fit in memory")))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,20 +433,12 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     match d.get(4) {
         Some(2) => {}
         Some(1) => {
-            return Err(ImageError::Malformed(
-                "32-bit (ELFCLASS32) cubin: only 64-bit cubins are supported".into(),
-            ))
+            return Err(ImageError::Malformed("32-bit (ELFCLASS32) cubin: only 64-bit cubins are supported".into()))
         }
-        other => {
-            return Err(ImageError::Malformed(format!(
-                "ELF class byte is {other:?}, expected 2 (ELFCLASS64)"
-            )))
-        }
+        other => return Err(ImageError::Malformed(format!("ELF class byte is {other:?}, expected 2 (ELFCLASS64)"))),
     }
     if d.get(5) != Some(&1) {
-        return Err(ImageError::Malformed(
-            "big-endian or unknown-endian ELF: cubins are little-endian".into(),
-        ));
+        return Err(ImageError::Malformed("big-endian or unknown-endian ELF: cubins are little-endian".into()));
     }
     let mut len = check_range(d, 0, ELF64_HEADER_LEN, WHAT)?;
     let abi_version = d.get(8).copied().unwrap_or(0);
@@ -508,29 +461,14 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
                 "ELF program header entry size e_phentsize is {phentsize}, less than {ELF64_PHDR_LEN}"
             )));
         }
-        let table = phnum
-            .checked_mul(phentsize)
-            .ok_or_else(|| overflow("the ELF program header table"))?;
-        len = len.max(check_range(
-            d,
-            phoff,
-            table,
-            "the ELF program header table",
-        )?);
+        let table = phnum.checked_mul(phentsize).ok_or_else(|| overflow("the ELF program header table"))?;
+        len = len.max(check_range(d, phoff, table, "the ELF program header table")?);
         for i in 0..phnum {
-            let at = to_usize(
-                table_entry(phoff, i, phentsize, "an ELF program header")?,
-                "an ELF program header",
-            )?;
+            let at = to_usize(table_entry(phoff, i, phentsize, "an ELF program header")?, "an ELF program header")?;
             let p_offset = field_u64(d, at, 8, "an ELF program header")?;
             let p_filesz = field_u64(d, at, 32, "an ELF program header")?;
             if p_filesz > 0 {
-                len = len.max(check_range(
-                    d,
-                    p_offset,
-                    p_filesz,
-                    "an ELF segment's contents",
-                )?);
+                len = len.max(check_range(d, p_offset, p_filesz, "an ELF segment's contents")?);
             }
         }
     }
@@ -560,23 +498,14 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         if shnum == 0 {
             shnum = field_u64(d, sec0, 32, "the ELF section header table")?;
             if shnum == 0 {
-                return Err(ImageError::Malformed(
-                    "ELF has a section header table but zero sections".into(),
-                ));
+                return Err(ImageError::Malformed("ELF has a section header table but zero sections".into()));
             }
         }
         if shstrndx == u64::from(SHN_XINDEX) {
             shstrndx = u64::from(field_u32(d, sec0, 40, "the ELF section header table")?);
         }
-        let table = shnum
-            .checked_mul(shentsize)
-            .ok_or_else(|| overflow("the ELF section header table"))?;
-        len = len.max(check_range(
-            d,
-            shoff,
-            table,
-            "the ELF section header table",
-        )?);
+        let table = shnum.checked_mul(shentsize).ok_or_else(|| overflow("the ELF section header table"))?;
+        len = len.max(check_range(d, shoff, table, "the ELF section header table")?);
         if shstrndx != 0 && shstrndx >= shnum {
             return Err(ImageError::Malformed(format!(
                 "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
@@ -618,26 +547,16 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
             "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) name no SM architecture"
         )));
     }
-    let variant = if accel || arch_specific_compat {
-        ArchVariant::A
-    } else {
-        ArchVariant::None
-    };
-    Ok(CubinInfo {
-        len: to_usize(len, WHAT)?,
-        sm,
-        variant,
-    })
+    let variant = if accel || arch_specific_compat { ArchVariant::A } else { ArchVariant::None };
+    Ok(CubinInfo { len: to_usize(len, WHAT)?, sm, variant })
 }
 
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
 fn compat_says_arch_specific(body: &[u8]) -> bool {
     let mut at = 0usize;
-    while let (Some(&format), Some(&attr), Some(value)) = (
-        body.get(at),
-        body.get(at.saturating_add(1)),
-        read_u16(body, at.saturating_add(2)),
-    ) {
+    while let (Some(&format), Some(&attr), Some(value)) =
+        (body.get(at), body.get(at.saturating_add(1)), read_u16(body, at.saturating_add(2)))
+    {
         match format {
             1..=3 => {
                 if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && value & 0xff == 1 {
@@ -666,9 +585,7 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
         )));
     }
     let total = header_size.checked_add(payload_size).ok_or_else(|| {
-        ImageError::Malformed(format!(
-            "fatbin header size {header_size} + payload size {payload_size:#x} overflows"
-        ))
+        ImageError::Malformed(format!("fatbin header size {header_size} + payload size {payload_size:#x} overflows"))
     })?;
     check_range(d, 0, total, "the fatbin (by the size in its header)")?;
 
@@ -709,20 +626,13 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                 "fatbin entry {index} at offset {off}: header {entry_header_size} + payload {entry_payload_size} bytes run past the end of the fatbin ({total} bytes)"
             ))
         })?;
-        if name_len != 0
-            && name_offset
-                .checked_add(name_len)
-                .is_none_or(|e| e > entry_len)
-        {
+        if name_len != 0 && name_offset.checked_add(name_len).is_none_or(|e| e > entry_len) {
             return Err(ImageError::Malformed(format!(
                 "fatbin entry {index} at offset {off}: its name ({name_len} bytes at {name_offset}) lies outside the entry"
             )));
         }
         if options_at != 0 {
-            if options_at
-                .checked_add(8)
-                .is_none_or(|e| e > entry_header_size)
-            {
+            if options_at.checked_add(8).is_none_or(|e| e > entry_header_size) {
                 return Err(ImageError::Malformed(format!(
                     "fatbin entry {index} at offset {off}: its options descriptor at {options_at} lies outside its {entry_header_size}-byte header"
                 )));
@@ -730,18 +640,13 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
             let desc = to_usize(options_at, ENTRY)?;
             let opt_offset = u64::from(field_u32(d, at, desc, ENTRY)?);
             let opt_len = u64::from(field_u32(d, at, desc.saturating_add(4), ENTRY)?);
-            if opt_len != 0
-                && opt_offset
-                    .checked_add(opt_len)
-                    .is_none_or(|e| e > entry_header_size)
-            {
+            if opt_len != 0 && opt_offset.checked_add(opt_len).is_none_or(|e| e > entry_header_size) {
                 return Err(ImageError::Malformed(format!(
                     "fatbin entry {index} at offset {off}: its options ({opt_len} bytes at {opt_offset}) lie outside its {entry_header_size}-byte header"
                 )));
             }
         }
-        let entry_compressed =
-            flags & (FATBIN_FLAG_COMPRESSED_LZ | FATBIN_FLAG_COMPRESSED_ZSTD) != 0;
+        let entry_compressed = flags & (FATBIN_FLAG_COMPRESSED_LZ | FATBIN_FLAG_COMPRESSED_ZSTD) != 0;
         if entry_compressed && compressed_size > entry_payload_size {
             return Err(ImageError::Malformed(format!(
                 "fatbin entry {index} at offset {off}: compressed size {compressed_size} exceeds its payload of {entry_payload_size} bytes"
@@ -749,10 +654,7 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
         }
         compressed |= entry_compressed;
 
-        let variant = match (
-            flags & FATBIN_FLAG_ARCH_SPECIFIC != 0,
-            flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0,
-        ) {
+        let variant = match (flags & FATBIN_FLAG_ARCH_SPECIFIC != 0, flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0) {
             (true, _) => ArchVariant::A,
             (false, true) => ArchVariant::F,
             (false, false) => ArchVariant::None,
@@ -770,15 +672,8 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                 )));
             }
             if kind == FATBIN_KIND_ELF && !entry_compressed {
-                let start = to_usize(
-                    off.checked_add(entry_header_size)
-                        .ok_or_else(|| overflow(ENTRY))?,
-                    ENTRY,
-                )?;
-                let end = to_usize(
-                    off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?,
-                    ENTRY,
-                )?;
+                let start = to_usize(off.checked_add(entry_header_size).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
+                let end = to_usize(off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
                 let payload = d.get(start..end).unwrap_or(&[]);
                 if !payload.starts_with(&ELF_MAGIC) {
                     return Err(ImageError::Malformed(format!(
@@ -798,7 +693,9 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                 let payload = d.get(start..end).unwrap_or(&[]);
                 let text_end = payload.iter().position(|&b| b == 0).unwrap_or(payload.len());
                 let (text, tail) = payload.split_at(text_end);
-                if let Some(bad) = text.iter().position(|&b| !(b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b))) {
+                if let Some(bad) =
+                    text.iter().position(|&b| !(b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b)))
+                {
                     return Err(ImageError::Malformed(format!(
                         "fatbin entry {index} ({code}) at offset {off}: its PTX has a non-text byte {:#04x} at {bad}",
                         text[bad]
@@ -815,12 +712,7 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
         off = off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?;
         index = index.saturating_add(1);
     }
-    Ok(ImageInfo {
-        kind: CodeKind::Fatbin,
-        len: to_usize(total, WHAT)?,
-        codes,
-        compressed,
-    })
+    Ok(ImageInfo { kind: CodeKind::Fatbin, len: to_usize(total, WHAT)?, codes, compressed })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -851,15 +743,8 @@ fn inspect_lto_ir(d: &[u8]) -> Result<ImageInfo, ImageError> {
         }
         at = at.saturating_add(4);
     }
-    let codes = sm
-        .map(|sm| vec![ArchCode::LtoIr { sm, variant }])
-        .unwrap_or_default();
-    Ok(ImageInfo {
-        kind: CodeKind::LtoIr,
-        len: d.len(),
-        codes,
-        compressed: false,
-    })
+    let codes = sm.map(|sm| vec![ArchCode::LtoIr { sm, variant }]).unwrap_or_default();
+    Ok(ImageInfo { kind: CodeKind::LtoIr, len: d.len(), codes, compressed: false })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -874,8 +759,7 @@ fn split_at_nul(d: &[u8]) -> (&[u8], usize) {
 }
 
 fn is_plain_text(text: &str) -> bool {
-    text.chars()
-        .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0b' | '\x0c'))
+    text.chars().all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0b' | '\x0c'))
 }
 
 /// The rest of the first line whose first token is `name` (e.g. `.version`).
@@ -912,12 +796,7 @@ fn looks_like_source(text: &str) -> bool {
 
 /// A `)` followed (after whitespace) by `{`, plus a `;` and a `}` somewhere: `f(...) { ...; }`.
 fn has_function_body(text: &str) -> bool {
-    text.contains(';')
-        && text.contains('}')
-        && text
-            .split(')')
-            .skip(1)
-            .any(|after| after.trim_start().starts_with('{'))
+    text.contains(';') && text.contains('}') && text.split(')').skip(1).any(|after| after.trim_start().starts_with('{'))
 }
 
 fn inspect_text(d: &[u8]) -> Result<ImageInfo, ImageError> {
@@ -928,29 +807,17 @@ fn inspect_text(d: &[u8]) -> Result<ImageInfo, ImageError> {
     }
     if let Some(version) = find_directive(text, ".version") {
         let code = parse_ptx(text, version)?;
-        return Ok(ImageInfo {
-            kind: CodeKind::Ptx,
-            len,
-            codes: vec![code],
-            compressed: false,
-        });
+        return Ok(ImageInfo { kind: CodeKind::Ptx, len, codes: vec![code], compressed: false });
     }
     if looks_like_source(text) {
-        return Ok(ImageInfo {
-            kind: CodeKind::Source,
-            len,
-            codes: Vec::new(),
-            compressed: false,
-        });
+        return Ok(ImageInfo { kind: CodeKind::Source, len, codes: Vec::new(), compressed: false });
     }
     Err(ImageError::Unrecognised)
 }
 
 fn parse_ptx(text: &str, version: &str) -> Result<ArchCode, ImageError> {
     let version = strip_line_comment(version);
-    let valid_version = version
-        .split_once('.')
-        .is_some_and(|(major, minor)| is_decimal(major) && is_decimal(minor));
+    let valid_version = version.split_once('.').is_some_and(|(major, minor)| is_decimal(major) && is_decimal(minor));
     if !valid_version {
         return Err(ImageError::Malformed(format!(
             "PTX `.version` directive has {version:?}, expected a version such as 8.0"
@@ -963,14 +830,8 @@ fn parse_ptx(text: &str, version: &str) -> Result<ArchCode, ImageError> {
         .split(',')
         .map(str::trim)
         .find_map(|item| item.strip_prefix("sm_"))
-        .ok_or_else(|| {
-            ImageError::Malformed(format!(
-                "PTX `.target {target}` names no sm_XY architecture"
-            ))
-        })?;
-    let digits_end = arch
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(arch.len());
+        .ok_or_else(|| ImageError::Malformed(format!("PTX `.target {target}` names no sm_XY architecture")))?;
+    let digits_end = arch.find(|c: char| !c.is_ascii_digit()).unwrap_or(arch.len());
     let (digits, suffix) = arch.split_at(digits_end);
     let sm = digits.parse::<u32>().ok().filter(|&sm| sm >= 10);
     let variant = match suffix {
@@ -981,9 +842,7 @@ fn parse_ptx(text: &str, version: &str) -> Result<ArchCode, ImageError> {
     };
     match (sm, variant) {
         (Some(sm), Some(variant)) => Ok(ArchCode::Ptx { sm, variant }),
-        _ => Err(ImageError::Malformed(format!(
-            "PTX `.target` has an unknown architecture sm_{arch}"
-        ))),
+        _ => Err(ImageError::Malformed(format!("PTX `.target` has an unknown architecture sm_{arch}"))),
     }
 }
 
@@ -1028,13 +887,7 @@ mod tests {
         let kind = code_kind_of(data);
         let r = inspect(data);
         if let Ok(info) = &r {
-            assert!(
-                info.len <= data.len(),
-                "len {} > {} for {:?}",
-                info.len,
-                data.len(),
-                info.kind
-            );
+            assert!(info.len <= data.len(), "len {} > {} for {:?}", info.len, data.len(), info.kind);
             assert_ne!(info.kind, CodeKind::Unknown);
             // For whole images the cheap guess agrees with the full check, except that text may
             // be judged on a window only.
@@ -1120,12 +973,7 @@ mod tests {
     const PTX80: &str = "//\n// Generated by hand\n//\n\n.version 8.0\n.target sm_80\n.address_size 64\n\n.visible .entry k()\n{\n\tret;\n}\n";
 
     fn info(kind: CodeKind, codes: Vec<ArchCode>) -> ImageInfo {
-        ImageInfo {
-            kind,
-            len: 1,
-            codes,
-            compressed: false,
-        }
+        ImageInfo { kind, len: 1, codes, compressed: false }
     }
 
     // ---- basic behaviour ----------------------------------------------------------------------
@@ -1139,29 +987,19 @@ mod tests {
 
     #[test]
     fn error_messages_read_well() {
-        let e = ImageError::Truncated {
-            what: "the fatbin (by the size in its header)",
-            need: 4368,
-            have: 100,
-        };
+        let e = ImageError::Truncated { what: "the fatbin (by the size in its header)", need: 4368, have: 100 };
         assert_eq!(
             e.to_string(),
             "the image is truncated: the fatbin (by the size in its header) needs 4368 bytes but only 100 were given"
         );
         assert!(ImageError::Unrecognised.to_string().contains("fatbin"));
-        assert!(ImageError::Malformed("x".into())
-            .to_string()
-            .ends_with(": x"));
+        assert!(ImageError::Malformed("x".into()).to_string().ends_with(": x"));
         let mut f = fatbin(&[fatbin_entry(FATBIN_KIND_PTX, 80, 0x11, PTX80.as_bytes())]);
         let full = f.len() as u64;
         f.truncate(100);
         assert_eq!(
             inspect(&f),
-            Err(ImageError::Truncated {
-                what: "the fatbin (by the size in its header)",
-                need: full,
-                have: 100
-            })
+            Err(ImageError::Truncated { what: "the fatbin (by the size in its header)", need: full, have: 100 })
         );
     }
 
@@ -1174,10 +1012,7 @@ mod tests {
             ArchCode::ptx(100).with_variant(ArchVariant::F),
             ArchCode::lto_ir(90),
         ];
-        assert_eq!(
-            describe_codes(&codes),
-            "sm_80, sm_90a, compute_90, compute_100f, lto_90"
-        );
+        assert_eq!(describe_codes(&codes), "sm_80, sm_90a, compute_90, compute_100f, lto_90");
         assert_eq!(describe_codes(&[]), "none");
         assert_eq!(codes[1].sm(), 90);
         assert_eq!(codes[1].variant(), ArchVariant::A);
@@ -1193,23 +1028,14 @@ mod tests {
         assert!(runnable_on(&sass80, 89));
         assert!(!runnable_on(&sass80, 75));
         assert!(!runnable_on(&sass80, 90));
-        let sass90a = info(
-            CodeKind::Cubin,
-            vec![ArchCode::sass(90).with_variant(ArchVariant::A)],
-        );
+        let sass90a = info(CodeKind::Cubin, vec![ArchCode::sass(90).with_variant(ArchVariant::A)]);
         assert!(runnable_on(&sass90a, 90));
         assert!(!runnable_on(&sass90a, 89));
         assert!(!runnable_on(&sass90a, 100));
-        let sass100a = info(
-            CodeKind::Cubin,
-            vec![ArchCode::sass(100).with_variant(ArchVariant::A)],
-        );
+        let sass100a = info(CodeKind::Cubin, vec![ArchCode::sass(100).with_variant(ArchVariant::A)]);
         assert!(runnable_on(&sass100a, 100));
         assert!(!runnable_on(&sass100a, 103));
-        let sass100f = info(
-            CodeKind::Cubin,
-            vec![ArchCode::sass(100).with_variant(ArchVariant::F)],
-        );
+        let sass100f = info(CodeKind::Cubin, vec![ArchCode::sass(100).with_variant(ArchVariant::F)]);
         assert!(runnable_on(&sass100f, 103));
         assert!(!runnable_on(&sass100f, 110));
         let ptx80 = info(CodeKind::Ptx, vec![ArchCode::ptx(80)]);
@@ -1217,16 +1043,10 @@ mod tests {
         assert!(runnable_on(&ptx80, 90));
         assert!(runnable_on(&ptx80, 120));
         assert!(!runnable_on(&ptx80, 75));
-        let ptx90a = info(
-            CodeKind::Ptx,
-            vec![ArchCode::ptx(90).with_variant(ArchVariant::A)],
-        );
+        let ptx90a = info(CodeKind::Ptx, vec![ArchCode::ptx(90).with_variant(ArchVariant::A)]);
         assert!(runnable_on(&ptx90a, 90));
         assert!(!runnable_on(&ptx90a, 100));
-        let ptx120f = info(
-            CodeKind::Ptx,
-            vec![ArchCode::ptx(120).with_variant(ArchVariant::F)],
-        );
+        let ptx120f = info(CodeKind::Ptx, vec![ArchCode::ptx(120).with_variant(ArchVariant::F)]);
         assert!(runnable_on(&ptx120f, 121));
         assert!(!runnable_on(&ptx120f, 130));
         let lto = info(CodeKind::LtoIr, vec![ArchCode::lto_ir(90)]);
@@ -1242,23 +1062,14 @@ mod tests {
         assert_eq!(i.codes, vec![ArchCode::sass(80)]);
         assert_eq!(i.len, 80 + 128);
         let i = check_invariants(&synthetic_cubin(7, 0x005a_0d5a)).unwrap();
-        assert_eq!(
-            i.codes,
-            vec![ArchCode::sass(90).with_variant(ArchVariant::A)]
-        );
+        assert_eq!(i.codes, vec![ArchCode::sass(90).with_variant(ArchVariant::A)]);
         // ABI 8: SM in bits 8..15, 0x8 = 'a'.
         let i = check_invariants(&synthetic_cubin(8, 0x0600_6402)).unwrap();
         assert_eq!(i.codes, vec![ArchCode::sass(100)]);
         let i = check_invariants(&synthetic_cubin(8, 0x0600_780a)).unwrap();
-        assert_eq!(
-            i.codes,
-            vec![ArchCode::sass(120).with_variant(ArchVariant::A)]
-        );
+        assert_eq!(i.codes, vec![ArchCode::sass(120).with_variant(ArchVariant::A)]);
         // No SM at all.
-        assert!(matches!(
-            inspect(&synthetic_cubin(8, 0x0600_0002)),
-            Err(ImageError::Malformed(_))
-        ));
+        assert!(matches!(inspect(&synthetic_cubin(8, 0x0600_0002)), Err(ImageError::Malformed(_))));
     }
 
     #[test]
@@ -1281,11 +1092,7 @@ mod tests {
         put_u64(&mut d, 80 + 64 + 32, 10_000);
         assert_eq!(
             inspect(&d),
-            Err(ImageError::Truncated {
-                what: "an ELF section's contents",
-                need: 10_064,
-                have: d.len() as u64
-            })
+            Err(ImageError::Truncated { what: "an ELF section's contents", need: 10_064, have: d.len() as u64 })
         );
         put_u64(&mut d, 80 + 64 + 24, u64::MAX);
         assert!(matches!(inspect(&d), Err(ImageError::Malformed(_))));
@@ -1296,19 +1103,9 @@ mod tests {
         let cubin = synthetic_cubin(8, 0x0600_5a04);
         let f = fatbin(&[
             fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin),
-            fatbin_entry(
-                FATBIN_KIND_ELF,
-                90,
-                0x11 | FATBIN_FLAG_ARCH_SPECIFIC,
-                &cubin,
-            ),
+            fatbin_entry(FATBIN_KIND_ELF, 90, 0x11 | FATBIN_FLAG_ARCH_SPECIFIC, &cubin),
             fatbin_entry(FATBIN_KIND_PTX, 90, 0x11, PTX80.as_bytes()),
-            fatbin_entry(
-                FATBIN_KIND_LTOIR,
-                100,
-                0x11 | FATBIN_FLAG_FAMILY_SPECIFIC,
-                &[0u8; 40],
-            ),
+            fatbin_entry(FATBIN_KIND_LTOIR, 100, 0x11 | FATBIN_FLAG_FAMILY_SPECIFIC, &[0u8; 40]),
             fatbin_entry(77, 90, 0x11, b"unknown kind"),
         ]);
         let i = check_invariants(&f).unwrap();
@@ -1342,12 +1139,7 @@ mod tests {
         put_u16(&mut bad, 16 + 64 + 18, 62);
         assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
         // Compressed flag: the payload is not checked as a cubin, compressed size is.
-        let mut comp = fatbin(&[fatbin_entry(
-            FATBIN_KIND_ELF,
-            90,
-            0x8011,
-            &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4],
-        )]);
+        let mut comp = fatbin(&[fatbin_entry(FATBIN_KIND_ELF, 90, 0x8011, &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4])]);
         put_u32(&mut comp, 16 + 16, 8);
         let i = check_invariants(&comp).unwrap();
         assert!(i.compressed);
@@ -1372,30 +1164,15 @@ mod tests {
         let i = check_invariants(&with_nul).unwrap();
         assert_eq!(i.len, PTX80.len() + 1);
         let a = PTX80.replace(".target sm_80", ".target sm_90a, debug // comment");
-        assert_eq!(
-            inspect(a.as_bytes()).unwrap().codes,
-            vec![ArchCode::ptx(90).with_variant(ArchVariant::A)]
-        );
+        assert_eq!(inspect(a.as_bytes()).unwrap().codes, vec![ArchCode::ptx(90).with_variant(ArchVariant::A)]);
         let f = PTX80.replace(".target sm_80", "  .target\tsm_100f");
-        assert_eq!(
-            inspect(f.as_bytes()).unwrap().codes,
-            vec![ArchCode::ptx(100).with_variant(ArchVariant::F)]
-        );
+        assert_eq!(inspect(f.as_bytes()).unwrap().codes, vec![ArchCode::ptx(100).with_variant(ArchVariant::F)]);
         let none = PTX80.replace(".target sm_80", "");
-        assert!(matches!(
-            inspect(none.as_bytes()),
-            Err(ImageError::Malformed(_))
-        ));
+        assert!(matches!(inspect(none.as_bytes()), Err(ImageError::Malformed(_))));
         let odd = PTX80.replace(".target sm_80", ".target sm_80x");
-        assert!(matches!(
-            inspect(odd.as_bytes()),
-            Err(ImageError::Malformed(_))
-        ));
+        assert!(matches!(inspect(odd.as_bytes()), Err(ImageError::Malformed(_))));
         let ver = PTX80.replace(".version 8.0", ".version eight");
-        assert!(matches!(
-            inspect(ver.as_bytes()),
-            Err(ImageError::Malformed(_))
-        ));
+        assert!(matches!(inspect(ver.as_bytes()), Err(ImageError::Malformed(_))));
         assert_eq!(code_kind_of(PTX80.as_bytes()), CodeKind::Ptx);
     }
 
@@ -1425,11 +1202,7 @@ mod tests {
             b"{\"a\": [1, 2], \"b\": {\"c\": \"(x; y)\"}}",
             b"print(f\"{x}\"); d = {1: 2}",
         ] {
-            assert_eq!(
-                inspect(not_code),
-                Err(ImageError::Unrecognised),
-                "{not_code:?}"
-            );
+            assert_eq!(inspect(not_code), Err(ImageError::Unrecognised), "{not_code:?}");
             assert_eq!(code_kind_of(not_code), CodeKind::Unknown, "{not_code:?}");
         }
     }
@@ -1455,10 +1228,7 @@ mod tests {
         put_u16(&mut d, 12, 24);
         put_u32(&mut d, 16, 40);
         put_u32(&mut d, 20, 44);
-        for (i, (tag, value)) in [(1u16, 900u16), (2, 2), (0x63, 0), (0, 0)]
-            .iter()
-            .enumerate()
-        {
+        for (i, (tag, value)) in [(1u16, 900u16), (2, 2), (0x63, 0), (0, 0)].iter().enumerate() {
             put_u16(&mut d, 24 + 4 * i, *tag);
             put_u16(&mut d, 26 + 4 * i, *value);
         }
@@ -1469,18 +1239,9 @@ mod tests {
         put_u16(&mut d, 32, 0x20);
         put_u16(&mut d, 34, 1);
         put_u16(&mut d, 36, 0x63);
-        assert_eq!(
-            inspect(&d).unwrap().codes,
-            vec![ArchCode::lto_ir(90).with_variant(ArchVariant::A)]
-        );
-        assert!(matches!(
-            inspect(&d[..20]),
-            Err(ImageError::Truncated { need: 24, .. })
-        ));
-        assert!(matches!(
-            inspect(&d[..42]),
-            Err(ImageError::Truncated { need: 44, .. })
-        ));
+        assert_eq!(inspect(&d).unwrap().codes, vec![ArchCode::lto_ir(90).with_variant(ArchVariant::A)]);
+        assert!(matches!(inspect(&d[..20]), Err(ImageError::Truncated { need: 24, .. })));
+        assert!(matches!(inspect(&d[..42]), Err(ImageError::Truncated { need: 44, .. })));
         // An unparseable table is not an error, just no arch.
         put_u16(&mut d, 12, 0xffff);
         assert_eq!(inspect(&d).unwrap().codes, vec![]);
@@ -1494,9 +1255,7 @@ mod tests {
         let prefixes: [&[u8]; 7] = [
             &[],
             &ELF_MAGIC,
-            &[
-                0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, 8, 0, 0, 0, 0, 0, 0, 0, 2, 0, 190, 0,
-            ],
+            &[0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, 8, 0, 0, 0, 0, 0, 0, 0, 2, 0, 190, 0],
             &FATBIN_MAGIC.to_le_bytes(),
             &[0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0],
             &LTOIR_MAGIC.to_le_bytes(),
@@ -1557,16 +1316,7 @@ mod tests {
 
     /// Sets header fields of real images to extreme values.
     fn extreme_fields(image: &[u8], fields: &[(usize, usize)]) {
-        let extremes: [u64; 8] = [
-            0,
-            1,
-            0x7f,
-            0xffff,
-            u32::MAX as u64,
-            image.len() as u64,
-            u64::MAX - 1,
-            u64::MAX,
-        ];
+        let extremes: [u64; 8] = [0, 1, 0x7f, 0xffff, u32::MAX as u64, image.len() as u64, u64::MAX - 1, u64::MAX];
         for &(off, width) in fields {
             if off + width > image.len() {
                 continue;
@@ -1580,17 +1330,7 @@ mod tests {
     }
 
     fn cubin_fields(base: usize, cubin: &[u8]) -> Vec<(usize, usize)> {
-        let mut v = vec![
-            (32, 8),
-            (40, 8),
-            (48, 4),
-            (52, 2),
-            (54, 2),
-            (56, 2),
-            (58, 2),
-            (60, 2),
-            (62, 2),
-        ];
+        let mut v = vec![(32, 8), (40, 8), (48, 4), (52, 2), (54, 2), (56, 2), (58, 2), (60, 2), (62, 2)];
         let shoff = read_u64(cubin, 40).unwrap_or(0) as usize;
         let shnum = read_u16(cubin, 60).unwrap_or(0) as usize;
         for s in 0..shnum.min(40) {
@@ -1622,9 +1362,7 @@ mod tests {
             ]);
             let ehs = read_u32(f, off + 4).unwrap_or(0) as usize;
             let ps = read_u64(f, off + 8).unwrap_or(0) as usize;
-            if read_u16(f, off).unwrap_or(0) == FATBIN_KIND_ELF
-                && f[off + ehs..].starts_with(&ELF_MAGIC)
-            {
+            if read_u16(f, off).unwrap_or(0) == FATBIN_KIND_ELF && f[off + ehs..].starts_with(&ELF_MAGIC) {
                 v.extend(cubin_fields(off + ehs, &f[off + ehs..]));
             }
             let opts = read_u32(f, off + 20).unwrap_or(0) as usize;
@@ -1661,21 +1399,13 @@ mod tests {
         if let Some(r) = std::env::var_os("CUDA_PATH") {
             roots.push(PathBuf::from(r));
         }
-        roots.push(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(".toolchain")
-                .join("cuda"),
-        );
+        roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".toolchain").join("cuda"));
         roots
     }
 
     fn find_nvcc() -> Result<PathBuf, Vec<PathBuf>> {
         let roots = cuda_roots();
-        roots
-            .iter()
-            .map(|r| r.join("bin").join("nvcc"))
-            .find(|p| p.is_file())
-            .ok_or(roots)
+        roots.iter().map(|r| r.join("bin").join("nvcc")).find(|p| p.is_file()).ok_or(roots)
     }
 
     const KERNEL: &str = "extern \"C\" __global__ void add(float *a, const float *b, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] += b[i];\n}\n";
@@ -1693,12 +1423,9 @@ mod tests {
                 ));
             }
         };
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir =
-            std::env::temp_dir().join(format!("cudyn-image-test-{}-{nanos}", std::process::id()));
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("cudyn-image-test-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let src = dir.join("k.cu");
         std::fs::write(&src, KERNEL).map_err(|e| format!("writing {}: {e}", src.display()))?;
@@ -1730,10 +1457,7 @@ mod tests {
                     "arch=compute_100f,code=[sm_100f,compute_100f]",
                 ],
             ),
-            (
-                "lto.fatbin",
-                vec!["-fatbin", "-gencode", "arch=compute_90,code=lto_90"],
-            ),
+            ("lto.fatbin", vec!["-fatbin", "-gencode", "arch=compute_90,code=lto_90"]),
             ("k80.ptx", vec!["-ptx", "-arch=compute_80"]),
             ("k90.ltoir", vec!["-ltoir", "-dlto", "-arch=sm_90"]),
         ];
@@ -1763,13 +1487,7 @@ mod tests {
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("nvcc thread panicked".into()))
-                })
-                .collect()
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("nvcc thread panicked".into()))).collect()
         });
         let _ = std::fs::remove_dir_all(&dir);
         let mut it = results.into_iter();
@@ -1812,17 +1530,9 @@ mod tests {
         assert!(runnable_on(&i, 80) && runnable_on(&i, 86) && runnable_on(&i, 89));
         assert!(!runnable_on(&i, 75) && !runnable_on(&i, 90));
         assert!(!i.compressed);
-        let i = expect(
-            &a.cubin_sm90a,
-            CodeKind::Cubin,
-            &[ArchCode::sass(90).with_variant(ArchVariant::A)],
-        );
+        let i = expect(&a.cubin_sm90a, CodeKind::Cubin, &[ArchCode::sass(90).with_variant(ArchVariant::A)]);
         assert!(runnable_on(&i, 90) && !runnable_on(&i, 89) && !runnable_on(&i, 100));
-        let i = expect(
-            &a.cubin_sm100a,
-            CodeKind::Cubin,
-            &[ArchCode::sass(100).with_variant(ArchVariant::A)],
-        );
+        let i = expect(&a.cubin_sm100a, CodeKind::Cubin, &[ArchCode::sass(100).with_variant(ArchVariant::A)]);
         assert!(runnable_on(&i, 100) && !runnable_on(&i, 103));
         let i = expect(&a.cubin_sm120, CodeKind::Cubin, &[ArchCode::sass(120)]);
         assert!(runnable_on(&i, 120) && runnable_on(&i, 121) && !runnable_on(&i, 100));
@@ -1832,11 +1542,7 @@ mod tests {
     #[test]
     fn nvcc_fatbins() {
         let Some(a) = artifacts() else { return };
-        let i = expect(
-            &a.fatbin_multi,
-            CodeKind::Fatbin,
-            &[ArchCode::sass(80), ArchCode::sass(90), ArchCode::ptx(90)],
-        );
+        let i = expect(&a.fatbin_multi, CodeKind::Fatbin, &[ArchCode::sass(80), ArchCode::sass(90), ArchCode::ptx(90)]);
         assert!(!i.compressed);
         assert!(runnable_on(&i, 90));
         assert!(runnable_on(&i, 86));
@@ -1847,10 +1553,7 @@ mod tests {
         let i = expect(
             &a.fatbin_100f_compressed,
             CodeKind::Fatbin,
-            &[
-                ArchCode::sass(100).with_variant(ArchVariant::F),
-                ArchCode::ptx(100).with_variant(ArchVariant::F),
-            ],
+            &[ArchCode::sass(100).with_variant(ArchVariant::F), ArchCode::ptx(100).with_variant(ArchVariant::F)],
         );
         assert!(i.compressed);
         assert!(runnable_on(&i, 100) && runnable_on(&i, 103));
@@ -1872,14 +1575,8 @@ mod tests {
     #[test]
     fn nvcc_prefixes_never_panic() {
         let Some(a) = artifacts() else { return };
-        for image in [
-            &a.cubin_sm90a,
-            &a.cubin_sm120,
-            &a.fatbin_multi,
-            &a.fatbin_100f_compressed,
-            &a.ptx80,
-            &a.ltoir90,
-        ] {
+        for image in [&a.cubin_sm90a, &a.cubin_sm120, &a.fatbin_multi, &a.fatbin_100f_compressed, &a.ptx80, &a.ltoir90]
+        {
             for len in 0..image.len() {
                 prefix_check(image, len);
             }
@@ -1913,9 +1610,6 @@ mod tests {
         for f in [&a.fatbin_multi, &a.fatbin_100f_compressed, &a.fatbin_lto] {
             extreme_fields(f, &fatbin_fields(f));
         }
-        extreme_fields(
-            &a.ltoir90,
-            &[(12, 2), (14, 2), (16, 4), (20, 4), (24, 2), (26, 2)],
-        );
+        extreme_fields(&a.ltoir90, &[(12, 2), (14, 2), (16, 4), (20, 4), (24, 2), (26, 2)]);
     }
 }

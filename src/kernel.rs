@@ -227,7 +227,10 @@ impl Kernel {
 
     pub fn param(self, index: usize) -> Result<Param> {
         self.with_params(|p| p.get(index).copied())?.ok_or_else(|| {
-            Error::invalid(format!("parameter index {index} is out of range ({} parameters)", self.param_count().unwrap_or(0)))
+            Error::invalid(format!(
+                "parameter index {index} is out of range ({} parameters)",
+                self.param_count().unwrap_or(0)
+            ))
         })
     }
 

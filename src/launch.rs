@@ -207,10 +207,11 @@ fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Resul
             return Some(ArgProblem::Null { index });
         }
         let s = sizes?;
-        s.iter()
-            .zip(params.iter())
-            .position(|(&given, p)| given != p.size as usize)
-            .map(|index| ArgProblem::Size { index, given: s[index], param: params[index].size })
+        s.iter().zip(params.iter()).position(|(&given, p)| given != p.size as usize).map(|index| ArgProblem::Size {
+            index,
+            given: s[index],
+            param: params[index].size,
+        })
     })?;
     match problem {
         None => Ok(()),

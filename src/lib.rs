@@ -12,8 +12,8 @@ pub mod cache;
 pub mod capi;
 pub mod compile;
 pub mod dl;
-mod elf_check;
 pub mod driver;
+mod elf_check;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -145,14 +145,36 @@ impl Library {
                 d.initialised()?;
                 let f = d.need(d.f.cuLibraryLoadData, "cuLibraryLoadData")?;
                 // SAFETY: `code` is a validated image whose own headers fit in it; no options.
-                let r = unsafe { f(&mut lib, code.as_ptr().cast(), ptr::null_mut(), ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut(), 0) };
+                let r = unsafe {
+                    f(
+                        &mut lib,
+                        code.as_ptr().cast(),
+                        ptr::null_mut(),
+                        ptr::null_mut(),
+                        0,
+                        ptr::null_mut(),
+                        ptr::null_mut(),
+                        0,
+                    )
+                };
                 d.check(r, "loading the library through the driver (cuLibraryLoadData)")?;
             }
             Api::Runtime => {
                 let rt = runtime()?;
                 let f = rt.need(rt.f.cudaLibraryLoadData, "cudaLibraryLoadData")?;
                 // SAFETY: as above.
-                let r = unsafe { f(&mut lib, code.as_ptr().cast(), ptr::null_mut(), ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut(), 0) };
+                let r = unsafe {
+                    f(
+                        &mut lib,
+                        code.as_ptr().cast(),
+                        ptr::null_mut(),
+                        ptr::null_mut(),
+                        0,
+                        ptr::null_mut(),
+                        ptr::null_mut(),
+                        0,
+                    )
+                };
                 rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")?;
             }
         }
@@ -168,8 +190,8 @@ impl Library {
     /// Load a file. The bytes are read and validated by cudyn and handed to CUDA from memory,
     /// so what CUDA loads is exactly what was checked (no window for the file to change).
     pub fn load_file(path: &Path, api: Api) -> Result<Library> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::new(Status::Io, format!("reading {}: {e}", path.display())))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::new(Status::Io, format!("reading {}: {e}", path.display())))?;
         Library::load_data(&bytes, api).map_err(|e| e.context(path.display()))
     }
 
@@ -345,7 +367,10 @@ pub fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usiz
     let f = d.need(d.f.cuLibraryGetGlobal, "cuLibraryGetGlobal")?;
     let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
     // SAFETY: valid out-pointers, NUL-terminated name, a context is current.
-    d.check(unsafe { f(&mut p, &mut n, lib, name.as_ptr()) }, format_args!("looking up global '{}'", name.to_string_lossy()))?;
+    d.check(
+        unsafe { f(&mut p, &mut n, lib, name.as_ptr()) },
+        format_args!("looking up global '{}'", name.to_string_lossy()),
+    )?;
     Ok((p as usize as *mut c_void, n))
 }
 

@@ -130,7 +130,12 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     // SAFETY: options array of op.len() NUL-terminated strings, valid out-pointer.
     let r = unsafe { create(&mut h.h, op.len() as u32, op.as_ptr()) };
     if r.0 != 0 {
-        return Err(Error::with_code(Status::InvalidArgument, r.0 as i32, format!("nvJitLinkCreate refused the options {opts:?} (nvJitLinkResult {})", r.0)).into());
+        return Err(Error::with_code(
+            Status::InvalidArgument,
+            r.0 as i32,
+            format!("nvJitLinkCreate refused the options {opts:?} (nvJitLinkResult {})", r.0),
+        )
+        .into());
     }
     let add = jl.need(jl.f.add_data, "nvJitLinkAddData")?;
     for (i, inp) in inputs.iter().enumerate() {
@@ -143,7 +148,11 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
             let (err, _) = logs(jl, h.h);
             let first = err.lines().next().unwrap_or("").to_string();
             return Err(LinkFailure {
-                error: Error::with_code(Status::LinkFailed, r.0 as i32, format!("adding link input {i} ('{}', {:?}): {first}", inp.name, inp.kind)),
+                error: Error::with_code(
+                    Status::LinkFailed,
+                    r.0 as i32,
+                    format!("adding link input {i} ('{}', {:?}): {first}", inp.name, inp.kind),
+                ),
                 log: err,
             });
         }
@@ -153,9 +162,14 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     let r = unsafe { complete(h.h) };
     let (err, info) = logs(jl, h.h);
     if r.0 != 0 {
-        let first = err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next()).unwrap_or("").trim().to_string();
+        let first =
+            err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next()).unwrap_or("").trim().to_string();
         return Err(LinkFailure {
-            error: Error::with_code(Status::LinkFailed, r.0 as i32, format!("linking failed (nvJitLinkResult {}): {first}", r.0)),
+            error: Error::with_code(
+                Status::LinkFailed,
+                r.0 as i32,
+                format!("linking failed (nvJitLinkResult {}): {first}", r.0),
+            ),
             log: if info.is_empty() { err } else { format!("{err}\n{info}") },
         });
     }

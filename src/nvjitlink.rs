@@ -41,10 +41,15 @@ fn load() -> Result<JitLink> {
         match f.version {
             // SAFETY: valid out-pointers.
             Some(v) => unsafe { v(&mut major, &mut minor) },
-            None => return Err(Error::new(Status::UnsupportedVersion, "library has no nvJitLinkVersion (needs 12.3+)")),
+            None => {
+                return Err(Error::new(Status::UnsupportedVersion, "library has no nvJitLinkVersion (needs 12.3+)"))
+            }
         };
         if f.create.is_none() || f.complete.is_none() {
-            return Err(Error::new(Status::UnsupportedVersion, format!("nvJitLink {major}.{minor} lacks unversioned entry points")));
+            return Err(Error::new(
+                Status::UnsupportedVersion,
+                format!("nvJitLink {major}.{minor} lacks unversioned entry points"),
+            ));
         }
         Ok(JitLink { lib, version: (major * 1000 + minor * 10) as i32, f })
     })

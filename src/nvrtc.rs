@@ -52,7 +52,10 @@ fn load() -> Result<Nvrtc> {
             None => return Err(Error::new(Status::UnsupportedVersion, "library has no nvrtcVersion")),
         };
         if major < 12 {
-            return Err(Error::new(Status::UnsupportedVersion, format!("NVRTC {major}.{minor} found, cudyn needs 12.0 or newer")));
+            return Err(Error::new(
+                Status::UnsupportedVersion,
+                format!("NVRTC {major}.{minor} found, cudyn needs 12.0 or newer"),
+            ));
         }
         Ok(Nvrtc { lib, version: major * 1000 + minor * 10, f })
     })

@@ -65,7 +65,11 @@ fn load() -> Result<Runtime> {
         if version < MIN_RUNTIME_VERSION {
             return Err(Error::new(
                 Status::UnsupportedVersion,
-                format!("runtime is CUDA {}, cudyn needs {} or newer", fmt_version(version), fmt_version(MIN_RUNTIME_VERSION)),
+                format!(
+                    "runtime is CUDA {}, cudyn needs {} or newer",
+                    fmt_version(version),
+                    fmt_version(MIN_RUNTIME_VERSION)
+                ),
             ));
         }
         Ok(Runtime { lib, version, f })
@@ -99,7 +103,9 @@ impl Runtime {
     pub fn describe(&self, r: sys::cudaError_t) -> String {
         let s = |f: Option<sys::PFN_cudaGetErrorName>| {
             // SAFETY: cudaGetErrorName/String return static strings for any code.
-            f.map(|f| unsafe { f(r) }).filter(|p| !p.is_null()).map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+            f.map(|f| unsafe { f(r) })
+                .filter(|p| !p.is_null())
+                .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
         };
         match (s(self.f.cudaGetErrorName), s(self.f.cudaGetErrorString)) {
             (Some(n), Some(t)) => format!("{n} ({t})"),
@@ -110,7 +116,10 @@ impl Runtime {
 
     pub fn need<T: Copy>(&self, f: Option<T>, name: &str) -> Result<T> {
         f.ok_or_else(|| {
-            Error::new(Status::UnsupportedVersion, format!("{name} is missing from this runtime (CUDA {})", fmt_version(self.version)))
+            Error::new(
+                Status::UnsupportedVersion,
+                format!("{name} is missing from this runtime (CUDA {})", fmt_version(self.version)),
+            )
         })
     }
 

@@ -39,7 +39,8 @@ fn cache_in(td: &TempDir) -> Cache {
 }
 
 fn compile(cache: &Cache, src: &str, name: &str, o: &CompileOptions) -> Compiled {
-    compile_with(src, name, o, Some(cache)).unwrap_or_else(|f| panic!("{:?}: {}\n{}", f.error.status, f.error.message, f.log))
+    compile_with(src, name, o, Some(cache))
+        .unwrap_or_else(|f| panic!("{:?}: {}\n{}", f.error.status, f.error.message, f.log))
 }
 
 /// The entry files (`<64 hex>.cudyn`) in `dir`, sorted.
@@ -53,7 +54,12 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 
 fn temp_files(dir: &Path) -> Vec<String> {
     fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(".cudyn-tmp.")).collect())
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".cudyn-tmp."))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -85,7 +91,10 @@ fn miss_then_hit() {
     assert_eq!(first.kind, CodeKind::Cubin);
     let entry = only_entry(&c);
     assert!(entry.file_name().unwrap().to_str().unwrap().ends_with(".cudyn"));
-    assert_eq!(fs::symlink_metadata(&entry).unwrap().len() as usize, ENTRY_HEADER_LEN + 8 + 4 + "axpy<float>".len() + 4 + first.lowered[0].1.len() + first.code.len());
+    assert_eq!(
+        fs::symlink_metadata(&entry).unwrap().len() as usize,
+        ENTRY_HEADER_LEN + 8 + 4 + "axpy<float>".len() + 4 + first.lowered[0].1.len() + first.code.len()
+    );
 
     let second = compile(&c, SRC, "axpy.cu", &opts());
     assert!(second.from_cache);
@@ -117,14 +126,50 @@ fn every_input_is_in_the_key() {
 
     let mut variants: Vec<(&str, String, &str, CompileOptions)> = Vec::new();
     let v = |what, src: &str, name, o| (what, src.to_string(), name, o);
-    variants.push(v("source", &SRC.replace("int n)", "int count)").replace("< n)", "< count)"), "axpy.cu", base.clone()));
+    variants.push(v(
+        "source",
+        &SRC.replace("int n)", "int count)").replace("< n)", "< count)"),
+        "axpy.cu",
+        base.clone(),
+    ));
     variants.push(v("program name", SRC, "other.cu", base.clone()));
-    variants.push(v("header contents", SRC, "axpy.cu", CompileOptions { headers: vec![("my.h".into(), MY_H.replace("v + v", "2 * v")), base.headers[1].clone()], ..base.clone() }));
-    variants.push(v("header name", SRC, "axpy.cu", CompileOptions { headers: vec![base.headers[0].clone(), ("unused2.h".into(), "// nothing\n".into())], ..base.clone() }));
+    variants.push(v(
+        "header contents",
+        SRC,
+        "axpy.cu",
+        CompileOptions {
+            headers: vec![("my.h".into(), MY_H.replace("v + v", "2 * v")), base.headers[1].clone()],
+            ..base.clone()
+        },
+    ));
+    variants.push(v(
+        "header name",
+        SRC,
+        "axpy.cu",
+        CompileOptions {
+            headers: vec![base.headers[0].clone(), ("unused2.h".into(), "// nothing\n".into())],
+            ..base.clone()
+        },
+    ));
     variants.push(v("option", SRC, "axpy.cu", CompileOptions { options: strings(&["-DUNUSED=2"]), ..base.clone() }));
-    variants.push(v("architecture", SRC, "axpy.cu", CompileOptions { options: strings(&["-DUNUSED=1", "-arch=sm_80"]), ..base.clone() }));
-    variants.push(v("name expression", SRC, "axpy.cu", CompileOptions { name_expressions: strings(&["axpy<double>"]), ..base.clone() }));
-    variants.push(v("more name expressions", SRC, "axpy.cu", CompileOptions { name_expressions: strings(&["axpy<float>", "axpy<double>"]), ..base.clone() }));
+    variants.push(v(
+        "architecture",
+        SRC,
+        "axpy.cu",
+        CompileOptions { options: strings(&["-DUNUSED=1", "-arch=sm_80"]), ..base.clone() },
+    ));
+    variants.push(v(
+        "name expression",
+        SRC,
+        "axpy.cu",
+        CompileOptions { name_expressions: strings(&["axpy<double>"]), ..base.clone() },
+    ));
+    variants.push(v(
+        "more name expressions",
+        SRC,
+        "axpy.cu",
+        CompileOptions { name_expressions: strings(&["axpy<float>", "axpy<double>"]), ..base.clone() },
+    ));
     variants.push(v("target PTX", SRC, "axpy.cu", CompileOptions { target: Some(CodeKind::Ptx), ..base.clone() }));
     variants.push(v("target LTO-IR", SRC, "axpy.cu", CompileOptions { target: Some(CodeKind::LtoIr), ..base.clone() }));
 
@@ -178,7 +223,9 @@ fn damaged_entry_is_recompiled(what: &str, damage: impl FnOnce(&Path)) {
 fn corrupted_entry_is_recompiled_and_replaced() {
     // A flipped byte in the code (the payload's end), in the lowered names (just after the
     // header's fields), and in the header's checksum.
-    for (what, at) in [("code byte", None), ("lowered-name byte", Some(ENTRY_HEADER_LEN + 20)), ("checksum byte", Some(60))] {
+    for (what, at) in
+        [("code byte", None), ("lowered-name byte", Some(ENTRY_HEADER_LEN + 20)), ("checksum byte", Some(60))]
+    {
         damaged_entry_is_recompiled(what, |p| {
             let mut b = fs::read(p).unwrap();
             let i = at.unwrap_or(b.len() - 1);
@@ -322,7 +369,11 @@ fn four_processes_make_one_entry() {
     let children: Vec<_> = (0..4)
         .map(|i| {
             let out = td.join(&format!("out{i}"));
-            spawn_child(TEST, "cache-process", &[("CUDYN_TEST_CACHE", dir.to_str().unwrap()), ("CUDYN_TEST_OUT", out.to_str().unwrap())])
+            spawn_child(
+                TEST,
+                "cache-process",
+                &[("CUDYN_TEST_CACHE", dir.to_str().unwrap()), ("CUDYN_TEST_OUT", out.to_str().unwrap())],
+            )
         })
         .collect();
     fs::write(td.join("go"), b"").unwrap();
@@ -351,7 +402,8 @@ fn cache_from_the_environment() {
             assert!(cudyn::compile::global_cache().is_none());
             assert!(cudyn_cache_dir().is_null());
             for _ in 0..2 {
-                let r = cudyn::compile::compile(SRC, "axpy.cu", &opts()).unwrap_or_else(|f| panic!("{}", f.error.message));
+                let r =
+                    cudyn::compile::compile(SRC, "axpy.cu", &opts()).unwrap_or_else(|f| panic!("{}", f.error.message));
                 assert!(!r.from_cache);
             }
             let mut s = cudyn_cache_stats_t { enabled: 7, ..Default::default() };

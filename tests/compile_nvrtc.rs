@@ -7,7 +7,10 @@
 mod common;
 
 use common::*;
-use cudyn::capi::compile::{cudyn_buffer, cudyn_buffer_free, cudyn_code_kind, cudyn_code_kind_of, cudyn_compile, cudyn_compile_ex, cudyn_compile_options};
+use cudyn::capi::compile::{
+    cudyn_buffer, cudyn_buffer_free, cudyn_code_kind, cudyn_code_kind_of, cudyn_compile, cudyn_compile_ex,
+    cudyn_compile_options,
+};
 use cudyn::capi::error::{cudyn_component_path, cudyn_last_cuda_error, cudyn_last_error_message, cudyn_status};
 use cudyn::compile::{compile_with, CompileOptions, Compiled, DEFAULT_SM};
 use cudyn::image::{code_kind_of, describe_codes, inspect, ArchCode, CodeKind};
@@ -110,17 +113,17 @@ fn nvrtc_location_checks() {
     // A compile works: NVRTC found its builtins library, which it opens by soname at compile
     // time; with LD_LIBRARY_PATH unset that only works thanks to cudyn's preload from the same
     // folder (without it: NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, 7).
-    let c = compile_with(SAXPY, "builtins.cu", &CompileOptions::default(), None)
-        .unwrap_or_else(|f| {
-            panic!(
-                "{:?} (code {}): {}\n{}\n(code 7, NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, means libnvrtc-builtins was not \
+    let c = compile_with(SAXPY, "builtins.cu", &CompileOptions::default(), None).unwrap_or_else(|f| {
+        panic!(
+            "{:?} (code {}): {}\n{}\n(code 7, NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, means libnvrtc-builtins was not \
                  found: see preload_nvrtc_builtins in src/dl.rs)",
-                f.error.status, f.error.cuda_code, f.error.message, f.log
-            )
-        });
+            f.error.status, f.error.cuda_code, f.error.message, f.log
+        )
+    });
     assert_eq!(c.kind, CodeKind::Cubin);
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let builtins: Vec<&str> = maps.lines().filter_map(|l| l.split_whitespace().nth(5)).filter(|p| p.contains("libnvrtc-builtins")).collect();
+    let builtins: Vec<&str> =
+        maps.lines().filter_map(|l| l.split_whitespace().nth(5)).filter(|p| p.contains("libnvrtc-builtins")).collect();
     assert!(!builtins.is_empty(), "libnvrtc-builtins is not mapped after a compile");
     for b in builtins {
         assert!(b.starts_with(dir.to_str().unwrap()), "builtins mapped from {b}, NVRTC from {}", dir.display());
@@ -182,7 +185,10 @@ fn explicit_arch_is_honoured() {
     assert!(f.error.message.contains("compute_80"), "{}", f.error.message);
     // Fatbin and source are not compile targets.
     for k in [CodeKind::Fatbin, CodeKind::Source] {
-        assert_eq!(compile_with(SAXPY, "t.cu", &target(k, &[]), None).unwrap_err().error.status, Status::InvalidArgument);
+        assert_eq!(
+            compile_with(SAXPY, "t.cu", &target(k, &[]), None).unwrap_err().error.status,
+            Status::InvalidArgument
+        );
     }
 }
 
@@ -235,7 +241,12 @@ fn in_memory_headers_and_name_expressions() {
     let bogus = CompileOptions { name_expressions: strings(&["no_such_kernel<float>"]), ..opts };
     let f = compile_with(TEMPLATED, "templated.cu", &bogus, None).unwrap_err();
     assert_eq!(f.error.status, Status::CompileFailed);
-    assert!(f.error.message.contains("no_such_kernel") && f.log.contains("no_such_kernel"), "{}\n{}", f.error.message, f.log);
+    assert!(
+        f.error.message.contains("no_such_kernel") && f.log.contains("no_such_kernel"),
+        "{}\n{}",
+        f.error.message,
+        f.log
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,14 +275,26 @@ fn compile_error_gives_first_error_in_message_and_full_log() {
     assert_eq!(f.error.status, Status::CompileFailed);
     let warning = f.log.lines().position(|l| l.contains("warning") && l.contains("error_count"));
     let error = f.log.lines().position(|l| l.contains("warned.cu(2): error"));
-    assert!(matches!((warning, error), (Some(w), Some(e)) if w < e), "the log no longer has the warning first:\n{}", f.log);
-    assert!(f.error.message.contains("warned.cu(2): error") && f.error.message.contains("undefined_thing"), "{}", f.error.message);
+    assert!(
+        matches!((warning, error), (Some(w), Some(e)) if w < e),
+        "the log no longer has the warning first:\n{}",
+        f.log
+    );
+    assert!(
+        f.error.message.contains("warned.cu(2): error") && f.error.message.contains("undefined_thing"),
+        "{}",
+        f.error.message
+    );
     assert!(!f.error.message.contains("error_count"), "the message quotes the warning: {}", f.error.message);
 
     // A missing #include is NVRTC's "catastrophic error".
     let f = compile_with("#include \"not_there.h\"\n", "inc.cu", &CompileOptions::default(), None).unwrap_err();
     assert_eq!(f.error.status, Status::CompileFailed);
-    assert!(f.error.message.contains("inc.cu(1): catastrophic error") && f.error.message.contains("not_there.h"), "{}", f.error.message);
+    assert!(
+        f.error.message.contains("inc.cu(1): catastrophic error") && f.error.message.contains("not_there.h"),
+        "{}",
+        f.error.message
+    );
 }
 
 #[test]
@@ -368,16 +391,54 @@ fn c_compile_refuses_bad_arguments_and_leaves_outputs_alone() {
     // SAFETY: each call passes a deliberately bad argument that cudyn must check, and otherwise
     // valid pointers.
     unsafe {
-        check(cudyn_compile(ptr::null(), ptr::null(), ptr::null(), 0, 0, &mut code, ptr::null_mut()), &code, "NULL source", "source");
-        assert_eq!(cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 0, ptr::null_mut(), ptr::null_mut()), cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
-        check(cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 2, 0, &mut code, ptr::null_mut()), &code, "NULL options with a count", "options");
+        check(
+            cudyn_compile(ptr::null(), ptr::null(), ptr::null(), 0, 0, &mut code, ptr::null_mut()),
+            &code,
+            "NULL source",
+            "source",
+        );
+        assert_eq!(
+            cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 0, ptr::null_mut(), ptr::null_mut()),
+            cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT
+        );
+        check(
+            cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 2, 0, &mut code, ptr::null_mut()),
+            &code,
+            "NULL options with a count",
+            "options",
+        );
         let with_null = [c"-DX=1".as_ptr(), ptr::null()];
-        check(cudyn_compile(src.as_ptr(), ptr::null(), with_null.as_ptr(), 2, 0, &mut code, ptr::null_mut()), &code, "a NULL option", "options[1]");
-        check(cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 5, &mut code, ptr::null_mut()), &code, "target source", "Source");
-        check(cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 2, &mut code, ptr::null_mut()), &code, "target fatbin", "Fatbin");
-        check(cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 99, &mut code, ptr::null_mut()), &code, "target 99", "99");
+        check(
+            cudyn_compile(src.as_ptr(), ptr::null(), with_null.as_ptr(), 2, 0, &mut code, ptr::null_mut()),
+            &code,
+            "a NULL option",
+            "options[1]",
+        );
+        check(
+            cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 5, &mut code, ptr::null_mut()),
+            &code,
+            "target source",
+            "Source",
+        );
+        check(
+            cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 2, &mut code, ptr::null_mut()),
+            &code,
+            "target fatbin",
+            "Fatbin",
+        );
+        check(
+            cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 99, &mut code, ptr::null_mut()),
+            &code,
+            "target 99",
+            "99",
+        );
         let latin1 = b"__global__ void k() {} // \xe9\0";
-        check(cudyn_compile(latin1.as_ptr().cast(), ptr::null(), ptr::null(), 0, 0, &mut code, ptr::null_mut()), &code, "non-UTF-8 source", "UTF-8");
+        check(
+            cudyn_compile(latin1.as_ptr().cast(), ptr::null(), ptr::null(), 0, 0, &mut code, ptr::null_mut()),
+            &code,
+            "non-UTF-8 source",
+            "UTF-8",
+        );
         let unknown = [c"--no-such-option-xyz".as_ptr()];
         let s = cudyn_compile(src.as_ptr(), ptr::null(), unknown.as_ptr(), 1, 0, &mut code, ptr::null_mut());
         check(s, &code, "unknown option", "no-such-option-xyz");
@@ -385,13 +446,28 @@ fn c_compile_refuses_bad_arguments_and_leaves_outputs_alone() {
 
         let mut o = zeroed_options();
         o.reserved[6] = 1;
-        check(cudyn_compile_ex(src.as_ptr(), ptr::null(), &o, &mut code, ptr::null_mut(), ptr::null_mut()), &code, "nonzero reserved", "reserved");
+        check(
+            cudyn_compile_ex(src.as_ptr(), ptr::null(), &o, &mut code, ptr::null_mut(), ptr::null_mut()),
+            &code,
+            "nonzero reserved",
+            "reserved",
+        );
         let mut o = zeroed_options();
         o.num_headers = 1;
-        check(cudyn_compile_ex(src.as_ptr(), ptr::null(), &o, &mut code, ptr::null_mut(), ptr::null_mut()), &code, "NULL headers with a count", "header_names");
+        check(
+            cudyn_compile_ex(src.as_ptr(), ptr::null(), &o, &mut code, ptr::null_mut(), ptr::null_mut()),
+            &code,
+            "NULL headers with a count",
+            "header_names",
+        );
         let mut o = zeroed_options();
         o.num_name_expressions = 1;
-        check(cudyn_compile_ex(src.as_ptr(), ptr::null(), &o, &mut code, ptr::null_mut(), ptr::null_mut()), &code, "NULL name expressions with a count", "name_expressions");
+        check(
+            cudyn_compile_ex(src.as_ptr(), ptr::null(), &o, &mut code, ptr::null_mut(), ptr::null_mut()),
+            &code,
+            "NULL name expressions with a count",
+            "name_expressions",
+        );
     }
 }
 
@@ -436,7 +512,9 @@ fn c_compile_ex_headers_and_lowered_names() {
     o.target = 1;
     let (mut code, mut lowered) = (empty_buffer(), empty_buffer());
     // SAFETY: arrays of the stated lengths, valid out-pointers; NULL log allowed.
-    let s = unsafe { cudyn_compile_ex(src.as_ptr(), c"templated.cu".as_ptr(), &o, &mut code, ptr::null_mut(), &mut lowered) };
+    let s = unsafe {
+        cudyn_compile_ex(src.as_ptr(), c"templated.cu".as_ptr(), &o, &mut code, ptr::null_mut(), &mut lowered)
+    };
     assert_eq!(s, cudyn_status::CUDYN_SUCCESS, "{}", cstr_of(cudyn_last_error_message()));
     let l = buffer_bytes(&lowered);
     let parts: Vec<&[u8]> = l.split(|&b| b == 0).collect();
@@ -458,7 +536,9 @@ fn c_compile_ex_headers_and_lowered_names() {
     let plain = CString::new(SAXPY).unwrap();
     let mut code = empty_buffer();
     // SAFETY: as above.
-    let s = unsafe { cudyn_compile_ex(plain.as_ptr(), ptr::null(), ptr::null(), &mut code, ptr::null_mut(), ptr::null_mut()) };
+    let s = unsafe {
+        cudyn_compile_ex(plain.as_ptr(), ptr::null(), ptr::null(), &mut code, ptr::null_mut(), ptr::null_mut())
+    };
     assert_eq!(s, cudyn_status::CUDYN_SUCCESS);
     assert_eq!(inspect(&buffer_bytes(&code)).unwrap().codes, vec![ArchCode::sass(expected_default_sm())]);
     // SAFETY: a buffer cudyn filled.

@@ -55,11 +55,8 @@ fn replay(target: &str) {
             // Prefixes too (truncation is the commonest corruption): all of them for small
             // inputs, 64 spread over the length (and the last 8) for larger ones.
             let n = data.len();
-            let cuts: Vec<usize> = if n <= 512 {
-                (0..n).collect()
-            } else {
-                (0..64).map(|i| i * n / 64).chain(n - 8..n).collect()
-            };
+            let cuts: Vec<usize> =
+                if n <= 512 { (0..n).collect() } else { (0..64).map(|i| i * n / 64).chain(n - 8..n).collect() };
             for cut in cuts {
                 check(&data[..cut]);
             }
@@ -70,7 +67,13 @@ fn replay(target: &str) {
             failures.push(format!("{name}: refused, but ok-* inputs must be accepted"));
         }
     }
-    assert!(failures.is_empty(), "{target}: {} of {} inputs failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{target}: {} of {} inputs failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
     eprintln!("{target}: {} inputs replayed", files.len());
 }
 
@@ -93,10 +96,8 @@ fn compile_payload_corpus() {
 #[test]
 fn corpus_folders_match_targets() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus");
-    let mut dirs: Vec<String> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut dirs: Vec<String> =
+        std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     dirs.sort();
     let mut names: Vec<String> = TARGETS.iter().map(|(n, _)| n.to_string()).collect();
     names.sort();

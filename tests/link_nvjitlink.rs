@@ -34,7 +34,8 @@ fn unit(src: &str, kind: CodeKind, options: &[&str]) -> Vec<u8> {
 }
 
 fn linked(inputs: &[LinkInput<'_>], options: &[&str]) -> Linked {
-    link(inputs, &strings(options)).unwrap_or_else(|f| panic!("link failed: {:?}: {}\nlog:\n{}", f.error.status, f.error.message, f.log))
+    link(inputs, &strings(options))
+        .unwrap_or_else(|f| panic!("link failed: {:?}: {}\nlog:\n{}", f.error.status, f.error.message, f.log))
 }
 
 fn input<'a>(kind: InputKind, data: &'a [u8], name: &'a str) -> LinkInput<'a> {
@@ -75,7 +76,8 @@ fn two_lto_ir_units_link_with_lto_into_a_cubin() {
     for u in [&dev, &ker] {
         assert_eq!(inspect(u).unwrap().codes, vec![ArchCode::lto_ir(sm)]);
     }
-    let l = linked(&[input(InputKind::LtoIr, &dev, "dev.ltoir"), input(InputKind::LtoIr, &ker, "kernel.ltoir")], &["-lto"]);
+    let l =
+        linked(&[input(InputKind::LtoIr, &dev, "dev.ltoir"), input(InputKind::LtoIr, &ker, "kernel.ltoir")], &["-lto"]);
     assert_eq!(code_kind_of(&l.cubin), CodeKind::Cubin);
     let info = inspect(&l.cubin).unwrap();
     assert_eq!(info.kind, CodeKind::Cubin);
@@ -85,7 +87,10 @@ fn two_lto_ir_units_link_with_lto_into_a_cubin() {
     // An explicit architecture is used as given, for the units and the link.
     let dev80 = unit(DEV, CodeKind::LtoIr, &["-rdc=true", "-arch=sm_80"]);
     let ker80 = unit(KERNEL, CodeKind::LtoIr, &["-rdc=true", "-arch=sm_80"]);
-    let l = linked(&[input(InputKind::LtoIr, &dev80, "dev"), input(InputKind::LtoIr, &ker80, "kernel")], &["-lto", "-arch=sm_80"]);
+    let l = linked(
+        &[input(InputKind::LtoIr, &dev80, "dev"), input(InputKind::LtoIr, &ker80, "kernel")],
+        &["-lto", "-arch=sm_80"],
+    );
     assert_eq!(inspect(&l.cubin).unwrap().codes, vec![ArchCode::sass(80)]);
     assert!(has_elf_string(&l.cubin, "use_twice"));
 
@@ -133,7 +138,12 @@ fn missing_symbol_is_link_failed_with_the_log() {
     let f = link(&[input(InputKind::Ptx, &ker, "kernel.ptx")], &[]).unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
     assert_ne!(f.error.cuda_code, 0);
-    let err_line = f.log.lines().find(|l| l.contains("error")).unwrap_or_else(|| panic!("no error line in the log: {}", f.log)).trim();
+    let err_line = f
+        .log
+        .lines()
+        .find(|l| l.contains("error"))
+        .unwrap_or_else(|| panic!("no error line in the log: {}", f.log))
+        .trim();
     assert!(err_line.contains(TWICE), "{err_line}");
     assert!(f.error.message.contains(err_line), "message {:?} lacks the log's error {err_line:?}", f.error.message);
     // nvJitLink names the input the reference is in: the name cudyn handed it must still be
@@ -170,7 +180,11 @@ fn empty_and_bad_inputs() {
     assert!(f.error.message.contains("empty.ptx"), "{}", f.error.message);
 
     // Bytes that are not what they are said to be.
-    let f = link(&[input(InputKind::Cubin, &dev, "dev"), input(InputKind::Cubin, b"not a cubin at all", "junk.cubin")], &[]).unwrap_err();
+    let f = link(
+        &[input(InputKind::Cubin, &dev, "dev"), input(InputKind::Cubin, b"not a cubin at all", "junk.cubin")],
+        &[],
+    )
+    .unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed);
     assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
     assert!(!f.log.is_empty());
@@ -227,12 +241,35 @@ fn c_link_success_and_failures() {
     // SAFETY: each call has one deliberately bad argument for cudyn to refuse.
     unsafe {
         invalid(cudyn_link(ptr::null(), 0, ptr::null(), 0, &mut out, ptr::null_mut()), &out, "no inputs", "no inputs");
-        invalid(cudyn_link(ptr::null(), 2, ptr::null(), 0, &mut out, ptr::null_mut()), &out, "NULL inputs with a count", "inputs");
-        invalid(cudyn_link(inputs.as_ptr(), 2, ptr::null(), 1, &mut out, ptr::null_mut()), &out, "NULL options with a count", "options");
-        invalid(cudyn_link(src_kind.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()), &out, "source input", "cannot be linked");
+        invalid(
+            cudyn_link(ptr::null(), 2, ptr::null(), 0, &mut out, ptr::null_mut()),
+            &out,
+            "NULL inputs with a count",
+            "inputs",
+        );
+        invalid(
+            cudyn_link(inputs.as_ptr(), 2, ptr::null(), 1, &mut out, ptr::null_mut()),
+            &out,
+            "NULL options with a count",
+            "options",
+        );
+        invalid(
+            cudyn_link(src_kind.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()),
+            &out,
+            "source input",
+            "cannot be linked",
+        );
         invalid(cudyn_link(bad_kind.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()), &out, "kind 99", "99");
-        invalid(cudyn_link(null_data.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()), &out, "NULL data", "input data");
-        assert_eq!(cudyn_link(inputs.as_ptr(), 2, lto.as_ptr(), 1, ptr::null_mut(), ptr::null_mut()), cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
+        invalid(
+            cudyn_link(null_data.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()),
+            &out,
+            "NULL data",
+            "input data",
+        );
+        assert_eq!(
+            cudyn_link(inputs.as_ptr(), 2, lto.as_ptr(), 1, ptr::null_mut(), ptr::null_mut()),
+            cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT
+        );
     }
 
     // A missing symbol: LINK_FAILED, the log in the buffer, the error in the message, and the
@@ -245,7 +282,8 @@ fn c_link_success_and_failures() {
     assert_eq!(s, cudyn_status::CUDYN_ERROR_LINK_FAILED);
     assert_eq!(out.data, sentinel);
     // SAFETY: cudyn filled the log buffer.
-    let log_text = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(log.data as *const u8, log.size) }).into_owned();
+    let log_text =
+        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(log.data as *const u8, log.size) }).into_owned();
     assert!(log_text.contains(TWICE) && log_text.contains("'input0'"), "{log_text}");
     let m = last_error();
     assert!(m.contains(TWICE), "{m}");

@@ -28,21 +28,33 @@ const SAXPY: &str = "extern \"C\" __global__ void saxpy(float a, const float* x,
 fn load_source_on_this_machine_is_a_clear_error() {
     if cudyn::driver::driver_if_usable().is_some() {
         // A GPU machine: the same call simply works.
-        let (lib, c) = load_source(SAXPY, "saxpy.cu", &CompileOptions::default(), Api::Driver).unwrap_or_else(|f| panic!("{}", f.error.message));
+        let (lib, c) = load_source(SAXPY, "saxpy.cu", &CompileOptions::default(), Api::Driver)
+            .unwrap_or_else(|f| panic!("{}", f.error.message));
         assert_eq!(c.kind, CodeKind::Cubin);
         drop(lib);
         return;
     }
     // No usable driver: the code compiles, then loading says why it cannot go further.
     let f = load_source(SAXPY, "saxpy.cu", &CompileOptions::default(), Api::Driver).unwrap_err();
-    assert!(matches!(f.error.status, Status::DriverNotFound | Status::NoDevice), "{:?}: {}", f.error.status, f.error.message);
+    assert!(
+        matches!(f.error.status, Status::DriverNotFound | Status::NoDevice),
+        "{:?}: {}",
+        f.error.status,
+        f.error.message
+    );
     assert!(f.error.message.contains("saxpy.cu"), "{}", f.error.message);
     assert!(f.error.message.contains("libcuda.so.1") || f.error.message.contains("device"), "{}", f.error.message);
 
     // Through the runtime (found in the wheel): with no driver at all the CUDA 13 runtime says
     // cudaErrorInsufficientDriver (35); cudyn reports what is really missing, the driver.
     let f = load_source(SAXPY, "saxpy.cu", &CompileOptions::default(), Api::Runtime).unwrap_err();
-    assert!(matches!(f.error.status, Status::DriverNotFound | Status::NoDevice), "{:?} ({}): {}", f.error.status, f.error.cuda_code, f.error.message);
+    assert!(
+        matches!(f.error.status, Status::DriverNotFound | Status::NoDevice),
+        "{:?} ({}): {}",
+        f.error.status,
+        f.error.cuda_code,
+        f.error.message
+    );
     assert!(f.error.message.contains("libcuda.so.1"), "{}", f.error.message);
 
     // The C ABI: the same status, the library output left alone, and a compile error is still
@@ -50,7 +62,8 @@ fn load_source_on_this_machine_is_a_clear_error() {
     let src = std::ffi::CString::new(SAXPY).unwrap();
     let mut lib = 0x42 as cudyn::handles::LibraryHandle;
     // SAFETY: valid strings and out-pointers; NULL name, options and log are allowed.
-    let s = unsafe { cudyn_library_load_source(src.as_ptr(), ptr::null(), ptr::null(), 0, 1, &mut lib, ptr::null_mut()) };
+    let s =
+        unsafe { cudyn_library_load_source(src.as_ptr(), ptr::null(), ptr::null(), 0, 1, &mut lib, ptr::null_mut()) };
     assert!(matches!(s, cudyn_status::CUDYN_ERROR_DRIVER_NOT_FOUND | cudyn_status::CUDYN_ERROR_NO_DEVICE), "{s:?}");
     assert_eq!(lib as usize, 0x42);
     let bad = std::ffi::CString::new("__global__ void k() { nope; }").unwrap();
@@ -63,7 +76,8 @@ fn load_source_on_this_machine_is_a_clear_error() {
     unsafe { cudyn::capi::compile::cudyn_buffer_free(&mut log) };
     // A bad api value is refused.
     // SAFETY: as above.
-    let s = unsafe { cudyn_library_load_source(src.as_ptr(), ptr::null(), ptr::null(), 0, 7, &mut lib, ptr::null_mut()) };
+    let s =
+        unsafe { cudyn_library_load_source(src.as_ptr(), ptr::null(), ptr::null(), 0, 7, &mut lib, ptr::null_mut()) };
     assert_eq!(s, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
 }
 
@@ -179,10 +193,17 @@ fn skew_child(mode: &str) {
         "older-driver" => {
             assert_eq!(d.version, 12080);
             // PTX from NVRTC 13.0 for a 12.8 driver: refused before anything is compiled.
-            for (what, opts) in [("PTX target", ptx), ("compute_ arch", CompileOptions { options: strings(&["-arch=compute_80"]), ..Default::default() })] {
+            for (what, opts) in [
+                ("PTX target", ptx),
+                ("compute_ arch", CompileOptions { options: strings(&["-arch=compute_80"]), ..Default::default() }),
+            ] {
                 let f = load_source(SAXPY, "skew.cu", &opts, Api::Driver).unwrap_err();
                 assert_eq!(f.error.status, Status::UnsupportedVersion, "{what}: {}", f.error.message);
-                assert!(f.error.message.contains("13.0") && f.error.message.contains("12.8"), "{what}: {}", f.error.message);
+                assert!(
+                    f.error.message.contains("13.0") && f.error.message.contains("12.8"),
+                    "{what}: {}",
+                    f.error.message
+                );
                 assert!(!dump.exists(), "{what}: the driver was handed code");
                 assert_eq!(cache_entries(), 0, "{what}: something was compiled");
             }
@@ -191,7 +212,11 @@ fn skew_child(mode: &str) {
             let f = load_source(SAXPY, "skew.cu", &CompileOptions::default(), Api::Driver).unwrap_err();
             assert_eq!(f.error.status, Status::Cuda, "{}", f.error.message);
             assert_eq!(f.error.cuda_code, 801);
-            assert!(f.error.message.contains("skew.cu") && f.error.message.contains("CUDA_ERROR_NOT_SUPPORTED"), "{}", f.error.message);
+            assert!(
+                f.error.message.contains("skew.cu") && f.error.message.contains("CUDA_ERROR_NOT_SUPPORTED"),
+                "{}",
+                f.error.message
+            );
             let code = std::fs::read(&dump).expect("the driver was handed the cubin");
             let info = inspect(&code).unwrap();
             assert_eq!((info.kind, info.codes), (CodeKind::Cubin, vec![ArchCode::sass(86)]));

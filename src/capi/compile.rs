@@ -106,7 +106,11 @@ pub unsafe extern "C" fn cudyn_buffer_free(buffer: *mut cudyn_buffer) {
 
 /// What kind of code `data` holds, from its first bytes (cheap; loading checks it fully).
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_code_kind_of(data: *const c_void, size: usize, kind: *mut cudyn_code_kind) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_code_kind_of(
+    data: *const c_void,
+    size: usize,
+    kind: *mut cudyn_code_kind,
+) -> cudyn_status {
     ffi!({
         // SAFETY: `data` points to `size` readable bytes (caller's contract).
         let bytes = unsafe { slice(data.cast::<u8>(), size, "data") }?;
@@ -158,7 +162,12 @@ unsafe fn read_options(o: *const cudyn_compile_options) -> Result<CompileOptions
         k @ (CodeKind::Ptx | CodeKind::LtoIr) => k,
         other => return Err(Error::invalid(format!("cannot compile to {other:?}: choose cubin, PTX or LTO-IR"))),
     };
-    Ok(CompileOptions { options, headers: names.into_iter().zip(bodies).collect(), name_expressions: exprs, target: Some(target) })
+    Ok(CompileOptions {
+        options,
+        headers: names.into_iter().zip(bodies).collect(),
+        name_expressions: exprs,
+        target: Some(target),
+    })
 }
 
 /// The lowered names, each followed by a NUL, in the order of the name expressions.
@@ -171,7 +180,14 @@ fn lowered_bytes(c: &Compiled) -> Vec<u8> {
     v
 }
 
-fn compile_into(source: *const c_char, name: *const c_char, opts: CompileOptions, code: *mut cudyn_buffer, log: *mut cudyn_buffer, lowered: *mut cudyn_buffer) -> Result<()> {
+fn compile_into(
+    source: *const c_char,
+    name: *const c_char,
+    opts: CompileOptions,
+    code: *mut cudyn_buffer,
+    log: *mut cudyn_buffer,
+    lowered: *mut cudyn_buffer,
+) -> Result<()> {
     // SAFETY: NUL-terminated strings (caller's contract); name may be NULL.
     let src = unsafe { utf8(source, "source") }?;
     let nm = if name.is_null() { "cudyn_program.cu" } else { unsafe { utf8(name, "name") }? };
@@ -241,7 +257,15 @@ pub unsafe extern "C" fn cudyn_compile_ex(
     })
 }
 
-fn load_source(source: *const c_char, name: *const c_char, opts: CompileOptions, api: RawApi, library: *mut LibraryHandle, log: *mut cudyn_buffer, lowered: *mut cudyn_buffer) -> Result<()> {
+fn load_source(
+    source: *const c_char,
+    name: *const c_char,
+    opts: CompileOptions,
+    api: RawApi,
+    library: *mut LibraryHandle,
+    log: *mut cudyn_buffer,
+    lowered: *mut cudyn_buffer,
+) -> Result<()> {
     let api = Api::from_raw(api)?;
     // SAFETY: NUL-terminated strings (caller's contract); name may be NULL.
     let src = unsafe { utf8(source, "source") }?;
@@ -276,7 +300,15 @@ pub unsafe extern "C" fn cudyn_library_load_source(
     ffi!({
         // SAFETY: `options` holds `num_options` C strings (caller's contract).
         let options = unsafe { strings(options, num_options, "options") }?;
-        load_source(source, name, CompileOptions { options, ..Default::default() }, api, library, log, std::ptr::null_mut())
+        load_source(
+            source,
+            name,
+            CompileOptions { options, ..Default::default() },
+            api,
+            library,
+            log,
+            std::ptr::null_mut(),
+        )
     })
 }
 
@@ -332,14 +364,19 @@ pub unsafe extern "C" fn cudyn_link(
         out(cubin, "cubin")?;
         let mut names = Vec::with_capacity(ins.len());
         for (i, inp) in ins.iter().enumerate() {
-            names.push(if inp.name.is_null() { format!("input{i}") } else { unsafe { utf8(inp.name, "input name") }?.to_string() });
+            names.push(if inp.name.is_null() {
+                format!("input{i}")
+            } else {
+                unsafe { utf8(inp.name, "input name") }?.to_string()
+            });
         }
         let mut li = Vec::with_capacity(ins.len());
         for (i, inp) in ins.iter().enumerate() {
             let kind = match inp.kind {
                 6 => InputKind::Object,
                 7 => InputKind::Library,
-                k => InputKind::from_code_kind(code_kind(k)?).ok_or_else(|| Error::invalid(format!("input {i}: kind {k} cannot be linked")))?,
+                k => InputKind::from_code_kind(code_kind(k)?)
+                    .ok_or_else(|| Error::invalid(format!("input {i}: kind {k} cannot be linked")))?,
             };
             // SAFETY: each input's data points to size readable bytes (caller's contract).
             let data = unsafe { slice(inp.data.cast::<u8>(), inp.size, "input data") }?;
@@ -393,7 +430,9 @@ pub extern "C" fn cudyn_cache_stats(stats: *mut cudyn_cache_stats_t) -> cudyn_st
 pub unsafe extern "C" fn cudyn_cache_clear(removed: *mut u64) -> cudyn_status {
     ffi!({
         let n = match compile::global_cache() {
-            Some(c) => c.clear().map_err(|e| Error::new(crate::Status::Io, format!("clearing the cache at {}: {e}", c.dir().display())))?,
+            Some(c) => c.clear().map_err(|e| {
+                Error::new(crate::Status::Io, format!("clearing the cache at {}: {e}", c.dir().display()))
+            })?,
             None => 0,
         };
         // SAFETY: NULL or writable.

@@ -131,7 +131,9 @@ pub struct cudyn_versions_t {
 /// cudyn's own version as an int: major*10000 + minor*100 + patch.
 pub fn cudyn_version_int() -> i32 {
     let p = |s: &str| s.parse::<i32>().unwrap_or(0);
-    p(env!("CARGO_PKG_VERSION_MAJOR")) * 10000 + p(env!("CARGO_PKG_VERSION_MINOR")) * 100 + p(env!("CARGO_PKG_VERSION_PATCH"))
+    p(env!("CARGO_PKG_VERSION_MAJOR")) * 10000
+        + p(env!("CARGO_PKG_VERSION_MINOR")) * 100
+        + p(env!("CARGO_PKG_VERSION_PATCH"))
 }
 
 /// Fill `out` with the versions of every component (opening each on first use). Always
@@ -187,7 +189,8 @@ pub extern "C" fn cudyn_component_status(component: RawComponent) -> cudyn_statu
 #[no_mangle]
 pub extern "C" fn cudyn_component_path(component: RawComponent) -> *const c_char {
     use std::sync::OnceLock;
-    static PATHS: [OnceLock<Option<std::ffi::CString>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static PATHS: [OnceLock<Option<std::ffi::CString>>; 4] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let Some(slot) = PATHS.get(component as usize) else { return std::ptr::null() };
     std::panic::catch_unwind(|| {
         let p = slot.get_or_init(|| {

@@ -60,7 +60,12 @@ pub extern "C" fn cudyn_kernel_param_count(kernel: KernelHandle, count: *mut usi
 
 /// Offset and size in bytes of parameter `index`. Either output may be NULL.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_kernel_param_info(kernel: KernelHandle, index: usize, offset: *mut usize, size: *mut usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_param_info(
+    kernel: KernelHandle,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> cudyn_status {
     ffi!({
         let p = Kernel::from_raw(kernel)?.param(index)?;
         // SAFETY: each output is NULL or writable (caller's contract).
@@ -89,7 +94,12 @@ pub extern "C" fn cudyn_kernel_function(kernel: KernelHandle, function: *mut Fun
 
 /// Read a kernel attribute for `device`.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_get_attribute(kernel: KernelHandle, attr: RawKernelAttribute, device: i32, value: *mut i32) -> cudyn_status {
+pub extern "C" fn cudyn_kernel_get_attribute(
+    kernel: KernelHandle,
+    attr: RawKernelAttribute,
+    device: i32,
+    value: *mut i32,
+) -> cudyn_status {
     ffi!({
         let o = out(value, "value")?;
         *o = Kernel::from_raw(kernel)?.attribute(attribute(attr)?, device)?;
@@ -100,6 +110,11 @@ pub extern "C" fn cudyn_kernel_get_attribute(kernel: KernelHandle, attr: RawKern
 /// Set a kernel attribute for `device` (e.g. CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES
 /// before a launch with more than 48 KiB of dynamic shared memory).
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_set_attribute(kernel: KernelHandle, attr: RawKernelAttribute, value: i32, device: i32) -> cudyn_status {
+pub extern "C" fn cudyn_kernel_set_attribute(
+    kernel: KernelHandle,
+    attr: RawKernelAttribute,
+    value: i32,
+    device: i32,
+) -> cudyn_status {
     ffi!({ Kernel::from_raw(kernel)?.set_attribute(attribute(attr)?, value, device) })
 }

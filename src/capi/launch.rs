@@ -20,7 +20,12 @@ fn config<'a>(cfg: *const LaunchConfig) -> crate::Result<&'a LaunchConfig> {
 /// cudaLibraryGetKernel or cudaGetKernel. Through the driver, a thread with no current context
 /// uses the stream's context, or device 0's primary context for the NULL stream.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_launch(kernel: KernelHandle, config: *const LaunchConfig, args: *mut *mut c_void, nargs: usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_launch(
+    kernel: KernelHandle,
+    config: *const LaunchConfig,
+    args: *mut *mut c_void,
+    nargs: usize,
+) -> cudyn_status {
     ffi!({
         let cfg = self::config(config)?;
         // SAFETY: `args` holds `nargs` pointers (caller's contract).
@@ -32,7 +37,13 @@ pub unsafe extern "C" fn cudyn_launch(kernel: KernelHandle, config: *const Launc
 /// As cudyn_launch, and also checks each argument's size (`arg_sizes[i]`, e.g. sizeof) against
 /// the parameter's; a mismatch names the index and both sizes, and nothing is launched.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_launch_checked(kernel: KernelHandle, config: *const LaunchConfig, args: *mut *mut c_void, arg_sizes: *const usize, nargs: usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_launch_checked(
+    kernel: KernelHandle,
+    config: *const LaunchConfig,
+    args: *mut *mut c_void,
+    arg_sizes: *const usize,
+    nargs: usize,
+) -> cudyn_status {
     ffi!({
         let cfg = self::config(config)?;
         // SAFETY: `args` and `arg_sizes` hold `nargs` entries each (caller's contract).

@@ -25,7 +25,12 @@ pub enum cudyn_api {
 /// is a handle the caller owns: pass it to cudyn_library_unload with the same `api`. The image
 /// may be freed once this returns.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_library_load_data(image: *const c_void, size: usize, api: RawApi, library: *mut LibraryHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_load_data(
+    image: *const c_void,
+    size: usize,
+    api: RawApi,
+    library: *mut LibraryHandle,
+) -> cudyn_status {
     ffi!({
         let api = Api::from_raw(api)?;
         // SAFETY: `image` points to `size` readable bytes (caller's contract).
@@ -39,7 +44,11 @@ pub unsafe extern "C" fn cudyn_library_load_data(image: *const c_void, size: usi
 /// Load a cubin, fatbin or PTX file through `api`. cudyn reads and checks the file and hands
 /// CUDA exactly the bytes it checked. Ownership as for cudyn_library_load_data.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_library_load_file(path: *const c_char, api: RawApi, library: *mut LibraryHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_load_file(
+    path: *const c_char,
+    api: RawApi,
+    library: *mut LibraryHandle,
+) -> cudyn_status {
     ffi!({
         let api = Api::from_raw(api)?;
         // SAFETY: NUL-terminated path (caller's contract).
@@ -78,7 +87,12 @@ pub extern "C" fn cudyn_library_unload(library: LibraryHandle, api: RawApi) -> c
 /// Look up kernel `name` (the mangled name for C++ kernels without extern "C") through `api`.
 /// The handle is CUDA's own: a CUkernel and a cudaKernel_t; it lives as long as the library.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_library_get_kernel(library: LibraryHandle, name: *const c_char, api: RawApi, kernel: *mut KernelHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_get_kernel(
+    library: LibraryHandle,
+    name: *const c_char,
+    api: RawApi,
+    kernel: *mut KernelHandle,
+) -> cudyn_status {
     ffi!({
         let api = Api::from_raw(api)?;
         // SAFETY: NUL-terminated name (caller's contract).
@@ -102,7 +116,12 @@ pub extern "C" fn cudyn_library_kernel_count(library: LibraryHandle, count: *mut
 /// Write up to `capacity` kernel handles of the library to `kernels` and their number to
 /// `*written`. `kernels` may be NULL only when `capacity` is 0.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_library_kernels(library: LibraryHandle, kernels: *mut KernelHandle, capacity: u32, written: *mut u32) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_kernels(
+    library: LibraryHandle,
+    kernels: *mut KernelHandle,
+    capacity: u32,
+    written: *mut u32,
+) -> cudyn_status {
     ffi!({
         let w = out(written, "written")?;
         if capacity > 0 && kernels.is_null() {
@@ -123,7 +142,12 @@ pub unsafe extern "C" fn cudyn_library_kernels(library: LibraryHandle, kernels: 
 /// context (device 0's primary context is made current if the thread has none).
 /// `bytes` may be NULL.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_library_get_global(library: LibraryHandle, name: *const c_char, dptr: *mut *mut c_void, bytes: *mut usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_get_global(
+    library: LibraryHandle,
+    name: *const c_char,
+    dptr: *mut *mut c_void,
+    bytes: *mut usize,
+) -> cudyn_status {
     ffi!({
         // SAFETY: NUL-terminated name (caller's contract).
         let n = unsafe { cstr(name, "name") }?;

@@ -52,100 +52,62 @@ pub struct CUgraphDeviceUpdatableNode_st {
 }
 pub type CUgraphDeviceNode = *mut CUgraphDeviceUpdatableNode_st;
 impl CUdevice_attribute_enum {
-    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(1);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(2);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(3);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(4);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(5);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(6);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(7);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(8);
-    pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(8);
-    pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(9);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(1);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(2);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(3);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(4);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(5);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(6);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(7);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(8);
+    pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(8);
+    pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(9);
     pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(10);
     pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(11);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(12);
-    pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(12);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(12);
+    pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(12);
     pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(13);
-    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(14);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(15);
-    pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(16);
-    pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(17);
+    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(14);
+    pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum(15);
+    pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(16);
+    pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum(17);
     pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum(18);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(19);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(20);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(21);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(22);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(23);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(24);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(25);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(26);
+    pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(19);
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum(20);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(21);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(22);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(23);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(24);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(25);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(26);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(27);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum =
         CUdevice_attribute_enum(28);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum =
         CUdevice_attribute_enum(29);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(27);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(28);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(27);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(28);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum =
         CUdevice_attribute_enum(29);
-    pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(30);
-    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(31);
-    pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(32);
+    pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(30);
+    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum(31);
+    pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(32);
     pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(33);
-    pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(34);
+    pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(34);
     pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum(35);
-    pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(36);
-    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(37);
-    pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(38);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(39);
-    pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(40);
-    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(41);
+    pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(36);
+    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(37);
+    pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(38);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(39);
+    pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(40);
+    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum(41);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(42);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum =
         CUdevice_attribute_enum(43);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(44);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(45);
+    pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum(44);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(45);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum =
         CUdevice_attribute_enum(46);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum =
@@ -154,28 +116,19 @@ impl CUdevice_attribute_enum {
         CUdevice_attribute_enum(48);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum =
         CUdevice_attribute_enum(49);
-    pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(50);
-    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(51);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(52);
+    pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(50);
+    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(51);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(52);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(53);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum =
         CUdevice_attribute_enum(54);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(55);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(56);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(57);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(58);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(59);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(60);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(55);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(56);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(57);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(58);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(59);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(60);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(61);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum =
@@ -186,171 +139,123 @@ impl CUdevice_attribute_enum {
         CUdevice_attribute_enum(64);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum =
         CUdevice_attribute_enum(65);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(66);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(66);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(67);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum =
         CUdevice_attribute_enum(68);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(69);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(70);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(69);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(70);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum =
         CUdevice_attribute_enum(71);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(72);
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(72);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(73);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum =
         CUdevice_attribute_enum(74);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(75);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(76);
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum(75);
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum(76);
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(77);
-    pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(78);
-    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(79);
-    pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(80);
+    pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(78);
+    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(79);
+    pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(80);
     pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum =
         CUdevice_attribute_enum(81);
     pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum =
         CUdevice_attribute_enum(82);
-    pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(83);
-    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(84);
-    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(85);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(86);
+    pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(83);
+    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum(84);
+    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(85);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(86);
     pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum =
         CUdevice_attribute_enum(87);
-    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(88);
-    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(89);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(90);
+    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(88);
+    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(89);
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(90);
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum =
         CUdevice_attribute_enum(91);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(92);
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(92);
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum =
         CUdevice_attribute_enum(93);
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum =
         CUdevice_attribute_enum(94);
-    pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(95);
+    pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(95);
     pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum =
         CUdevice_attribute_enum(96);
     pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum =
         CUdevice_attribute_enum(97);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(98);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(99);
-    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
-        CUdevice_attribute_enum = CUdevice_attribute_enum(100);
+    pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum(98);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(99);
+    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum =
+        CUdevice_attribute_enum(100);
     pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum =
         CUdevice_attribute_enum(101);
     pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(102);
     pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(102);
-    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
-        CUdevice_attribute_enum = CUdevice_attribute_enum(103);
+    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum =
+        CUdevice_attribute_enum(103);
     pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(104);
     pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(105);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(106);
-    pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(107);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(108);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(109);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(106);
+    pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(107);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(108);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(109);
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(110);
     pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum =
         CUdevice_attribute_enum(111);
-    pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(112);
+    pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(112);
     pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(113);
     pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(114);
-    pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(115);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(116);
+    pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(115);
+    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(116);
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum =
         CUdevice_attribute_enum(117);
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum =
         CUdevice_attribute_enum(118);
     pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum =
         CUdevice_attribute_enum(119);
-    pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(120);
+    pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(120);
     pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(121);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(122);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(123);
-    pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(124);
-    pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(125);
-    pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(126);
-    pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(127);
-    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(128);
-    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(129);
-    pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(130);
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum(122);
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum(123);
+    pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(124);
+    pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(125);
+    pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(126);
+    pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(127);
+    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(128);
+    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum(129);
+    pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum(130);
     pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(131);
-    pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(132);
-    pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(133);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(134);
-    pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(135);
-    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(136);
-    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(137);
-    pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(138);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(139);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(140);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-        CUdevice_attribute_enum = CUdevice_attribute_enum(141);
+    pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(132);
+    pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(133);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(134);
+    pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(135);
+    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum(136);
+    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum(137);
+    pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(138);
+    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(139);
+    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(140);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
+        CUdevice_attribute_enum(141);
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(142);
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum =
         CUdevice_attribute_enum(143);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(144);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-        CUdevice_attribute_enum = CUdevice_attribute_enum(145);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(146);
-    pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED:
-        CUdevice_attribute_enum = CUdevice_attribute_enum(147);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(144);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
+        CUdevice_attribute_enum(145);
+    pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(146);
+    pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum =
+        CUdevice_attribute_enum(147);
     pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum(148);
 }
 #[repr(transparent)]
@@ -358,33 +263,21 @@ impl CUdevice_attribute_enum {
 pub struct CUdevice_attribute_enum(pub ::std::os::raw::c_uint);
 pub use self::CUdevice_attribute_enum as CUdevice_attribute;
 impl CUfunction_attribute_enum {
-    pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(0);
-    pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(1);
-    pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(2);
-    pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(3);
+    pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum(0);
+    pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(1);
+    pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(2);
+    pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(3);
     pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum(4);
-    pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(5);
-    pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(6);
-    pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(7);
-    pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(8);
+    pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(5);
+    pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(6);
+    pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum(7);
+    pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(8);
     pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum =
         CUfunction_attribute_enum(9);
-    pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(10);
-    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(11);
-    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(12);
-    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(13);
+    pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum(10);
+    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum(11);
+    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum(12);
+    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum(13);
     pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum =
         CUfunction_attribute_enum(14);
     pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum =
@@ -458,8 +351,7 @@ pub struct CUaccessPolicyWindow_st {
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUaccessPolicyWindow_st"][::std::mem::size_of::<CUaccessPolicyWindow_st>() - 32usize];
-    ["Alignment of CUaccessPolicyWindow_st"]
-        [::std::mem::align_of::<CUaccessPolicyWindow_st>() - 8usize];
+    ["Alignment of CUaccessPolicyWindow_st"][::std::mem::align_of::<CUaccessPolicyWindow_st>() - 8usize];
     ["Offset of field: CUaccessPolicyWindow_st::base_ptr"]
         [::std::mem::offset_of!(CUaccessPolicyWindow_st, base_ptr) - 0usize];
     ["Offset of field: CUaccessPolicyWindow_st::num_bytes"]
@@ -486,18 +378,15 @@ impl CUsynchronizationPolicy_enum {
     pub const CU_SYNC_POLICY_AUTO: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(1);
     pub const CU_SYNC_POLICY_SPIN: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(2);
     pub const CU_SYNC_POLICY_YIELD: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(3);
-    pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum =
-        CUsynchronizationPolicy_enum(4);
+    pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(4);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUsynchronizationPolicy_enum(pub ::std::os::raw::c_uint);
 pub use self::CUsynchronizationPolicy_enum as CUsynchronizationPolicy;
 impl CUclusterSchedulingPolicy_enum {
-    pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum =
-        CUclusterSchedulingPolicy_enum(0);
-    pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum =
-        CUclusterSchedulingPolicy_enum(1);
+    pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(0);
+    pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(1);
     pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum =
         CUclusterSchedulingPolicy_enum(2);
 }
@@ -506,10 +395,8 @@ impl CUclusterSchedulingPolicy_enum {
 pub struct CUclusterSchedulingPolicy_enum(pub ::std::os::raw::c_uint);
 pub use self::CUclusterSchedulingPolicy_enum as CUclusterSchedulingPolicy;
 impl CUlaunchMemSyncDomain_enum {
-    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum =
-        CUlaunchMemSyncDomain_enum(0);
-    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum =
-        CUlaunchMemSyncDomain_enum(1);
+    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(0);
+    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(1);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -523,10 +410,8 @@ pub struct CUlaunchMemSyncDomainMap_st {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of CUlaunchMemSyncDomainMap_st"]
-        [::std::mem::size_of::<CUlaunchMemSyncDomainMap_st>() - 2usize];
-    ["Alignment of CUlaunchMemSyncDomainMap_st"]
-        [::std::mem::align_of::<CUlaunchMemSyncDomainMap_st>() - 1usize];
+    ["Size of CUlaunchMemSyncDomainMap_st"][::std::mem::size_of::<CUlaunchMemSyncDomainMap_st>() - 2usize];
+    ["Alignment of CUlaunchMemSyncDomainMap_st"][::std::mem::align_of::<CUlaunchMemSyncDomainMap_st>() - 1usize];
     ["Offset of field: CUlaunchMemSyncDomainMap_st::default_"]
         [::std::mem::offset_of!(CUlaunchMemSyncDomainMap_st, default_) - 0usize];
     ["Offset of field: CUlaunchMemSyncDomainMap_st::remote"]
@@ -535,31 +420,21 @@ const _: () = {
 pub type CUlaunchMemSyncDomainMap = CUlaunchMemSyncDomainMap_st;
 impl CUlaunchAttributeID_enum {
     pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(0);
-    pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(1);
-    pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(2);
-    pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(3);
-    pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(4);
+    pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(1);
+    pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(2);
+    pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(3);
+    pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(4);
     pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum =
         CUlaunchAttributeID_enum(5);
     pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum =
         CUlaunchAttributeID_enum(6);
-    pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(7);
+    pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(7);
     pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(8);
-    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(9);
-    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(10);
-    pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(11);
-    pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(12);
-    pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(13);
+    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(9);
+    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(10);
+    pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(11);
+    pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(12);
+    pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(13);
     pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum =
         CUlaunchAttributeID_enum(14);
     pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum =
@@ -626,11 +501,8 @@ const _: () = {
         [::std::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_2, event) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union__bindgen_ty_2::flags"]
         [::std::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_2, flags) - 8usize];
-    ["Offset of field: CUlaunchAttributeValue_union__bindgen_ty_2::triggerAtBlockStart"][::std::mem::offset_of!(
-        CUlaunchAttributeValue_union__bindgen_ty_2,
-        triggerAtBlockStart
-    )
-        - 12usize];
+    ["Offset of field: CUlaunchAttributeValue_union__bindgen_ty_2::triggerAtBlockStart"]
+        [::std::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_2, triggerAtBlockStart) - 12usize];
 };
 impl Default for CUlaunchAttributeValue_union__bindgen_ty_2 {
     fn default() -> Self {
@@ -699,10 +571,8 @@ const _: () = {
         [::std::mem::size_of::<CUlaunchAttributeValue_union__bindgen_ty_5>() - 16usize];
     ["Alignment of CUlaunchAttributeValue_union__bindgen_ty_5"]
         [::std::mem::align_of::<CUlaunchAttributeValue_union__bindgen_ty_5>() - 8usize];
-    ["Offset of field: CUlaunchAttributeValue_union__bindgen_ty_5::deviceUpdatable"][::std::mem::offset_of!(
-        CUlaunchAttributeValue_union__bindgen_ty_5,
-        deviceUpdatable
-    ) - 0usize];
+    ["Offset of field: CUlaunchAttributeValue_union__bindgen_ty_5::deviceUpdatable"]
+        [::std::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_5, deviceUpdatable) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union__bindgen_ty_5::devNode"]
         [::std::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_5, devNode) - 8usize];
 };
@@ -717,10 +587,8 @@ impl Default for CUlaunchAttributeValue_union__bindgen_ty_5 {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of CUlaunchAttributeValue_union"]
-        [::std::mem::size_of::<CUlaunchAttributeValue_union>() - 64usize];
-    ["Alignment of CUlaunchAttributeValue_union"]
-        [::std::mem::align_of::<CUlaunchAttributeValue_union>() - 8usize];
+    ["Size of CUlaunchAttributeValue_union"][::std::mem::size_of::<CUlaunchAttributeValue_union>() - 64usize];
+    ["Alignment of CUlaunchAttributeValue_union"][::std::mem::align_of::<CUlaunchAttributeValue_union>() - 8usize];
     ["Offset of field: CUlaunchAttributeValue_union::pad"]
         [::std::mem::offset_of!(CUlaunchAttributeValue_union, pad) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union::accessPolicyWindow"]
@@ -731,16 +599,10 @@ const _: () = {
         [::std::mem::offset_of!(CUlaunchAttributeValue_union, syncPolicy) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union::clusterDim"]
         [::std::mem::offset_of!(CUlaunchAttributeValue_union, clusterDim) - 0usize];
-    ["Offset of field: CUlaunchAttributeValue_union::clusterSchedulingPolicyPreference"][::std::mem::offset_of!(
-        CUlaunchAttributeValue_union,
-        clusterSchedulingPolicyPreference
-    )
-        - 0usize];
-    ["Offset of field: CUlaunchAttributeValue_union::programmaticStreamSerializationAllowed"][::std::mem::offset_of!(
-        CUlaunchAttributeValue_union,
-        programmaticStreamSerializationAllowed
-    )
-        - 0usize];
+    ["Offset of field: CUlaunchAttributeValue_union::clusterSchedulingPolicyPreference"]
+        [::std::mem::offset_of!(CUlaunchAttributeValue_union, clusterSchedulingPolicyPreference) - 0usize];
+    ["Offset of field: CUlaunchAttributeValue_union::programmaticStreamSerializationAllowed"]
+        [::std::mem::offset_of!(CUlaunchAttributeValue_union, programmaticStreamSerializationAllowed) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union::programmaticEvent"]
         [::std::mem::offset_of!(CUlaunchAttributeValue_union, programmaticEvent) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union::launchCompletionEvent"]
@@ -757,10 +619,8 @@ const _: () = {
         [::std::mem::offset_of!(CUlaunchAttributeValue_union, deviceUpdatableKernelNode) - 0usize];
     ["Offset of field: CUlaunchAttributeValue_union::sharedMemCarveout"]
         [::std::mem::offset_of!(CUlaunchAttributeValue_union, sharedMemCarveout) - 0usize];
-    ["Offset of field: CUlaunchAttributeValue_union::nvlinkUtilCentricScheduling"][::std::mem::offset_of!(
-        CUlaunchAttributeValue_union,
-        nvlinkUtilCentricScheduling
-    ) - 0usize];
+    ["Offset of field: CUlaunchAttributeValue_union::nvlinkUtilCentricScheduling"]
+        [::std::mem::offset_of!(CUlaunchAttributeValue_union, nvlinkUtilCentricScheduling) - 0usize];
 };
 impl Default for CUlaunchAttributeValue_union {
     fn default() -> Self {
@@ -783,12 +643,9 @@ pub struct CUlaunchAttribute_st {
 const _: () = {
     ["Size of CUlaunchAttribute_st"][::std::mem::size_of::<CUlaunchAttribute_st>() - 72usize];
     ["Alignment of CUlaunchAttribute_st"][::std::mem::align_of::<CUlaunchAttribute_st>() - 8usize];
-    ["Offset of field: CUlaunchAttribute_st::id"]
-        [::std::mem::offset_of!(CUlaunchAttribute_st, id) - 0usize];
-    ["Offset of field: CUlaunchAttribute_st::pad"]
-        [::std::mem::offset_of!(CUlaunchAttribute_st, pad) - 4usize];
-    ["Offset of field: CUlaunchAttribute_st::value"]
-        [::std::mem::offset_of!(CUlaunchAttribute_st, value) - 8usize];
+    ["Offset of field: CUlaunchAttribute_st::id"][::std::mem::offset_of!(CUlaunchAttribute_st, id) - 0usize];
+    ["Offset of field: CUlaunchAttribute_st::pad"][::std::mem::offset_of!(CUlaunchAttribute_st, pad) - 4usize];
+    ["Offset of field: CUlaunchAttribute_st::value"][::std::mem::offset_of!(CUlaunchAttribute_st, value) - 8usize];
 };
 impl Default for CUlaunchAttribute_st {
     fn default() -> Self {
@@ -818,26 +675,17 @@ pub struct CUlaunchConfig_st {
 const _: () = {
     ["Size of CUlaunchConfig_st"][::std::mem::size_of::<CUlaunchConfig_st>() - 56usize];
     ["Alignment of CUlaunchConfig_st"][::std::mem::align_of::<CUlaunchConfig_st>() - 8usize];
-    ["Offset of field: CUlaunchConfig_st::gridDimX"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, gridDimX) - 0usize];
-    ["Offset of field: CUlaunchConfig_st::gridDimY"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, gridDimY) - 4usize];
-    ["Offset of field: CUlaunchConfig_st::gridDimZ"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, gridDimZ) - 8usize];
-    ["Offset of field: CUlaunchConfig_st::blockDimX"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, blockDimX) - 12usize];
-    ["Offset of field: CUlaunchConfig_st::blockDimY"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, blockDimY) - 16usize];
-    ["Offset of field: CUlaunchConfig_st::blockDimZ"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, blockDimZ) - 20usize];
+    ["Offset of field: CUlaunchConfig_st::gridDimX"][::std::mem::offset_of!(CUlaunchConfig_st, gridDimX) - 0usize];
+    ["Offset of field: CUlaunchConfig_st::gridDimY"][::std::mem::offset_of!(CUlaunchConfig_st, gridDimY) - 4usize];
+    ["Offset of field: CUlaunchConfig_st::gridDimZ"][::std::mem::offset_of!(CUlaunchConfig_st, gridDimZ) - 8usize];
+    ["Offset of field: CUlaunchConfig_st::blockDimX"][::std::mem::offset_of!(CUlaunchConfig_st, blockDimX) - 12usize];
+    ["Offset of field: CUlaunchConfig_st::blockDimY"][::std::mem::offset_of!(CUlaunchConfig_st, blockDimY) - 16usize];
+    ["Offset of field: CUlaunchConfig_st::blockDimZ"][::std::mem::offset_of!(CUlaunchConfig_st, blockDimZ) - 20usize];
     ["Offset of field: CUlaunchConfig_st::sharedMemBytes"]
         [::std::mem::offset_of!(CUlaunchConfig_st, sharedMemBytes) - 24usize];
-    ["Offset of field: CUlaunchConfig_st::hStream"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, hStream) - 32usize];
-    ["Offset of field: CUlaunchConfig_st::attrs"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, attrs) - 40usize];
-    ["Offset of field: CUlaunchConfig_st::numAttrs"]
-        [::std::mem::offset_of!(CUlaunchConfig_st, numAttrs) - 48usize];
+    ["Offset of field: CUlaunchConfig_st::hStream"][::std::mem::offset_of!(CUlaunchConfig_st, hStream) - 32usize];
+    ["Offset of field: CUlaunchConfig_st::attrs"][::std::mem::offset_of!(CUlaunchConfig_st, attrs) - 40usize];
+    ["Offset of field: CUlaunchConfig_st::numAttrs"][::std::mem::offset_of!(CUlaunchConfig_st, numAttrs) - 48usize];
 };
 impl Default for CUlaunchConfig_st {
     fn default() -> Self {
@@ -850,8 +698,7 @@ impl Default for CUlaunchConfig_st {
 }
 pub type CUlaunchConfig = CUlaunchConfig_st;
 impl CUdriverProcAddressQueryResult_enum {
-    pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum =
-        CUdriverProcAddressQueryResult_enum(0);
+    pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(0);
     pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum =
         CUdriverProcAddressQueryResult_enum(1);
     pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum =
@@ -862,8 +709,7 @@ impl CUdriverProcAddressQueryResult_enum {
 pub struct CUdriverProcAddressQueryResult_enum(pub ::std::os::raw::c_uint);
 pub use self::CUdriverProcAddressQueryResult_enum as CUdriverProcAddressQueryResult;
 impl CUlibraryOption_enum {
-    pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum =
-        CUlibraryOption_enum(0);
+    pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum(0);
     pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum(1);
     pub const CU_LIBRARY_NUM_OPTIONS: CUlibraryOption_enum = CUlibraryOption_enum(2);
 }
@@ -984,16 +830,8 @@ pub type PFN_cuInit = unsafe extern "C" fn(Flags: ::std::os::raw::c_uint) -> CUr
 pub type PFN_cuDriverGetVersion = unsafe extern "C" fn(driverVersion: *mut ::std::os::raw::c_int) -> CUresult;
 pub type PFN_cuDeviceGet = unsafe extern "C" fn(device: *mut CUdevice, ordinal: ::std::os::raw::c_int) -> CUresult;
 pub type PFN_cuDeviceGetCount = unsafe extern "C" fn(count: *mut ::std::os::raw::c_int) -> CUresult;
-pub type PFN_cuDeviceGetName = unsafe extern "C" fn(
-    name: *mut ::std::os::raw::c_char,
-    len: ::std::os::raw::c_int,
-    dev: CUdevice,
-) -> CUresult;
-pub type PFN_cuDeviceGetAttribute = unsafe extern "C" fn(
-    pi: *mut ::std::os::raw::c_int,
-    attrib: CUdevice_attribute,
-    dev: CUdevice,
-) -> CUresult;
+pub type PFN_cuDeviceGetName = unsafe extern "C" fn(name: *mut ::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult;
+pub type PFN_cuDeviceGetAttribute = unsafe extern "C" fn(pi: *mut ::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult;
 pub type PFN_cuDevicePrimaryCtxRetain = unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult;
 pub type PFN_cuDevicePrimaryCtxRelease_v2 = unsafe extern "C" fn(dev: CUdevice) -> CUresult;
 pub type PFN_cuCtxSetCurrent = unsafe extern "C" fn(ctx: CUcontext) -> CUresult;
@@ -1260,8 +1098,7 @@ pub struct cudaAccessPolicyWindow {
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of cudaAccessPolicyWindow"][::std::mem::size_of::<cudaAccessPolicyWindow>() - 32usize];
-    ["Alignment of cudaAccessPolicyWindow"]
-        [::std::mem::align_of::<cudaAccessPolicyWindow>() - 8usize];
+    ["Alignment of cudaAccessPolicyWindow"][::std::mem::align_of::<cudaAccessPolicyWindow>() - 8usize];
     ["Offset of field: cudaAccessPolicyWindow::base_ptr"]
         [::std::mem::offset_of!(cudaAccessPolicyWindow, base_ptr) - 0usize];
     ["Offset of field: cudaAccessPolicyWindow::num_bytes"]
@@ -1292,28 +1129,22 @@ impl cudaSynchronizationPolicy {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaSynchronizationPolicy(pub ::std::os::raw::c_uint);
 impl cudaClusterSchedulingPolicy {
-    pub const cudaClusterSchedulingPolicyDefault: cudaClusterSchedulingPolicy =
-        cudaClusterSchedulingPolicy(0);
-    pub const cudaClusterSchedulingPolicySpread: cudaClusterSchedulingPolicy =
-        cudaClusterSchedulingPolicy(1);
-    pub const cudaClusterSchedulingPolicyLoadBalancing: cudaClusterSchedulingPolicy =
-        cudaClusterSchedulingPolicy(2);
+    pub const cudaClusterSchedulingPolicyDefault: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(0);
+    pub const cudaClusterSchedulingPolicySpread: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(1);
+    pub const cudaClusterSchedulingPolicyLoadBalancing: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(2);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaClusterSchedulingPolicy(pub ::std::os::raw::c_uint);
 impl cudaFuncAttribute {
     pub const cudaFuncAttributeMaxDynamicSharedMemorySize: cudaFuncAttribute = cudaFuncAttribute(8);
-    pub const cudaFuncAttributePreferredSharedMemoryCarveout: cudaFuncAttribute =
-        cudaFuncAttribute(9);
+    pub const cudaFuncAttributePreferredSharedMemoryCarveout: cudaFuncAttribute = cudaFuncAttribute(9);
     pub const cudaFuncAttributeClusterDimMustBeSet: cudaFuncAttribute = cudaFuncAttribute(10);
     pub const cudaFuncAttributeRequiredClusterWidth: cudaFuncAttribute = cudaFuncAttribute(11);
     pub const cudaFuncAttributeRequiredClusterHeight: cudaFuncAttribute = cudaFuncAttribute(12);
     pub const cudaFuncAttributeRequiredClusterDepth: cudaFuncAttribute = cudaFuncAttribute(13);
-    pub const cudaFuncAttributeNonPortableClusterSizeAllowed: cudaFuncAttribute =
-        cudaFuncAttribute(14);
-    pub const cudaFuncAttributeClusterSchedulingPolicyPreference: cudaFuncAttribute =
-        cudaFuncAttribute(15);
+    pub const cudaFuncAttributeNonPortableClusterSizeAllowed: cudaFuncAttribute = cudaFuncAttribute(14);
+    pub const cudaFuncAttributeClusterSchedulingPolicyPreference: cudaFuncAttribute = cudaFuncAttribute(15);
     pub const cudaFuncAttributeMax: cudaFuncAttribute = cudaFuncAttribute(16);
 }
 #[repr(transparent)]
@@ -1418,8 +1249,7 @@ impl cudaDeviceAttr {
     pub const cudaDevAttrMaxSharedMemoryPerBlockOptin: cudaDeviceAttr = cudaDeviceAttr(97);
     pub const cudaDevAttrCanFlushRemoteWrites: cudaDeviceAttr = cudaDeviceAttr(98);
     pub const cudaDevAttrHostRegisterSupported: cudaDeviceAttr = cudaDeviceAttr(99);
-    pub const cudaDevAttrPageableMemoryAccessUsesHostPageTables: cudaDeviceAttr =
-        cudaDeviceAttr(100);
+    pub const cudaDevAttrPageableMemoryAccessUsesHostPageTables: cudaDeviceAttr = cudaDeviceAttr(100);
     pub const cudaDevAttrDirectManagedMemAccessFromHost: cudaDeviceAttr = cudaDeviceAttr(101);
     pub const cudaDevAttrMaxBlocksPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(106);
     pub const cudaDevAttrMaxPersistingL2CacheSize: cudaDeviceAttr = cudaDeviceAttr(108);
@@ -1491,8 +1321,7 @@ impl cudaJitOption {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaJitOption(pub ::std::os::raw::c_uint);
 impl cudaLibraryOption {
-    pub const cudaLibraryHostUniversalFunctionAndDataTable: cudaLibraryOption =
-        cudaLibraryOption(0);
+    pub const cudaLibraryHostUniversalFunctionAndDataTable: cudaLibraryOption = cudaLibraryOption(0);
     pub const cudaLibraryBinaryIsPreserved: cudaLibraryOption = cudaLibraryOption(1);
 }
 #[repr(transparent)]
@@ -1501,10 +1330,8 @@ pub struct cudaLibraryOption(pub ::std::os::raw::c_uint);
 pub type cudaLibrary_t = *mut CUlib_st;
 pub type cudaGraphDeviceNode_t = *mut CUgraphDeviceUpdatableNode_st;
 impl cudaDriverEntryPointQueryResult {
-    pub const cudaDriverEntryPointSuccess: cudaDriverEntryPointQueryResult =
-        cudaDriverEntryPointQueryResult(0);
-    pub const cudaDriverEntryPointSymbolNotFound: cudaDriverEntryPointQueryResult =
-        cudaDriverEntryPointQueryResult(1);
+    pub const cudaDriverEntryPointSuccess: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(0);
+    pub const cudaDriverEntryPointSymbolNotFound: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(1);
     pub const cudaDriverEntryPointVersionNotSufficent: cudaDriverEntryPointQueryResult =
         cudaDriverEntryPointQueryResult(2);
 }
@@ -1526,10 +1353,8 @@ pub struct cudaLaunchMemSyncDomainMap_st {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cudaLaunchMemSyncDomainMap_st"]
-        [::std::mem::size_of::<cudaLaunchMemSyncDomainMap_st>() - 2usize];
-    ["Alignment of cudaLaunchMemSyncDomainMap_st"]
-        [::std::mem::align_of::<cudaLaunchMemSyncDomainMap_st>() - 1usize];
+    ["Size of cudaLaunchMemSyncDomainMap_st"][::std::mem::size_of::<cudaLaunchMemSyncDomainMap_st>() - 2usize];
+    ["Alignment of cudaLaunchMemSyncDomainMap_st"][::std::mem::align_of::<cudaLaunchMemSyncDomainMap_st>() - 1usize];
     ["Offset of field: cudaLaunchMemSyncDomainMap_st::default_"]
         [::std::mem::offset_of!(cudaLaunchMemSyncDomainMap_st, default_) - 0usize];
     ["Offset of field: cudaLaunchMemSyncDomainMap_st::remote"]
@@ -1538,31 +1363,21 @@ const _: () = {
 pub type cudaLaunchMemSyncDomainMap = cudaLaunchMemSyncDomainMap_st;
 impl cudaLaunchAttributeID {
     pub const cudaLaunchAttributeIgnore: cudaLaunchAttributeID = cudaLaunchAttributeID(0);
-    pub const cudaLaunchAttributeAccessPolicyWindow: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(1);
+    pub const cudaLaunchAttributeAccessPolicyWindow: cudaLaunchAttributeID = cudaLaunchAttributeID(1);
     pub const cudaLaunchAttributeCooperative: cudaLaunchAttributeID = cudaLaunchAttributeID(2);
-    pub const cudaLaunchAttributeSynchronizationPolicy: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(3);
+    pub const cudaLaunchAttributeSynchronizationPolicy: cudaLaunchAttributeID = cudaLaunchAttributeID(3);
     pub const cudaLaunchAttributeClusterDimension: cudaLaunchAttributeID = cudaLaunchAttributeID(4);
-    pub const cudaLaunchAttributeClusterSchedulingPolicyPreference: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(5);
-    pub const cudaLaunchAttributeProgrammaticStreamSerialization: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(6);
-    pub const cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(7);
+    pub const cudaLaunchAttributeClusterSchedulingPolicyPreference: cudaLaunchAttributeID = cudaLaunchAttributeID(5);
+    pub const cudaLaunchAttributeProgrammaticStreamSerialization: cudaLaunchAttributeID = cudaLaunchAttributeID(6);
+    pub const cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeID = cudaLaunchAttributeID(7);
     pub const cudaLaunchAttributePriority: cudaLaunchAttributeID = cudaLaunchAttributeID(8);
     pub const cudaLaunchAttributeMemSyncDomainMap: cudaLaunchAttributeID = cudaLaunchAttributeID(9);
     pub const cudaLaunchAttributeMemSyncDomain: cudaLaunchAttributeID = cudaLaunchAttributeID(10);
-    pub const cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(11);
-    pub const cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(12);
-    pub const cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(13);
-    pub const cudaLaunchAttributePreferredSharedMemoryCarveout: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(14);
-    pub const cudaLaunchAttributeNvlinkUtilCentricScheduling: cudaLaunchAttributeID =
-        cudaLaunchAttributeID(16);
+    pub const cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeID = cudaLaunchAttributeID(11);
+    pub const cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeID = cudaLaunchAttributeID(12);
+    pub const cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeID = cudaLaunchAttributeID(13);
+    pub const cudaLaunchAttributePreferredSharedMemoryCarveout: cudaLaunchAttributeID = cudaLaunchAttributeID(14);
+    pub const cudaLaunchAttributeNvlinkUtilCentricScheduling: cudaLaunchAttributeID = cudaLaunchAttributeID(16);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1624,10 +1439,8 @@ const _: () = {
         [::std::mem::offset_of!(cudaLaunchAttributeValue__bindgen_ty_2, event) - 0usize];
     ["Offset of field: cudaLaunchAttributeValue__bindgen_ty_2::flags"]
         [::std::mem::offset_of!(cudaLaunchAttributeValue__bindgen_ty_2, flags) - 8usize];
-    ["Offset of field: cudaLaunchAttributeValue__bindgen_ty_2::triggerAtBlockStart"][::std::mem::offset_of!(
-        cudaLaunchAttributeValue__bindgen_ty_2,
-        triggerAtBlockStart
-    ) - 12usize];
+    ["Offset of field: cudaLaunchAttributeValue__bindgen_ty_2::triggerAtBlockStart"]
+        [::std::mem::offset_of!(cudaLaunchAttributeValue__bindgen_ty_2, triggerAtBlockStart) - 12usize];
 };
 impl Default for cudaLaunchAttributeValue__bindgen_ty_2 {
     fn default() -> Self {
@@ -1712,12 +1525,9 @@ impl Default for cudaLaunchAttributeValue__bindgen_ty_5 {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cudaLaunchAttributeValue"]
-        [::std::mem::size_of::<cudaLaunchAttributeValue>() - 64usize];
-    ["Alignment of cudaLaunchAttributeValue"]
-        [::std::mem::align_of::<cudaLaunchAttributeValue>() - 8usize];
-    ["Offset of field: cudaLaunchAttributeValue::pad"]
-        [::std::mem::offset_of!(cudaLaunchAttributeValue, pad) - 0usize];
+    ["Size of cudaLaunchAttributeValue"][::std::mem::size_of::<cudaLaunchAttributeValue>() - 64usize];
+    ["Alignment of cudaLaunchAttributeValue"][::std::mem::align_of::<cudaLaunchAttributeValue>() - 8usize];
+    ["Offset of field: cudaLaunchAttributeValue::pad"][::std::mem::offset_of!(cudaLaunchAttributeValue, pad) - 0usize];
     ["Offset of field: cudaLaunchAttributeValue::accessPolicyWindow"]
         [::std::mem::offset_of!(cudaLaunchAttributeValue, accessPolicyWindow) - 0usize];
     ["Offset of field: cudaLaunchAttributeValue::cooperative"]
@@ -1726,15 +1536,10 @@ const _: () = {
         [::std::mem::offset_of!(cudaLaunchAttributeValue, syncPolicy) - 0usize];
     ["Offset of field: cudaLaunchAttributeValue::clusterDim"]
         [::std::mem::offset_of!(cudaLaunchAttributeValue, clusterDim) - 0usize];
-    ["Offset of field: cudaLaunchAttributeValue::clusterSchedulingPolicyPreference"][::std::mem::offset_of!(
-        cudaLaunchAttributeValue,
-        clusterSchedulingPolicyPreference
-    ) - 0usize];
-    ["Offset of field: cudaLaunchAttributeValue::programmaticStreamSerializationAllowed"][::std::mem::offset_of!(
-        cudaLaunchAttributeValue,
-        programmaticStreamSerializationAllowed
-    )
-        - 0usize];
+    ["Offset of field: cudaLaunchAttributeValue::clusterSchedulingPolicyPreference"]
+        [::std::mem::offset_of!(cudaLaunchAttributeValue, clusterSchedulingPolicyPreference) - 0usize];
+    ["Offset of field: cudaLaunchAttributeValue::programmaticStreamSerializationAllowed"]
+        [::std::mem::offset_of!(cudaLaunchAttributeValue, programmaticStreamSerializationAllowed) - 0usize];
     ["Offset of field: cudaLaunchAttributeValue::programmaticEvent"]
         [::std::mem::offset_of!(cudaLaunchAttributeValue, programmaticEvent) - 0usize];
     ["Offset of field: cudaLaunchAttributeValue::priority"]
@@ -1773,14 +1578,10 @@ pub struct cudaLaunchAttribute_st {
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of cudaLaunchAttribute_st"][::std::mem::size_of::<cudaLaunchAttribute_st>() - 72usize];
-    ["Alignment of cudaLaunchAttribute_st"]
-        [::std::mem::align_of::<cudaLaunchAttribute_st>() - 8usize];
-    ["Offset of field: cudaLaunchAttribute_st::id"]
-        [::std::mem::offset_of!(cudaLaunchAttribute_st, id) - 0usize];
-    ["Offset of field: cudaLaunchAttribute_st::pad"]
-        [::std::mem::offset_of!(cudaLaunchAttribute_st, pad) - 4usize];
-    ["Offset of field: cudaLaunchAttribute_st::val"]
-        [::std::mem::offset_of!(cudaLaunchAttribute_st, val) - 8usize];
+    ["Alignment of cudaLaunchAttribute_st"][::std::mem::align_of::<cudaLaunchAttribute_st>() - 8usize];
+    ["Offset of field: cudaLaunchAttribute_st::id"][::std::mem::offset_of!(cudaLaunchAttribute_st, id) - 0usize];
+    ["Offset of field: cudaLaunchAttribute_st::pad"][::std::mem::offset_of!(cudaLaunchAttribute_st, pad) - 4usize];
+    ["Offset of field: cudaLaunchAttribute_st::val"][::std::mem::offset_of!(cudaLaunchAttribute_st, val) - 8usize];
 };
 impl Default for cudaLaunchAttribute_st {
     fn default() -> Self {
@@ -1806,18 +1607,13 @@ pub struct cudaLaunchConfig_st {
 const _: () = {
     ["Size of cudaLaunchConfig_st"][::std::mem::size_of::<cudaLaunchConfig_st>() - 56usize];
     ["Alignment of cudaLaunchConfig_st"][::std::mem::align_of::<cudaLaunchConfig_st>() - 8usize];
-    ["Offset of field: cudaLaunchConfig_st::gridDim"]
-        [::std::mem::offset_of!(cudaLaunchConfig_st, gridDim) - 0usize];
-    ["Offset of field: cudaLaunchConfig_st::blockDim"]
-        [::std::mem::offset_of!(cudaLaunchConfig_st, blockDim) - 12usize];
+    ["Offset of field: cudaLaunchConfig_st::gridDim"][::std::mem::offset_of!(cudaLaunchConfig_st, gridDim) - 0usize];
+    ["Offset of field: cudaLaunchConfig_st::blockDim"][::std::mem::offset_of!(cudaLaunchConfig_st, blockDim) - 12usize];
     ["Offset of field: cudaLaunchConfig_st::dynamicSmemBytes"]
         [::std::mem::offset_of!(cudaLaunchConfig_st, dynamicSmemBytes) - 24usize];
-    ["Offset of field: cudaLaunchConfig_st::stream"]
-        [::std::mem::offset_of!(cudaLaunchConfig_st, stream) - 32usize];
-    ["Offset of field: cudaLaunchConfig_st::attrs"]
-        [::std::mem::offset_of!(cudaLaunchConfig_st, attrs) - 40usize];
-    ["Offset of field: cudaLaunchConfig_st::numAttrs"]
-        [::std::mem::offset_of!(cudaLaunchConfig_st, numAttrs) - 48usize];
+    ["Offset of field: cudaLaunchConfig_st::stream"][::std::mem::offset_of!(cudaLaunchConfig_st, stream) - 32usize];
+    ["Offset of field: cudaLaunchConfig_st::attrs"][::std::mem::offset_of!(cudaLaunchConfig_st, attrs) - 40usize];
+    ["Offset of field: cudaLaunchConfig_st::numAttrs"][::std::mem::offset_of!(cudaLaunchConfig_st, numAttrs) - 48usize];
 };
 impl Default for cudaLaunchConfig_st {
     fn default() -> Self {
@@ -1895,10 +1691,7 @@ pub type PFN_cudaLibraryGetGlobal = unsafe extern "C" fn(
     library: cudaLibrary_t,
     name: *const ::std::os::raw::c_char,
 ) -> cudaError_t;
-pub type PFN_cudaLibraryGetKernelCount = unsafe extern "C" fn(
-    count: *mut ::std::os::raw::c_uint,
-    lib: cudaLibrary_t,
-) -> cudaError_t;
+pub type PFN_cudaLibraryGetKernelCount = unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, lib: cudaLibrary_t) -> cudaError_t;
 pub type PFN_cudaLibraryEnumerateKernels = unsafe extern "C" fn(
     kernels: *mut cudaKernel_t,
     numKernels: ::std::os::raw::c_uint,
@@ -1934,10 +1727,7 @@ impl nvrtcResult {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct nvrtcResult(pub ::std::os::raw::c_uint);
 pub type PFN_nvrtcGetErrorString = unsafe extern "C" fn(result: nvrtcResult) -> *const ::std::os::raw::c_char;
-pub type PFN_nvrtcVersion = unsafe extern "C" fn(
-    major: *mut ::std::os::raw::c_int,
-    minor: *mut ::std::os::raw::c_int,
-) -> nvrtcResult;
+pub type PFN_nvrtcVersion = unsafe extern "C" fn(major: *mut ::std::os::raw::c_int, minor: *mut ::std::os::raw::c_int) -> nvrtcResult;
 pub type PFN_nvrtcGetNumSupportedArchs = unsafe extern "C" fn(numArchs: *mut ::std::os::raw::c_int) -> nvrtcResult;
 pub type PFN_nvrtcGetSupportedArchs = unsafe extern "C" fn(supportedArchs: *mut ::std::os::raw::c_int) -> nvrtcResult;
 #[repr(C)]
@@ -1968,10 +1758,7 @@ pub type PFN_nvrtcGetLTOIRSize = unsafe extern "C" fn(prog: nvrtcProgram, LTOIRS
 pub type PFN_nvrtcGetLTOIR = unsafe extern "C" fn(prog: nvrtcProgram, LTOIR: *mut ::std::os::raw::c_char) -> nvrtcResult;
 pub type PFN_nvrtcGetProgramLogSize = unsafe extern "C" fn(prog: nvrtcProgram, logSizeRet: *mut usize) -> nvrtcResult;
 pub type PFN_nvrtcGetProgramLog = unsafe extern "C" fn(prog: nvrtcProgram, log: *mut ::std::os::raw::c_char) -> nvrtcResult;
-pub type PFN_nvrtcAddNameExpression = unsafe extern "C" fn(
-    prog: nvrtcProgram,
-    name_expression: *const ::std::os::raw::c_char,
-) -> nvrtcResult;
+pub type PFN_nvrtcAddNameExpression = unsafe extern "C" fn(prog: nvrtcProgram, name_expression: *const ::std::os::raw::c_char) -> nvrtcResult;
 pub type PFN_nvrtcGetLoweredName = unsafe extern "C" fn(
     prog: nvrtcProgram,
     name_expression: *const ::std::os::raw::c_char,
@@ -2035,31 +1822,13 @@ pub type PFN___nvJitLinkAddData_13_0 = unsafe extern "C" fn(
     name: *const ::std::os::raw::c_char,
 ) -> nvJitLinkResult;
 pub type PFN___nvJitLinkComplete_13_0 = unsafe extern "C" fn(handle: nvJitLinkHandle) -> nvJitLinkResult;
-pub type PFN___nvJitLinkGetLinkedCubinSize_13_0 = unsafe extern "C" fn(
-    handle: nvJitLinkHandle,
-    size: *mut usize,
-) -> nvJitLinkResult;
+pub type PFN___nvJitLinkGetLinkedCubinSize_13_0 = unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult;
 pub type PFN___nvJitLinkGetLinkedCubin_13_0 = unsafe extern "C" fn(
     handle: nvJitLinkHandle,
     cubin: *mut ::std::os::raw::c_void,
 ) -> nvJitLinkResult;
-pub type PFN___nvJitLinkGetErrorLogSize_13_0 = unsafe extern "C" fn(
-    handle: nvJitLinkHandle,
-    size: *mut usize,
-) -> nvJitLinkResult;
-pub type PFN___nvJitLinkGetErrorLog_13_0 = unsafe extern "C" fn(
-    handle: nvJitLinkHandle,
-    log: *mut ::std::os::raw::c_char,
-) -> nvJitLinkResult;
-pub type PFN___nvJitLinkGetInfoLogSize_13_0 = unsafe extern "C" fn(
-    handle: nvJitLinkHandle,
-    size: *mut usize,
-) -> nvJitLinkResult;
-pub type PFN___nvJitLinkGetInfoLog_13_0 = unsafe extern "C" fn(
-    handle: nvJitLinkHandle,
-    log: *mut ::std::os::raw::c_char,
-) -> nvJitLinkResult;
-pub type PFN_nvJitLinkVersion = unsafe extern "C" fn(
-    major: *mut ::std::os::raw::c_uint,
-    minor: *mut ::std::os::raw::c_uint,
-) -> nvJitLinkResult;
+pub type PFN___nvJitLinkGetErrorLogSize_13_0 = unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult;
+pub type PFN___nvJitLinkGetErrorLog_13_0 = unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult;
+pub type PFN___nvJitLinkGetInfoLogSize_13_0 = unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult;
+pub type PFN___nvJitLinkGetInfoLog_13_0 = unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult;
+pub type PFN_nvJitLinkVersion = unsafe extern "C" fn(major: *mut ::std::os::raw::c_uint, minor: *mut ::std::os::raw::c_uint) -> nvJitLinkResult;

@@ -103,7 +103,8 @@ pub fn require_project_env() {
         target_dir.as_ref().is_some_and(|t| p.starts_with(t))
             || p.components().any(|c| c.as_os_str() == "rustlib" || c.as_os_str() == "toolchains")
     };
-    let foreign: Vec<PathBuf> = std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty() && !cargos_own(p)).collect();
+    let foreign: Vec<PathBuf> =
+        std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty() && !cargos_own(p)).collect();
     assert!(
         foreign.is_empty(),
         "LD_LIBRARY_PATH is set to {foreign:?}: these tests check that cudyn finds NVRTC and nvJitLink in \
