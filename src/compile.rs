@@ -249,9 +249,10 @@ pub fn compile(source: &str, name: &str, opts: &CompileOptions) -> std::result::
     compile_with(source, name, opts, global_cache())
 }
 
-fn cstrings(v: &[String], what: &str) -> Result<Vec<CString>> {
-    v.iter()
-        .map(|s| CString::new(s.as_str()).map_err(|_| Error::invalid(format!("{what} '{s}' contains a NUL byte"))))
+/// C strings for NVRTC / nvJitLink; a NUL inside one is the caller's error, named by `what`.
+pub(crate) fn cstrings<'a>(v: impl IntoIterator<Item = &'a str>, what: &str) -> Result<Vec<CString>> {
+    v.into_iter()
+        .map(|s| CString::new(s).map_err(|_| Error::invalid(format!("{what} '{s}' contains a NUL byte"))))
         .collect()
 }
 
@@ -279,10 +280,10 @@ fn run_nvrtc(
 ) -> std::result::Result<Compiled, CompileFailure> {
     let src = CString::new(source).map_err(|_| Error::invalid("the source contains a NUL byte"))?;
     let cname = CString::new(name).map_err(|_| Error::invalid("the program name contains a NUL byte"))?;
-    let hnames = cstrings(&opts.headers.iter().map(|h| h.0.clone()).collect::<Vec<_>>(), "header name")?;
-    let hbodies = cstrings(&opts.headers.iter().map(|h| h.1.clone()).collect::<Vec<_>>(), "header")?;
-    let copts = cstrings(effective, "option")?;
-    let exprs = cstrings(&opts.name_expressions, "name expression")?;
+    let hnames = cstrings(opts.headers.iter().map(|h| h.0.as_str()), "header name")?;
+    let hbodies = cstrings(opts.headers.iter().map(|h| h.1.as_str()), "header")?;
+    let copts = cstrings(effective.iter().map(String::as_str), "option")?;
+    let exprs = cstrings(opts.name_expressions.iter().map(String::as_str), "name expression")?;
     let hn: Vec<*const c_char> = hnames.iter().map(|c| c.as_ptr()).collect();
     let hb: Vec<*const c_char> = hbodies.iter().map(|c| c.as_ptr()).collect();
     let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();

@@ -10,7 +10,7 @@ use crate::sys;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::path::Path;
-use std::ptr;
+use std::ptr::{self, null_mut};
 use std::sync::{Mutex, OnceLock};
 
 /// Which CUDA API does the work; chosen per call.
@@ -145,36 +145,16 @@ impl Library {
                 d.initialised()?;
                 let f = d.need(d.f.cuLibraryLoadData, "cuLibraryLoadData")?;
                 // SAFETY: `code` is a validated image whose own headers fit in it; no options.
-                let r = unsafe {
-                    f(
-                        &mut lib,
-                        code.as_ptr().cast(),
-                        ptr::null_mut(),
-                        ptr::null_mut(),
-                        0,
-                        ptr::null_mut(),
-                        ptr::null_mut(),
-                        0,
-                    )
-                };
+                let r =
+                    unsafe { f(&mut lib, code.as_ptr().cast(), null_mut(), null_mut(), 0, null_mut(), null_mut(), 0) };
                 d.check(r, "loading the library through the driver (cuLibraryLoadData)")?;
             }
             Api::Runtime => {
                 let rt = runtime()?;
                 let f = rt.need(rt.f.cudaLibraryLoadData, "cudaLibraryLoadData")?;
                 // SAFETY: as above.
-                let r = unsafe {
-                    f(
-                        &mut lib,
-                        code.as_ptr().cast(),
-                        ptr::null_mut(),
-                        ptr::null_mut(),
-                        0,
-                        ptr::null_mut(),
-                        ptr::null_mut(),
-                        0,
-                    )
-                };
+                let r =
+                    unsafe { f(&mut lib, code.as_ptr().cast(), null_mut(), null_mut(), 0, null_mut(), null_mut(), 0) };
                 rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")?;
             }
         }
@@ -343,7 +323,6 @@ pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32>
         return Ok(0);
     }
     // Kernel is repr(transparent) over CUkernel.
-    let out_ptr_for_revive = out.as_ptr();
     let p = out.as_mut_ptr() as *mut sys::CUkernel;
     if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryEnumerateKernels.is_some()) {
         let f = d.need(d.f.cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels")?;
@@ -355,8 +334,7 @@ pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32>
         // SAFETY: as above.
         rt.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
     }
-    // SAFETY: the first `w` entries were just written by CUDA.
-    kernel::revive(unsafe { std::slice::from_raw_parts(out_ptr_for_revive, w as usize) });
+    kernel::revive(&out[..w as usize]);
     Ok(w)
 }
 

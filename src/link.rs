@@ -1,7 +1,7 @@
 //! Linking with nvJitLink: cubin, fatbin, PTX, LTO-IR, object and library inputs into one
 //! cubin, with `-lto` for link-time optimisation; the logs come back either way.
 
-use crate::error::{Error, Result, Status};
+use crate::error::{Error, Status};
 use crate::image::CodeKind;
 use crate::nvjitlink::{jitlink, JitLink};
 use crate::sys;
@@ -117,10 +117,7 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     if !opts.iter().any(|o| o.starts_with("-arch")) {
         opts.push(format!("-arch=sm_{}", crate::compile::default_sm()));
     }
-    let copts: Vec<CString> = opts
-        .iter()
-        .map(|s| CString::new(s.as_str()).map_err(|_| Error::invalid(format!("option '{s}' contains a NUL byte"))))
-        .collect::<Result<_>>()?;
+    let copts = crate::compile::cstrings(opts.iter().map(String::as_str), "option")?;
     let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
     // nvJitLink keeps the input names (it quotes them in errors at nvJitLinkComplete) without
     // copying them: they must outlive the handle, so they are made before it (dropped after).
