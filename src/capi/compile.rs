@@ -180,6 +180,20 @@ fn lowered_bytes(c: &Compiled) -> Vec<u8> {
     v
 }
 
+/// The source text and the program name (NULL: a default) of a compile call.
+fn source_and_name<'a>(source: *const c_char, name: *const c_char) -> Result<(&'a str, &'a str)> {
+    // SAFETY: NUL-terminated strings (caller's contract); name may be NULL.
+    let src = unsafe { utf8(source, "source") }?;
+    let nm = if name.is_null() { "cudyn_program.cu" } else { unsafe { utf8(name, "name") }? };
+    Ok((src, nm))
+}
+
+/// A successful compile's log and lowered names into the caller's optional buffers.
+fn give_log_and_names(log: *mut cudyn_buffer, lowered: *mut cudyn_buffer, c: &Compiled) -> Result<()> {
+    give(log, c.log.as_bytes())?;
+    give(lowered, &lowered_bytes(c))
+}
+
 fn compile_into(
     source: *const c_char,
     name: *const c_char,
@@ -188,14 +202,11 @@ fn compile_into(
     log: *mut cudyn_buffer,
     lowered: *mut cudyn_buffer,
 ) -> Result<()> {
-    // SAFETY: NUL-terminated strings (caller's contract); name may be NULL.
-    let src = unsafe { utf8(source, "source") }?;
-    let nm = if name.is_null() { "cudyn_program.cu" } else { unsafe { utf8(name, "name") }? };
+    let (src, nm) = source_and_name(source, name)?;
     out(code, "code")?;
     match compile::compile(src, nm, &opts) {
         Ok(c) => {
-            give(log, c.log.as_bytes())?;
-            give(lowered, &lowered_bytes(&c))?;
+            give_log_and_names(log, lowered, &c)?;
             give(code, &c.code)
         }
         Err(f) => {
@@ -267,14 +278,11 @@ fn load_source(
     lowered: *mut cudyn_buffer,
 ) -> Result<()> {
     let api = Api::from_raw(api)?;
-    // SAFETY: NUL-terminated strings (caller's contract); name may be NULL.
-    let src = unsafe { utf8(source, "source") }?;
-    let nm = if name.is_null() { "cudyn_program.cu" } else { unsafe { utf8(name, "name") }? };
+    let (src, nm) = source_and_name(source, name)?;
     let o = out(library, "library")?;
     match crate::source::load_source(src, nm, &opts, api) {
         Ok((lib, c)) => {
-            give(log, c.log.as_bytes())?;
-            give(lowered, &lowered_bytes(&c))?;
+            give_log_and_names(log, lowered, &c)?;
             *o = lib.into_raw();
             Ok(())
         }
