@@ -96,6 +96,15 @@ pub fn driver() -> Result<&'static Driver> {
     DRIVER.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
+/// The driver if it is already open (the launch fast path: one load, no initialisation).
+#[inline]
+pub fn driver_ready() -> Option<&'static Driver> {
+    match DRIVER.get() {
+        Some(Ok(d)) => Some(d),
+        _ => None,
+    }
+}
+
 /// The driver if it loaded and initialised a GPU, without ever erroring.
 pub fn driver_if_usable() -> Option<&'static Driver> {
     driver().ok().filter(|d| d.init.is_ok())

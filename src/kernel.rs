@@ -4,7 +4,7 @@
 use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
 use crate::sys;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,9 +37,38 @@ pub(crate) struct Layout {
 /// older generation are not trusted.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
+/// This thread's last kernel: a launch loop on one kernel reads it with no lock, no hashing, no
+/// borrow flag and no reference count touched.
+struct Hot {
+    key: Cell<usize>,
+    generation: Cell<u64>,
+    /// The layout, inside `owner`'s allocation.
+    params: Cell<*const [Param]>,
+    /// Keeps `params` alive; replaced only together with it, in `remember`.
+    owner: Cell<Option<Arc<[Param]>>>,
+}
+
 thread_local! {
-    /// The last kernel this thread looked up: a launch loop on one kernel takes no lock.
-    static LAST: RefCell<Option<(usize, u64, Arc<[Param]>)>> = const { RefCell::new(None) };
+    static HOT: Hot = const {
+        Hot {
+            key: Cell::new(0),
+            generation: Cell::new(u64::MAX),
+            params: Cell::new(std::ptr::slice_from_raw_parts(std::ptr::null(), 0)),
+            owner: Cell::new(None),
+        }
+    };
+}
+
+/// Make `params` this thread's hot layout for `key` under `generation`.
+fn remember(key: usize, generation: u64, params: &Arc<[Param]>) {
+    let _ = HOT.try_with(|h| {
+        // Invalidate first, so the entry never pairs a key with another kernel's layout.
+        h.key.set(0);
+        h.params.set(Arc::as_ptr(params));
+        drop(h.owner.replace(Some(params.clone())));
+        h.generation.set(generation);
+        h.key.set(key);
+    });
 }
 
 fn layouts() -> &'static RwLock<HashMap<usize, Layout>> {
@@ -177,17 +206,23 @@ impl Kernel {
     }
 
     /// Run `f` with this kernel's parameter layout, querying and caching it on first use.
-    /// The hot path: one read lock and a hash lookup, no allocation.
+    /// Cached per thread (no lock) and per process (a read lock); no allocation once cached.
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
         let key = self.0 as usize;
         let generation = GENERATION.load(Ordering::Acquire);
-        // 1. This thread's last kernel: no lock, no hashing, no reference count touched.
+        // 1. This thread's last kernel (see `args_match_hot` for the launch path's own read).
         let mut f = Some(f);
-        let hit = LAST.with(|c| match c.try_borrow().as_deref() {
-            Ok(Some((k, g, p))) if *k == key && *g == generation => f.take().map(|f| f(p)),
-            _ => None,
+        let hit = HOT.try_with(|h| {
+            if h.key.get() != key || h.generation.get() != generation {
+                return None;
+            }
+            // SAFETY: `params` points into `owner`'s Arc, which this thread keeps alive until
+            // `remember` replaces both; `remember` is not reachable from here or from `f`
+            // (a layout callback: it only reads the slice).
+            let p = unsafe { &*h.params.get() };
+            f.take().map(|f| f(p))
         });
-        if let Some(r) = hit {
+        if let Ok(Some(r)) = hit {
             return Ok(r);
         }
         let Some(f) = f else { return Err(Error::new(Status::Internal, "layout callback consumed")) };
@@ -205,12 +240,29 @@ impl Kernel {
                 l.entry(key).or_insert(Layout { lib, params }).params.clone()
             }
         };
-        LAST.with(|c| {
-            if let Ok(mut c) = c.try_borrow_mut() {
-                *c = Some((key, generation, params.clone()));
-            }
-        });
+        remember(key, generation, &params);
         Ok(f(&params))
+    }
+
+    /// The launch path's check, from this thread's hot entry alone: true when this kernel's
+    /// layout is cached on this thread (and current), it has `nargs` parameters and, when
+    /// `sizes` is given, each size matches. False means "ask `with_params`": a miss, or a
+    /// mismatch to describe; never a wrong answer.
+    #[inline]
+    pub(crate) fn args_match_hot(self, nargs: usize, sizes: Option<&[usize]>) -> bool {
+        let key = self.0 as usize;
+        let generation = GENERATION.load(Ordering::Acquire);
+        HOT.try_with(|h| {
+            if h.key.get() != key || h.generation.get() != generation {
+                return false;
+            }
+            // SAFETY: as in `with_params`: `owner` keeps the slice alive and nothing here can
+            // reach `remember`.
+            let params = unsafe { &*h.params.get() };
+            params.len() == nargs
+                && sizes.is_none_or(|s| s.len() == nargs && s.iter().zip(params).all(|(&g, p)| g == p.size as usize))
+        })
+        .unwrap_or(false)
     }
 
     /// Record a parameter layout without asking CUDA (for tests without a GPU, and for

@@ -1,11 +1,11 @@
 //! Launching any kernel handle through the driver (`cuLaunchKernelEx`) or the runtime
 //! (`cudaLaunchKernelExC`), with the arguments checked against the kernel's parameters.
 
-use crate::driver::driver;
+use crate::driver::{driver, driver_ready, Driver};
 use crate::error::{Error, Result, Status};
 use crate::kernel::Kernel;
 use crate::library::Api;
-use crate::runtime::runtime;
+use crate::runtime::{runtime, runtime_ready, Runtime};
 use crate::sys;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 use std::ffi::c_void;
@@ -113,9 +113,7 @@ const_assert_eq!(offset_of!(sys::CUlaunchAttribute, value), offset_of!(sys::cuda
 const MAX_ATTRS: usize = 4;
 
 fn attr(id: sys::CUlaunchAttributeID) -> sys::CUlaunchAttribute {
-    let mut a = sys::CUlaunchAttribute::default();
-    a.id = id;
-    a
+    sys::CUlaunchAttribute { id, ..Default::default() }
 }
 
 impl LaunchConfig {
@@ -139,6 +137,28 @@ impl LaunchConfig {
             return Err(Error::invalid("shared_mem_bytes does not fit in 32 bits"));
         }
         Ok(api)
+    }
+
+    /// The API of a launch that `check` accepts and that asks for no attribute (most
+    /// launches), decided in one pass with a single branch; None: anything else, which the
+    /// full path then checks and describes.
+    #[inline]
+    fn plain_api(&self) -> Option<Api> {
+        let (g, b, c) = (&self.grid, &self.block, &self.cluster);
+        let dims = (g.x != 0) & (g.y != 0) & (g.z != 0) & (b.x != 0) & (b.y != 0) & (b.z != 0);
+        let extra = c.x
+            | c.y
+            | c.z
+            | self.cooperative as u32
+            | self.priority as u32
+            | self.programmatic_serialization as u32
+            | self.reserved.iter().fold(0, |acc, &r| acc | r)
+            | ((self.shared_mem_bytes as u64) >> 32) as u32;
+        match (dims && extra == 0, self.api) {
+            (true, 0) => Some(Api::Runtime),
+            (true, 1) => Some(Api::Driver),
+            _ => None,
+        }
     }
 
     /// Whether any launch attribute is asked for (most launches: none).
@@ -250,7 +270,96 @@ const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 
 /// Launch `k` as `cfg` says. `args` holds one pointer per parameter (CUDA's kernelParams);
 /// `sizes`, when given, the size of each argument, checked against the parameter's.
+///
+/// The common launch (a valid config without attributes, a kernel already launched on this
+/// thread, CUDA already open) takes the fast path: the same checks as `launch_full`, made from
+/// this thread's cached layout, then CUDA's plain launch. Everything else, and every error to
+/// describe, goes through `launch_full`.
+#[inline]
 pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+    if let Some(api) = cfg.plain_api() {
+        if !k.0.is_null() && k.args_match_hot(args.len(), sizes) && !args.iter().any(|a| a.is_null()) {
+            let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
+            match api {
+                Api::Driver => {
+                    if let Some((d, f)) = driver_ready().and_then(|d| Some((d, d.f.cuLaunchKernelEx?))) {
+                        let c = driver_config(cfg, std::ptr::null_mut(), 0);
+                        // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx;
+                        // params holds one non-NULL pointer per parameter (checked above).
+                        let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
+                        return if r.0 == 0 { Ok(()) } else { driver_failed(d, f, &c, k, params, r) };
+                    }
+                }
+                Api::Runtime => {
+                    if let Some((rt, f)) = runtime_ready().and_then(|rt| Some((rt, rt.f.cudaLaunchKernel?))) {
+                        let (grid, block) = dims(cfg);
+                        // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch;
+                        // params holds one non-NULL pointer per parameter (checked above).
+                        let r =
+                            unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) };
+                        return if r.0 == 0 { Ok(()) } else { runtime_failed(rt, r) };
+                    }
+                }
+            }
+        }
+    }
+    launch_full(k, cfg, args, sizes)
+}
+
+fn driver_config(cfg: &LaunchConfig, attrs: *mut sys::CUlaunchAttribute, num: u32) -> sys::CUlaunchConfig {
+    sys::CUlaunchConfig {
+        gridDimX: cfg.grid.x,
+        gridDimY: cfg.grid.y,
+        gridDimZ: cfg.grid.z,
+        blockDimX: cfg.block.x,
+        blockDimY: cfg.block.y,
+        blockDimZ: cfg.block.z,
+        sharedMemBytes: cfg.shared_mem_bytes as u32,
+        hStream: cfg.stream,
+        attrs,
+        numAttrs: num,
+    }
+}
+
+fn dims(cfg: &LaunchConfig) -> (sys::dim3, sys::dim3) {
+    (
+        sys::dim3 { x: cfg.grid.x, y: cfg.grid.y, z: cfg.grid.z },
+        sys::dim3 { x: cfg.block.x, y: cfg.block.y, z: cfg.block.z },
+    )
+}
+
+/// A driver launch returned `r` (not success). CUDA_ERROR_INVALID_CONTEXT means the thread
+/// has no context yet: give it the one the runtime would and launch again (checking first
+/// would cost every launch a driver call; this costs the first). Anything else is reported.
+#[cold]
+#[inline(never)]
+fn driver_failed(
+    d: &Driver,
+    f: sys::PFN_cuLaunchKernelEx,
+    c: &sys::CUlaunchConfig,
+    k: Kernel,
+    params: *mut *mut c_void,
+    r: sys::CUresult,
+) -> Result<()> {
+    let mut r = r;
+    if r.0 == CUDA_ERROR_INVALID_CONTEXT {
+        d.ensure_context(c.hStream)?;
+        // SAFETY: as for the first attempt; `c`'s attributes (if any) are still alive.
+        r = unsafe { f(c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
+    }
+    d.check(r, "launching through the driver (cuLaunchKernelEx)")
+}
+
+#[cold]
+#[inline(never)]
+fn runtime_failed(rt: &Runtime, r: sys::cudaError_t) -> Result<()> {
+    rt.check(r, "launching through the runtime (cudaLaunchKernel[ExC])")
+}
+
+/// Every launch the fast path does not take: all checks with their messages, attributes,
+/// opening CUDA on first use.
+#[inline(never)]
+fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     let api = prepare(k, cfg, args, sizes)?;
     let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
     // On the stack, written only as far as used (no zeroing, no copy on the common path).
@@ -261,41 +370,20 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
         Api::Driver => {
             let d = driver()?;
             let f = d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?;
-            let c = sys::CUlaunchConfig {
-                gridDimX: cfg.grid.x,
-                gridDimY: cfg.grid.y,
-                gridDimZ: cfg.grid.z,
-                blockDimX: cfg.block.x,
-                blockDimY: cfg.block.y,
-                blockDimZ: cfg.block.z,
-                sharedMemBytes: cfg.shared_mem_bytes as u32,
-                hStream: cfg.stream,
-                attrs: attrs_ptr,
-                numAttrs: num,
-            };
-            // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
-            // holds one valid pointer per parameter (checked above); attrs outlive the call.
-            let mut r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
-            if r.0 == CUDA_ERROR_INVALID_CONTEXT {
-                // The thread has no context yet: give it the one the runtime would, then retry.
-                // Checking first would cost every launch a driver call; this costs the first.
-                d.ensure_context(cfg.stream)?;
-                // SAFETY: as above.
-                r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
-            }
+            let c = driver_config(cfg, attrs_ptr, num);
+            // SAFETY: as in `launch`; attrs outlive the call.
+            let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
             if r.0 != 0 {
-                return d.check(r, "launching through the driver (cuLaunchKernelEx)");
+                return driver_failed(d, f, &c, k, params, r);
             }
         }
         Api::Runtime => {
             let rt = runtime()?;
-            let grid = sys::dim3 { x: cfg.grid.x, y: cfg.grid.y, z: cfg.grid.z };
-            let block = sys::dim3 { x: cfg.block.x, y: cfg.block.y, z: cfg.block.z };
+            let (grid, block) = dims(cfg);
             let r = if num == 0 {
                 // No attributes: the plain launch, CUDA's cheapest runtime entry point.
                 let f = rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?;
-                // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch;
-                // params holds one valid pointer per parameter.
+                // SAFETY: as in `launch`.
                 unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
             } else {
                 let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
@@ -311,7 +399,7 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
                 unsafe { f(&c, k.0 as *const c_void, params) }
             };
             if r.0 != 0 {
-                return rt.check(r, "launching through the runtime (cudaLaunchKernel[ExC])");
+                return runtime_failed(rt, r);
             }
         }
     }
@@ -330,6 +418,7 @@ pub fn validate(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::Param;
 
     #[test]
     fn config_checks() {
@@ -365,6 +454,66 @@ mod tests {
             assert_eq!(a[0].value.clusterDim.x, 2);
             assert_eq!(a[2].value.priority, -1);
         }
+    }
+
+    /// The fast path's one-pass decision agrees with the full checks on every config: it
+    /// takes a launch exactly when `check` accepts it and no attribute is asked for.
+    #[test]
+    fn plain_api_agrees_with_the_full_checks() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let pick = |v: u64| -> u32 { [0, 1, 2, u32::MAX][v as usize] };
+        for _ in 0..200_000 {
+            let mut c = LaunchConfig::default();
+            // Mostly valid fields, each sometimes not.
+            let field = |next: &mut dyn FnMut(u64) -> u64| if next(8) == 0 { pick(next(4)) } else { 1 };
+            c.grid = Dim3::new(field(&mut next), field(&mut next), field(&mut next));
+            c.block = Dim3::new(field(&mut next), field(&mut next), field(&mut next));
+            if next(6) == 0 {
+                c.cluster = Dim3::new(pick(next(4)), pick(next(4)), pick(next(4)));
+            }
+            c.api = [0, 1, 2, 0x8000_0000][next(4) as usize];
+            c.cooperative = (next(8) == 0) as i32;
+            c.priority = if next(8) == 0 { -1 } else { 0 };
+            c.programmatic_serialization = (next(8) == 0) as i32;
+            if next(8) == 0 {
+                c.reserved[next(8) as usize] = 1 << next(32);
+            }
+            c.shared_mem_bytes = match next(8) {
+                0 => (u32::MAX as usize) + 1,
+                1 => u32::MAX as usize,
+                _ => 48 * 1024,
+            };
+            let full = c.check().ok().filter(|_| !c.wants_attributes());
+            assert_eq!(c.plain_api(), full, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn hot_layout_check_agrees_and_expires() {
+        let k = Kernel(0x7700 as *mut _);
+        k.prime_params(&[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]);
+        // Not hot on this thread until looked up once.
+        assert!(!k.args_match_hot(2, None));
+        assert_eq!(k.param_count().unwrap(), 2);
+        assert!(k.args_match_hot(2, None));
+        assert!(k.args_match_hot(2, Some(&[8, 4])));
+        assert!(!k.args_match_hot(1, None));
+        assert!(!k.args_match_hot(3, None));
+        assert!(!k.args_match_hot(2, Some(&[8, 8])));
+        assert!(!k.args_match_hot(2, Some(&[8])));
+        // Another kernel is not this one.
+        assert!(!Kernel(0x7708 as *mut _).args_match_hot(2, None));
+        // Any unload anywhere retires every thread's hot entry.
+        crate::kernel::forget_library(0xdead_0000);
+        assert!(!k.args_match_hot(2, None));
+        assert_eq!(k.param_count().unwrap(), 2);
+        assert!(k.args_match_hot(2, None));
     }
 
     #[test]

@@ -54,6 +54,15 @@ pub fn runtime() -> Result<&'static Runtime> {
     RUNTIME.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
+/// The runtime if it is already open (the launch fast path).
+#[inline]
+pub fn runtime_ready() -> Option<&'static Runtime> {
+    match RUNTIME.get() {
+        Some(Ok(r)) => Some(r),
+        _ => None,
+    }
+}
+
 fn load() -> Result<Runtime> {
     dl::open(Component::Runtime, |lib| {
         let f = RuntimeFns::resolve(&lib);
