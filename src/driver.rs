@@ -79,6 +79,9 @@ pub struct Driver {
     primary: Mutex<Vec<sys::CUcontext>>,
     /// Compute capability per device (0: not read yet); it never changes in a process.
     sm: [std::sync::atomic::AtomicU32; 64],
+    /// The compute capability every device shares (0: not read yet; u32::MAX: they differ or
+    /// there is none).
+    sm_all: std::sync::atomic::AtomicU32,
 }
 
 // SAFETY: the function table is plain function pointers; the primary-context list is behind a
@@ -143,6 +146,7 @@ fn load() -> Result<Driver> {
             init: Ok(()),
             primary: Mutex::new(Vec::new()),
             sm: [const { std::sync::atomic::AtomicU32::new(0) }; 64],
+            sm_all: std::sync::atomic::AtomicU32::new(0),
         };
         d.init = match d.f.cuInit {
             // SAFETY: cuInit(0) is always valid to call, any number of times.
@@ -259,6 +263,27 @@ impl Driver {
             s.store(v, Ordering::Relaxed);
         }
         Ok(v)
+    }
+
+    /// The compute capability of every device, when they all share one (most machines):
+    /// then "which device will this run on" needs no driver call. Read once.
+    pub fn uniform_sm(&self) -> Option<u32> {
+        use std::sync::atomic::Ordering;
+        let v = match self.sm_all.load(Ordering::Relaxed) {
+            0 => {
+                let n = self.device_count().unwrap_or(0);
+                let mut sms = (0..n).map(|dev| self.device_sm_cached(dev).ok());
+                let first = sms.next().flatten();
+                let v = match first {
+                    Some(sm) if sms.all(|s| s == Some(sm)) => sm,
+                    _ => u32::MAX,
+                };
+                self.sm_all.store(v, Ordering::Relaxed);
+                v
+            }
+            v => v,
+        };
+        (v != u32::MAX).then_some(v)
     }
 
     /// The device of the current context, else 0.

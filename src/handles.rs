@@ -20,3 +20,25 @@ assert_type_eq_all!(FunctionHandle, sys::CUfunction, sys::cudaFunction_t, *mut s
 assert_type_eq_all!(StreamHandle, sys::CUstream, sys::cudaStream_t, *mut sys::CUstream_st);
 assert_eq_size!(KernelHandle, *mut std::ffi::c_void);
 assert_eq_align!(KernelHandle, *mut std::ffi::c_void);
+
+/// Hashing for maps keyed by a CUDA handle's address: one multiply (Fibonacci hashing), since
+/// the keys are addresses the driver chose, not input an attacker picks to collide.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.0 = (v as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by handle address.
+pub(crate) type AddressMap<V> = std::collections::HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;

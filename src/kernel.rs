@@ -3,9 +3,9 @@
 
 use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
+use crate::handles::AddressMap;
 use crate::sys;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -71,15 +71,15 @@ fn remember(key: usize, generation: u64, params: &Arc<[Param]>) {
     });
 }
 
-fn layouts() -> &'static RwLock<HashMap<usize, Layout>> {
-    static L: OnceLock<RwLock<HashMap<usize, Layout>>> = OnceLock::new();
+fn layouts() -> &'static RwLock<AddressMap<Layout>> {
+    static L: OnceLock<RwLock<AddressMap<Layout>>> = OnceLock::new();
     L.get_or_init(Default::default)
 }
 
 /// Kernels of libraries cudyn unloaded (kernel -> its library): using one is a clear error,
 /// not a driver crash. Consulted only when a kernel is not in the layout caches.
-fn unloaded() -> &'static Mutex<HashMap<usize, usize>> {
-    static U: OnceLock<Mutex<HashMap<usize, usize>>> = OnceLock::new();
+fn unloaded() -> &'static Mutex<AddressMap<usize>> {
+    static U: OnceLock<Mutex<AddressMap<usize>>> = OnceLock::new();
     U.get_or_init(Default::default)
 }
 

@@ -23,6 +23,7 @@ pub mod kernel;
 pub mod launch;
 pub mod library;
 pub mod link;
+pub mod memo;
 pub mod nvjitlink;
 pub mod nvrtc;
 pub mod runtime;

@@ -3,11 +3,12 @@
 
 use crate::driver::{driver, driver_if_usable, fmt_version};
 use crate::error::{Error, Result, Status};
-use crate::image::{self, CodeKind};
+use crate::handles::AddressMap;
+use crate::image::{self, CodeKind, ImageInfo};
 use crate::kernel::{self, Kernel};
+use crate::memo;
 use crate::runtime::runtime;
 use crate::sys;
-use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::path::Path;
 use std::ptr::{self, null_mut};
@@ -32,8 +33,8 @@ impl Api {
 }
 
 /// Libraries cudyn loaded, and through which API, so unload can check and clean up.
-fn loaded() -> &'static Mutex<HashMap<usize, Api>> {
-    static L: OnceLock<Mutex<HashMap<usize, Api>>> = OnceLock::new();
+fn loaded() -> &'static Mutex<AddressMap<Api>> {
+    static L: OnceLock<Mutex<AddressMap<Api>>> = OnceLock::new();
     L.get_or_init(Default::default)
 }
 
@@ -72,18 +73,44 @@ pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
-/// The device whose code must be present: the current context's device, else 0.
-fn target_sm() -> Option<(i32, u32)> {
+/// The compute capability whose code must be present: the one every GPU shares, else the
+/// current context's device's (device 0 with no context). None without a usable driver.
+fn target_sm() -> Option<u32> {
     let d = driver_if_usable()?;
-    let dev = d.current_device().ok()?;
-    Some((dev, d.device_sm_cached(dev).ok()?))
+    if let Some(sm) = d.uniform_sm() {
+        return Some(sm);
+    }
+    d.device_sm_cached(d.current_device().ok()?).ok()
+}
+
+/// NO_BINARY_FOR_DEVICE unless the image holds code a GPU of compute capability `sm` runs.
+fn check_runnable(info: &ImageInfo, sm: Option<u32>) -> Result<()> {
+    match sm {
+        Some(sm) if !image::runnable_on(info, sm) => {
+            let dev = driver_if_usable().and_then(|d| d.current_device().ok()).unwrap_or(0);
+            Err(Error::new(
+                Status::NoBinaryForDevice,
+                format!(
+                    "the {:?} holds {} but device {dev} is sm_{sm}",
+                    info.kind,
+                    if info.codes.is_empty() { "no code".to_string() } else { image::describe_codes(&info.codes) }
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Check an image before CUDA sees it; returns the bytes CUDA should read (PTX gains a
-/// terminating NUL if it had none).
+/// terminating NUL if it had none). A cubin or fatbin byte-identical to one checked before
+/// costs one comparison (`memo`).
 pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
     if image.is_empty() {
         return Err(Error::new(Status::InvalidImage, "the image is empty"));
+    }
+    let sm = target_sm();
+    if let Some(verdict) = memo::lookup(image, |info| check_runnable(info, sm)) {
+        return verdict.map(|()| std::borrow::Cow::Borrowed(image));
     }
     let info = image::inspect(image).map_err(|e| Error::new(Status::InvalidImage, e.to_string()))?;
     match info.kind {
@@ -96,18 +123,7 @@ pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
         }
         CodeKind::Unknown => return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image")),
     }
-    if let Some((dev, sm)) = target_sm() {
-        if !image::runnable_on(&info, sm) {
-            return Err(Error::new(
-                Status::NoBinaryForDevice,
-                format!(
-                    "the {:?} holds {} but device {dev} is sm_{sm}",
-                    info.kind,
-                    if info.codes.is_empty() { "no code".to_string() } else { image::describe_codes(&info.codes) }
-                ),
-            ));
-        }
-    }
+    check_runnable(&info, sm)?;
     if info.kind == CodeKind::Ptx {
         if let (Some((a, b)), Some(d)) = (ptx_isa_version(image), driver_if_usable()) {
             if let Some(need) = cuda_for_ptx_isa(a, b) {
@@ -129,7 +145,11 @@ pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
             v.push(0);
             return Ok(v.into());
         }
+        return Ok(std::borrow::Cow::Borrowed(image));
     }
+    // Cubin or fatbin, fully checked: its verdict only depends on its bytes (and the GPU's
+    // compute capability, checked again on every lookup).
+    memo::remember(image, &info);
     Ok(std::borrow::Cow::Borrowed(image))
 }
 

@@ -1,15 +1,44 @@
-/* Counts host instructions per launch: mode 0 calls the stand-in launch directly, mode 1
- * cudyn_launch (driver), mode 2 cudyn_launch_checked. Run by benches/launch_cpu/run.sh. */
+/* Counts host instructions per call against a stand-in libcuda. Modes: 0 the stand-in launch
+ * called directly, 1 cudyn_launch (driver), 2 cudyn_launch_checked, 3 the stand-in
+ * cuLibraryLoadData + cuLibraryUnload called directly, 4 cudyn_library_load_data (driver) +
+ * cudyn_library_unload of the image file given as the third argument. Run by run.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <dlfcn.h>
 #include "cudyn.h"
 typedef int (*launch_fn)(const void *, void *, void **, void **);
+typedef int (*load_fn)(void **, const void *, void *, void *, unsigned, void *, void *, unsigned);
+typedef int (*unload_fn)(void *);
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1000000;
   int mode = argc > 2 ? atoi(argv[2]) : 0;
   void *h = dlopen("libcuda.so.1", RTLD_NOW);
   launch_fn raw = (launch_fn)dlsym(h, "s_launch");
+  load_fn raw_load = (load_fn)dlsym(h, "s_libload");
+  unload_fn raw_unload = (unload_fn)dlsym(h, "s_libunload");
+  if (mode >= 3) {
+    if (argc < 4) { printf("modes 3 and 4 need an image file\n"); return 1; }
+    FILE *f = fopen(argv[3], "rb");
+    if (!f) { printf("cannot open %s\n", argv[3]); return 1; }
+    static char image[1 << 24];
+    size_t size = fread(image, 1, sizeof image, f);
+    fclose(f);
+    for (int i = 0; i < n; i++) {
+      if (mode == 3) {
+        void *l;
+        raw_load(&l, image, 0, 0, 0, 0, 0, 0);
+        raw_unload(l);
+      } else {
+        cudyn_library_t l;
+        if (cudyn_library_load_data(image, size, CUDYN_API_DRIVER, &l) != CUDYN_SUCCESS) {
+          printf("%s\n", cudyn_last_error_message());
+          return 1;
+        }
+        cudyn_library_unload(l, CUDYN_API_DRIVER);
+      }
+    }
+    return 0;
+  }
   cudyn_kernel_t k = (cudyn_kernel_t)0x5000;
   long a = 1, b = 2;
   void *args[] = {&a, &b};

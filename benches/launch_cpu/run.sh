@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Host instructions cudyn adds to one launch, counted by callgrind against a stand-in libcuda
-# (no GPU needed; repeatable to the instruction). Needs a built build/ (scripts/test.sh or demo).
+# Host instructions cudyn adds to one launch and to one library load + unload, counted by
+# callgrind against a stand-in libcuda (no GPU needed; repeatable to the instruction). Needs a
+# built build/ (scripts/test.sh or demo); the load rows use the test fatbin built there.
 #   usage: benches/launch_cpu/run.sh [launches=100000]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -11,10 +12,18 @@ trap 'rm -rf "$work"' EXIT
 cc -shared -fPIC -O2 -o "$work/libcuda.so.1" "$here/stub_libcuda.c"
 cc -O2 -I"$root/include" -o "$work/lo" "$here/main.c" -L"$root/build/cudyn-lib" -lcudyn -ldl -Wl,-rpath,"$root/build/cudyn-lib"
 export CUDYN_LIBCUDA="$work/libcuda.so.1" LD_LIBRARY_PATH="$work"
-count() { valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$work/lo" "$1" "$2" 2>&1 | sed -n 's/.*Collected : //p'; }
+image="$root/build/cpp-tests/device/interop_kernels.fatbin"
+count() { valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$work/lo" "$1" "$2" "$image" 2>&1 | sed -n 's/.*Collected : //p'; }
 for mode in 0 1 2; do
   small=$(count 1000 $mode); big=$(count $((n + 1000)) $mode)
   per=$(( (big - small) / n ))
   case $mode in 0) name="stand-in cuLaunchKernelEx, called directly";; 1) name="cudyn_launch (driver)";; 2) name="cudyn_launch_checked (driver)";; esac
   printf '%-45s %6d instructions per launch\n' "$name" "$per"
+done
+loads=$((n / 100))
+for mode in 3 4; do
+  small=$(count 10 $mode); big=$(count $((loads + 10)) $mode)
+  per=$(( (big - small) / loads ))
+  case $mode in 3) name="stand-in cuLibraryLoadData + Unload, directly";; 4) name="cudyn_library_load_data + unload (driver)";; esac
+  printf '%-45s %6d instructions per load (same image each time)\n' "$name" "$per"
 done
