@@ -36,9 +36,9 @@ struct Variant {
 static const char *kSmallSrc = "extern \"C\" __global__ void k_small(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = x[i] * 2.0f + 1.0f; }\n";
 
 // A larger kernel: many template instantiations and unrolled math, so NVRTC works for a while.
-static std::string large_source() {
+static std::string large_source(const std::string &name = "k_large") {
   std::string s = "template <int N> __device__ float poly(float x) { float r = 0.f;\n#pragma unroll\n for (int i = 0; i < N; ++i) r = r * x + (float)(i % 7) * 0.5f; return r; }\n";
-  s += "extern \"C\" __global__ void k_large(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; float v = x[i];\n";
+  s += "extern \"C\" __global__ void " + name + "(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; float v = x[i];\n";
   for (int k = 1; k <= 48; ++k) s += "  v += poly<" + std::to_string(8 * k) + ">(v * 0.001f);\n";
   s += "  x[i] = v; }\n";
   return s;
@@ -123,11 +123,32 @@ int main(int argc, char **argv) {
   add("cudyn_launch (driver) + cluster", "cluster", "raw cuLaunchKernelEx + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cd_cl, cluster_args, 1)); });
   add("cudyn_launch (runtime) + cluster", "cluster", "raw cudaLaunchKernelExC + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cr_cl, cluster_args, 1)); });
 
-  // Loads: load + unload of the same fatbin.
+  // Loads: load + unload of the same fatbin (a repeated load: see "16 images in turn" below).
   add("raw cudaLibraryLoadData", "load", "", [&] { cudaLibrary_t l; CHECK_RT(cudaLibraryLoadData(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_RT(cudaLibraryUnload(l)); });
   add("cudyn_library_load_data (runtime)", "load", "raw cudaLibraryLoadData", [&] { cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_RUNTIME, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME)); });
   add("raw cuLibraryLoadData", "load", "", [&] { CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
   add("cudyn_library_load_data (driver)", "load", "raw cuLibraryLoadData", [&] { cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
+
+  // Loads of images never seen before: cudyn remembers the last few images it validated
+  // (byte for byte) and skips the check for identical bytes, so the rows above measure a
+  // repeated load. Here 16 distinct cubins (far more than it remembers) are loaded in turn,
+  // the two cudyn rows half a cycle apart, so every cudyn load runs the full validation: the
+  // first-sight cost.
+  std::vector<std::vector<char>> fresh;
+  for (int i = 0; i < 16; ++i) {
+    std::string src = large_source("k_fresh_" + std::to_string(i));
+    cudyn_buffer code{}, log{};
+    CHECK_CUDYN(cudyn_compile(src.c_str(), "fresh.cu", nullptr, 0, CUDYN_CODE_CUBIN, &code, &log));
+    fresh.emplace_back((const char *)code.data, (const char *)code.data + code.size);
+    cudyn_buffer_free(&code);
+    cudyn_buffer_free(&log);
+  }
+  size_t fr[4] = {0, 0, 0, 8};
+  auto next_fresh = [&](int who) -> const std::vector<char> & { return fresh[fr[who]++ % fresh.size()]; };
+  add("raw cudaLibraryLoadData, 16 images in turn", "load-new", "", [&] { auto &im = next_fresh(0); cudaLibrary_t l; CHECK_RT(cudaLibraryLoadData(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_RT(cudaLibraryUnload(l)); });
+  add("cudyn load (runtime), 16 images in turn", "load-new", "raw cudaLibraryLoadData, 16 images in turn", [&] { auto &im = next_fresh(1); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_RUNTIME, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME)); });
+  add("raw cuLibraryLoadData, 16 images in turn", "load-new", "", [&] { auto &im = next_fresh(2); CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
+  add("cudyn load (driver), 16 images in turn", "load-new", "raw cuLibraryLoadData, 16 images in turn", [&] { auto &im = next_fresh(3); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
 
   // Warm everything once (parameter layouts cached, modules resident).
   for (auto &x : v) x.once();
@@ -157,6 +178,7 @@ int main(int argc, char **argv) {
     run_group("launch", launches, batch);
     run_group("cluster", launches, batch);
     run_group("load", loads, 1);
+    run_group("load-new", loads, 1);
   }
 
   // Compile: a cold NVRTC compile (cache off, through cudyn_compile) against
@@ -207,7 +229,7 @@ int main(int argc, char **argv) {
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rtv);
   std::printf("device: %s, driver %d, runtime %d; %d rounds x %d launches in batches of %d (%d loads), medians\n\n", devname, drv, rtv, rounds, launches, batch, loads);
-  std::printf("%-36s %12s %10s   (vs raw: median over rounds of the in-round ratio)\n", "variant", "us/op", "vs raw");
+  std::printf("%-44s %12s %10s   (vs raw: median over rounds of the in-round ratio)\n", "variant", "us/op", "vs raw");
   FILE *js = json_path ? std::fopen(json_path, "w") : nullptr;
   if (js) std::fprintf(js, "{\n  \"device\": \"%s\", \"driver\": %d, \"runtime\": %d, \"rounds\": %d, \"launches\": %d, \"loads\": %d,\n  \"variants\": [\n", devname, drv, rtv, rounds, launches, loads);
   for (size_t i = 0; i < v.size(); ++i) {
@@ -220,7 +242,7 @@ int main(int argc, char **argv) {
       for (size_t r = 0; r < x.per_op_us.size(); ++r) per_round.push_back(x.per_op_us[r] / b->per_op_us[r]);
       ratio = median(per_round);  // the ratio within each round, then the median over rounds
     }
-    std::printf("%-36s %12.3f %9.3fx\n", x.name.c_str(), m, ratio);
+    std::printf("%-44s %12.3f %9.3fx\n", x.name.c_str(), m, ratio);
     if (js) {
       std::fprintf(js, "    {\"name\": \"%s\", \"group\": \"%s\", \"baseline\": \"%s\", \"median_us\": %.4f, \"ratio\": %.4f, \"rounds_us\": [", x.name.c_str(), x.group.c_str(), x.baseline.c_str(), m, ratio);
       for (size_t r = 0; r < x.per_op_us.size(); ++r) std::fprintf(js, "%s%.4f", r ? ", " : "", x.per_op_us[r]);
