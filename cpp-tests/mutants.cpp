@@ -4,7 +4,8 @@
 // guard page, so reading one byte past it faults. cudyn must never crash; every result is
 // counted by status. For comparison the same mutants go to raw cuLibraryLoadData in child
 // processes (a crash there costs only the child), and the crashes are counted.
-//   usage: mutants <cubin> <fatbin> [count=10000] [--raw]
+//   usage: mutants <cubin> <fatbin> [count=10000] [--raw | --raw-only | --validate-only]
+//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -129,6 +130,10 @@ int main(int argc, char **argv) {
   // MUTANTS_FROM=n starts there.
   FILE *trace = std::getenv("MUTANTS_TRACE") ? std::fopen(std::getenv("MUTANTS_TRACE"), "w") : nullptr;
   const int from = std::getenv("MUTANTS_FROM") ? std::atoi(std::getenv("MUTANTS_FROM")) : 0;
+  // MUTANTS_VERDICTS=file writes one line per mutant per API: index, API, status, message, so
+  // two builds of cudyn can be compared verdict for verdict (diff the files).
+  FILE *verdicts = std::getenv("MUTANTS_VERDICTS") ? std::fopen(std::getenv("MUTANTS_VERDICTS"), "w") : nullptr;
+  if (std::getenv("MUTANTS_VERDICTS") && !verdicts) FAIL("cannot write %s", std::getenv("MUTANTS_VERDICTS"));
   for (int i = from; i < (raw_only ? 0 : count); ++i) {
     if (trace) { std::rewind(trace); std::fprintf(trace, "%d\n", i); std::fflush(trace); }
     auto m = mutant(cubin, fatbin, i);
@@ -138,12 +143,22 @@ int main(int argc, char **argv) {
       cudyn_library_t lib = nullptr;
       cudyn_status s = cudyn_library_load_data(g.data, m.size(), api, &lib);
       by_status[a][cudyn_status_string(s)]++;
+      if (verdicts) {
+        const char *msg = s == CUDYN_SUCCESS ? "" : cudyn_last_error_message();
+        std::fprintf(verdicts, "%d %s %s ", i, a ? "driver" : "runtime", cudyn_status_string(s));
+        for (const char *c = msg ? msg : "(null)"; *c; ++c) {  // one line per verdict
+          if (*c == '\n') std::fputs("\\n", verdicts);
+          else std::fputc(*c, verdicts);
+        }
+        std::fputc('\n', verdicts);
+      }
       if (s == CUDYN_SUCCESS) {
         loaded_ok++;
         CHECK_CUDYN(cudyn_library_unload(lib, api));
       }
     }
   }
+  if (verdicts) std::fclose(verdicts);
   std::printf("cudyn: %d mutants (cubin and fatbin, alternating) x 2 APIs, 0 crashes\n", count);
   for (int a = 0; a < 2; ++a) {
     std::printf("  through the %s:\n", a ? "driver" : "runtime");

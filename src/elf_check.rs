@@ -1,22 +1,27 @@
-//! Deep consistency checks of a cubin's ELF structure, beyond "every range is in bounds": the
-//! string, symbol, relocation and `.nv.info` tables CUDA's loader walks must agree with each
-//! other, since the loader trusts them (a mutated but in-bounds table can crash it).
+//! The walk over a cubin's section table: every section's contents within the image, and deep
+//! consistency checks beyond that: the string, symbol, relocation and `.nv.info` tables CUDA's
+//! loader walks must agree with each other, since the loader trusts them (a mutated but
+//! in-bounds table can crash it).
+//!
+//! This runs on every image load, so it is written to be cheap: each table is bounds-checked once
+//! as a whole (the section header table by `image::inspect_cubin`, each section's contents by its
+//! range), then its fixed-size records are read through [`Rec`], whose field offsets are
+//! checked at compile time. The section headers are walked once by a loop that calls nothing
+//! (`check_headers`), each table by a loop of its own. Nothing is allocated (below 1025
+//! sections) or formatted unless an image is refused: the messages of the checks made in loops
+//! are built by the out-of-line `err_*` functions at the end, which take their values by value,
+//! so the loops keep those values in registers.
 
-/// One section header, as read from the image.
-#[derive(Clone, Copy)]
-struct Sh {
-    name: u32,
-    ty: u32,
-    flags: u64,
-    addr: u64,
-    offset: u64,
-    size: u64,
-    link: u32,
-    info: u32,
-    align: u64,
-    entsize: u64,
-}
+use crate::image::{check_range, compat_says_arch_specific, ImageError, Rec, SHT_CUDA_COMPAT};
 
+/// Bytes of an ELF64 section header (`e_shentsize` may be larger; the rest is not read).
+const SHDR_LEN: usize = 64;
+/// Bytes of an ELF64 symbol.
+const SYM_LEN: usize = 24;
+/// The part of a relocation read here (`r_offset`, `r_info`), common to REL (16) and RELA (24).
+const REL_READ_LEN: usize = 16;
+
+const SHT_NULL: u32 = 0;
 const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_RELA: u32 = 4;
@@ -26,212 +31,476 @@ const SHT_CUDA_INFO: u32 = 0x7000_0000;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
 
-fn u16_at(d: &[u8], at: u64) -> Option<u16> {
-    let at = usize::try_from(at).ok()?;
-    Some(u16::from_le_bytes(d.get(at..at.checked_add(2)?)?.try_into().ok()?))
-}
-fn u32_at(d: &[u8], at: u64) -> Option<u32> {
-    let at = usize::try_from(at).ok()?;
-    Some(u32::from_le_bytes(d.get(at..at.checked_add(4)?)?.try_into().ok()?))
-}
-fn u64_at(d: &[u8], at: u64) -> Option<u64> {
-    let at = usize::try_from(at).ok()?;
-    Some(u64::from_le_bytes(d.get(at..at.checked_add(8)?)?.try_into().ok()?))
+/// One section header, in place in the image: each field is read where it is used (one load),
+/// so walking the table copies nothing.
+#[derive(Clone, Copy)]
+struct Sh<'a>(Rec<'a, SHDR_LEN>);
+
+impl Sh<'_> {
+    fn name(self) -> u32 {
+        self.0.u32::<0>()
+    }
+    fn ty(self) -> u32 {
+        self.0.u32::<4>()
+    }
+    fn flags(self) -> u64 {
+        self.0.u64::<8>()
+    }
+    fn addr(self) -> u64 {
+        self.0.u64::<16>()
+    }
+    fn offset(self) -> u64 {
+        self.0.u64::<24>()
+    }
+    fn size(self) -> u64 {
+        self.0.u64::<32>()
+    }
+    fn link(self) -> u32 {
+        self.0.u32::<40>()
+    }
+    fn info(self) -> u32 {
+        self.0.u32::<44>()
+    }
+    fn align(self) -> u64 {
+        self.0.u64::<48>()
+    }
+    fn entsize(self) -> u64 {
+        self.0.u64::<56>()
+    }
+
+    /// The section's contents, if `sh_offset + sh_size` lies within `d`.
+    fn body(self, d: &[u8]) -> Option<&[u8]> {
+        let lo = usize::try_from(self.offset()).ok()?;
+        let hi = lo.checked_add(usize::try_from(self.size()).ok()?)?;
+        d.get(lo..hi)
+    }
 }
 
-fn body<'a>(d: &'a [u8], s: &Sh) -> Option<&'a [u8]> {
-    let lo = usize::try_from(s.offset).ok()?;
-    let hi = lo.checked_add(usize::try_from(s.size).ok()?)?;
-    d.get(lo..hi)
+/// The section header table, bounds-checked as a whole once: `count` headers, `entsize` (>= 64)
+/// bytes apart.
+#[derive(Clone, Copy)]
+pub(crate) struct Sections<'a> {
+    table: &'a [u8],
+    /// 16 bits, as in the ELF header: the product with a 16- or 32-bit index cannot overflow,
+    /// which lets the compiler drop that check.
+    entsize: u16,
+    count: usize,
+}
+
+impl<'a> Sections<'a> {
+    /// The table of `shnum` headers of `shentsize` bytes at `shoff`; None unless all of it lies
+    /// within `d` and an entry can hold a header.
+    pub(crate) fn new(d: &'a [u8], shoff: u64, shentsize: u16, shnum: u64) -> Option<Self> {
+        if usize::from(shentsize) < SHDR_LEN {
+            return None;
+        }
+        let count = usize::try_from(shnum).ok()?;
+        let lo = usize::try_from(shoff).ok()?;
+        let hi = lo.checked_add(count.checked_mul(usize::from(shentsize))?)?;
+        Some(Sections { table: d.get(lo..hi)?, entsize: shentsize, count })
+    }
+
+    /// How many sections there are.
+    fn count(self) -> usize {
+        self.count
+    }
+
+    /// Section `i`'s header; None when there is no section `i`.
+    fn get(self, i: usize) -> Option<Sh<'a>> {
+        Rec::at(self.table, i.checked_mul(usize::from(self.entsize))?).map(Sh)
+    }
+
+    /// Every section header, in index order.
+    fn iter(self) -> impl Iterator<Item = Sh<'a>> {
+        // Each chunk is `entsize >= SHDR_LEN` bytes (`new`), so `Rec::at` never drops one.
+        self.table.chunks_exact(usize::from(self.entsize)).filter_map(|h| Rec::at(h, 0)).map(Sh)
+    }
+}
+
+/// The whole `N`-byte records in `b`, in order (a partial one at the end is not a record).
+fn records<const N: usize>(b: &[u8]) -> impl Iterator<Item = Rec<'_, N>> {
+    // chunks_exact yields only whole N-byte chunks, so `Rec::at` never drops one.
+    b.chunks_exact(N).filter_map(|r| Rec::at(r, 0))
+}
+
+/// A set of section indices, one bit each, in words the caller provides: on the stack for up
+/// to 1024 sections (cubins have tens), else on the heap.
+struct SectionSet<'w>(&'w mut [u64]);
+
+impl<'w> SectionSet<'w> {
+    fn new(small: &'w mut [u64; 16], large: &'w mut Vec<u64>, sections: usize) -> Self {
+        let words = sections.div_ceil(64);
+        match small.get_mut(..words) {
+            Some(w) => SectionSet(w),
+            None => {
+                large.resize(words, 0);
+                SectionSet(large)
+            }
+        }
+    }
+    fn insert(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+    fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0)
+    }
+    /// The smallest index in the set.
+    fn first(&self) -> Option<usize> {
+        let (w, bits) = self.0.iter().enumerate().find(|(_, &bits)| bits != 0)?;
+        Some(w * 64 + bits.trailing_zeros() as usize)
+    }
 }
 
 fn bad(msg: String) -> Result<(), String> {
     Err(msg)
 }
 
-/// Check a cubin whose header, section table and section ranges were already found in bounds.
+/// What the walk over the section table found that `inspect_cubin` reports.
+pub(crate) struct Walk {
+    /// The furthest end of a section's contents.
+    pub(crate) end: u64,
+    /// A `.nv.compat` section marks the code arch-specific ('a').
+    pub(crate) arch_specific: bool,
+}
+
+/// Check the sections of a cubin whose header and section header table were found in bounds.
 /// `extended`: the header's section count or name-table index overflowed into section 0.
-pub(crate) fn check(d: &[u8], shoff: u64, shentsize: u64, shnum: u64, shstrndx: u64) -> Result<(), String> {
-    let extended = u16_at(d, 60) == Some(0) || u16_at(d, 62) == Some(0xffff);
-    let trunc = || "section header table truncated".to_string();
-    let mut secs = Vec::with_capacity(shnum.min(65536) as usize);
-    for i in 0..shnum {
-        let at = shoff.checked_add(i.checked_mul(shentsize).ok_or_else(trunc)?).ok_or_else(trunc)?;
-        secs.push(Sh {
-            name: u32_at(d, at).ok_or_else(trunc)?,
-            ty: u32_at(d, at + 4).ok_or_else(trunc)?,
-            flags: u64_at(d, at + 8).ok_or_else(trunc)?,
-            addr: u64_at(d, at + 16).ok_or_else(trunc)?,
-            offset: u64_at(d, at + 24).ok_or_else(trunc)?,
-            size: u64_at(d, at + 32).ok_or_else(trunc)?,
-            link: u32_at(d, at + 40).ok_or_else(trunc)?,
-            info: u32_at(d, at + 44).ok_or_else(trunc)?,
-            align: u64_at(d, at + 48).ok_or_else(trunc)?,
-            entsize: u64_at(d, at + 56).ok_or_else(trunc)?,
-        });
-    }
-    let n = secs.len() as u64;
-    let strtab_ok = |idx: u64, what: &str| -> Result<u64, String> {
-        let s = secs
-            .get(idx as usize)
-            .filter(|_| idx < n)
-            .ok_or_else(|| format!("{what}: section {idx} does not exist"))?;
-        if s.ty != SHT_STRTAB {
-            return Err(format!("{what}: section {idx} is not a string table"));
+///
+/// The checks, in the order their errors are reported (the first error is the one reported, as
+/// when each kind had a pass of its own): every section's contents within `d`; section 0; the
+/// section-name table; every section's name; then section by section, its header (alignment,
+/// info link) and the string, symbol, relocation or `.nv.info` table it holds; then the kernel
+/// symbols. One pass over the headers refuses bad contents ranges at once and notes whether a
+/// name or a header is bad; which one is the first is looked up only then.
+pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool) -> Result<Walk, ImageError> {
+    let malformed = ImageError::Malformed;
+    let n = secs.count() as u64;
+    // The name table first, for the pass's use (its error comes after the pass's range errors).
+    let names = if shstrndx != 0 { Some(string_table(d, secs, shstrndx, "section names")) } else { None };
+    let (mut small, mut large) = ([0; 16], Vec::new());
+    let mut kernels = match names {
+        Some(Ok(names)) => {
+            Some(KernelSymbols { names, missing: SectionSet::new(&mut small, &mut large, secs.count()) })
         }
-        let b = body(d, s).ok_or_else(|| format!("{what}: string table out of range"))?;
-        if b.last().is_some_and(|&c| c != 0) {
-            return Err(format!("{what}: string table {idx} is not NUL-terminated"));
-        }
-        Ok(s.size)
+        _ => None,
     };
+    let pass = check_headers(d, secs, kernels.as_mut())?;
 
     // Section 0 is the null section: all zero, except that with extended numbering its size
     // and link carry the section count and the name-table index.
-    if let Some(s0) = secs.first() {
-        let nonzero = s0.name != 0 || s0.ty != 0 || s0.flags != 0 || s0.addr != 0 || s0.offset != 0 || s0.info != 0;
-        if nonzero || s0.align != 0 || s0.entsize != 0 || (!extended && (s0.size != 0 || s0.link != 0)) {
-            return bad("section 0 (the null section) is not empty".into());
+    if let Some(s0) = secs.get(0) {
+        let nonzero =
+            s0.name() != 0 || s0.ty() != 0 || s0.flags() != 0 || s0.addr() != 0 || s0.offset() != 0 || s0.info() != 0;
+        if nonzero || s0.align() != 0 || s0.entsize() != 0 || (!extended && (s0.size() != 0 || s0.link() != 0)) {
+            return Err(malformed("section 0 (the null section) is not empty".into()));
         }
     }
+    if let Some(Err(e)) = names {
+        return Err(malformed(e));
+    }
+    if let (true, Some(k)) = (pass.bad_name, &kernels) {
+        let limit = name_limit(k.names);
+        if let Some((i, s)) = secs.iter().enumerate().find(|&(_, s)| u64::from(s.name()) >= limit) {
+            return Err(malformed(err_name(i, s.name(), k.names.len() as u64)));
+        }
+    }
+    let first_bad_header = if pass.bad_header { secs.iter().position(|s| !header_ok(s, n)) } else { None };
 
-    // Section names.
-    if shstrndx != 0 {
-        let names = strtab_ok(shstrndx, "section names")?;
-        for (i, s) in secs.iter().enumerate().skip(1) {
-            if u64::from(s.name) >= names.max(1) && !(names == 0 && s.name == 0) {
-                return bad(format!("section {i}'s name offset {} is outside the name table ({names} bytes)", s.name));
+    // The tables, in section order, up to the first bad header: a table's error comes after
+    // its section's header error, and before those of the sections after it. The first symbol
+    // table is also where the kernels' symbols are looked for.
+    let end = first_bad_header.unwrap_or(secs.count());
+    let (mut symtab_seen, mut arch_specific) = (false, false);
+    for (i, s) in secs.iter().enumerate().take(end) {
+        match s.ty() {
+            // The section-name table passed this check above.
+            SHT_STRTAB if i as u64 == shstrndx => Ok(()),
+            SHT_STRTAB => string_table(d, secs, i as u64, "string table").map(|_| ()),
+            SHT_SYMTAB => {
+                let kernels = if symtab_seen { None } else { kernels.as_mut() };
+                symtab_seen = true;
+                check_symtab(d, secs, i, s, kernels)
+            }
+            SHT_RELA | SHT_REL => check_relocs(d, secs, i, s),
+            SHT_CUDA_INFO => check_nv_info(d, secs, i, s),
+            SHT_CUDA_COMPAT => {
+                // No check, but it can say the code is arch-specific.
+                arch_specific |= s.body(d).is_some_and(compat_says_arch_specific);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+        .map_err(malformed)?;
+    }
+    if let Some((i, s)) = first_bad_header.and_then(|i| Some((i, secs.get(i)?))) {
+        return Err(malformed(err_header(i, s)));
+    }
+    // Each `.text.<kernel>` section is defined by a symbol of that name (CUDA finds kernels and
+    // their `.nv.info.<kernel>` / `.nv.constant0.<kernel>` companions by these names), in the
+    // first symbol table (no symbol table, no check).
+    if let (true, Some(k)) = (symtab_seen, kernels) {
+        if let Some(i) = k.missing.first() {
+            let kernel = secs.get(i).and_then(|s| kernel_name(k.names, s)).unwrap_or_default();
+            return Err(malformed(err_kernel_symbol(i, kernel)));
+        }
+    }
+    Ok(Walk { end: pass.end, arch_specific })
+}
+
+/// The kernel-symbol check, filled in as the checks go: the section-name table, and the
+/// `.text.<kernel>` sections whose symbol has not been seen (yet).
+struct KernelSymbols<'n, 'w> {
+    names: &'n [u8],
+    missing: SectionSet<'w>,
+}
+
+impl KernelSymbols<'_, '_> {
+    /// Whether the symbol name at the start of `sym` is the kernel name of section `s`, one of
+    /// `missing` (so its name is known to start with `.text.`).
+    fn is_named_for(&self, s: Sh<'_>, sym: &[u8]) -> bool {
+        let Some(kernel) = after_text_prefix(self.names, s) else { return false };
+        // Names that differ in their first byte differ (a NUL there ends one, not the other):
+        // most symbols of a kernel's section (the section symbol, unnamed) stop here.
+        if let (Some(a), Some(b)) = (kernel.first(), sym.first()) {
+            if a != b {
+                return false;
             }
         }
+        same_cstr(kernel, sym)
     }
-    for (i, s) in secs.iter().enumerate().skip(1) {
-        if s.align > 1 && !s.align.is_power_of_two() {
-            return bad(format!("section {i}'s alignment {} is not a power of two", s.align));
+}
+
+/// What the pass over the headers found (which section is the first bad one is looked up after,
+/// only when there is one).
+struct Pass {
+    /// The furthest end of a section's contents.
+    end: u64,
+    /// A section's name lies outside the name table.
+    bad_name: bool,
+    /// A section's header is inconsistent (`header_ok`).
+    bad_header: bool,
+}
+
+/// One pass over the section headers that calls nothing but to fail, so that it runs in
+/// registers. It refuses a section whose contents are not within `d` (these errors come first);
+/// notes whether a name lies outside the name table and whether a header is inconsistent
+/// (their errors come later); and notes which sections are kernels'. Section 0 is included: if
+/// it is the null section (checked after) it passes the name and header checks, else its own
+/// error comes first; and its name is the name table's first string, which can be a kernel's.
+#[inline(never)]
+fn check_headers(
+    d: &[u8],
+    secs: Sections<'_>,
+    mut kernels: Option<&mut KernelSymbols<'_, '_>>,
+) -> Result<Pass, ImageError> {
+    let n = secs.count() as u64;
+    let limit = kernels.as_ref().map_or(0, |k| name_limit(k.names));
+    let mut pass = Pass { end: 0, bad_name: false, bad_header: false };
+    for (i, s) in secs.iter().enumerate() {
+        let ty = s.ty();
+        if ty != SHT_NULL && ty != SHT_NOBITS {
+            pass.end = pass.end.max(check_range(d, s.offset(), s.size(), "an ELF section's contents")?);
         }
-        if s.flags & SHF_INFO_LINK != 0 && (s.info == 0 || u64::from(s.info) >= n) {
-            return bad(format!("section {i} refers to section {}, which does not exist", s.info));
-        }
-        match s.ty {
-            SHT_STRTAB => {
-                strtab_ok(i as u64, "string table")?;
+        if let Some(k) = kernels.as_deref_mut() {
+            pass.bad_name |= u64::from(s.name()) >= limit;
+            if is_kernel(k.names, s) {
+                k.missing.insert(i);
             }
-            SHT_SYMTAB => check_symtab(d, &secs, i, &strtab_ok)?,
-            SHT_RELA | SHT_REL => check_relocs(d, &secs, i)?,
-            SHT_CUDA_INFO => check_nv_info(d, &secs, i)?,
-            _ => {}
         }
+        pass.bad_header |= !header_ok(s, n);
     }
-    check_text_symbols(d, &secs, shstrndx)?;
-    Ok(())
+    Ok(pass)
 }
 
-fn cstr_at(b: &[u8], off: u64) -> &[u8] {
-    let Some(rest) = usize::try_from(off).ok().and_then(|o| b.get(o..)) else { return &[] };
-    &rest[..rest.iter().position(|&c| c == 0).unwrap_or(rest.len())]
+/// The bound on a section's name offset: below the name table's size, or 0 in an empty table.
+fn name_limit(names: &[u8]) -> u64 {
+    (names.len() as u64).max(1)
 }
 
-/// Each `.text.<kernel>` section is defined by a symbol of that name (CUDA finds kernels and
-/// their `.nv.info.<kernel>` / `.nv.constant0.<kernel>` companions by these names).
-fn check_text_symbols(d: &[u8], secs: &[Sh], shstrndx: u64) -> Result<(), String> {
-    let Some(names) = secs.get(shstrndx as usize).filter(|_| shstrndx != 0).and_then(|s| body(d, s)) else {
-        return Ok(());
-    };
-    let Some((symtab, strtab)) = secs
-        .iter()
-        .find(|s| s.ty == SHT_SYMTAB)
-        .and_then(|s| Some((body(d, s)?, body(d, secs.get(s.link as usize)?)?)))
-    else {
-        return Ok(());
-    };
-    // The kernel name of each .text section, once; then one pass over the symbols.
-    let kernels: Vec<Option<&[u8]>> =
-        secs.iter().map(|s| cstr_at(names, u64::from(s.name)).strip_prefix(b".text.")).collect();
-    if kernels.iter().all(Option::is_none) {
-        return Ok(());
-    }
-    let mut found = vec![false; secs.len()];
-    for sym in symtab.chunks_exact(24) {
-        let Some(i) = u16_at(sym, 6).map(usize::from).filter(|&i| i < secs.len()) else { continue };
-        if let (false, Some(k)) = (found[i], kernels[i]) {
-            // Compare in place: the symbol's name must be exactly the kernel name.
-            let at = u32_at(sym, 0).map_or(usize::MAX, |v| v as usize);
-            found[i] = strtab.get(at..).is_some_and(|t| t.starts_with(k) && t.get(k.len()) == Some(&0));
-        }
-    }
-    for (i, k) in kernels.iter().enumerate() {
-        if let (false, Some(kernel)) = (found[i], k) {
-            return bad(format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(kernel)));
-        }
-    }
-    Ok(())
+/// A section header's own consistency (`err_header` says which part fails): an alignment of 0
+/// or a power of two, and an info link (SHF_INFO_LINK) to a section that exists, of `n`
+/// (`n >= 1`: section 0 is there). Written without branches, as it runs for every section.
+fn header_ok(s: Sh<'_>, n: u64) -> bool {
+    let align = s.align();
+    // 0, 1 and the powers of two have no bit below their highest (0 - 1 wraps to all ones).
+    let align_ok = align & align.wrapping_sub(1) == 0;
+    // info - 1 < n - 1 says 1 <= info < n (info 0 wraps to the largest value).
+    let link_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
+    align_ok & link_ok
 }
 
+/// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
+/// returns its contents.
+fn string_table<'d>(d: &'d [u8], secs: Sections<'_>, idx: u64, what: &str) -> Result<&'d [u8], String> {
+    let s = usize::try_from(idx)
+        .ok()
+        .and_then(|i| secs.get(i))
+        .ok_or_else(|| format!("{what}: section {idx} does not exist"))?;
+    if s.ty() != SHT_STRTAB {
+        return Err(format!("{what}: section {idx} is not a string table"));
+    }
+    let b = s.body(d).ok_or_else(|| format!("{what}: string table out of range"))?;
+    if b.last().is_some_and(|&c| c != 0) {
+        return Err(format!("{what}: string table {idx} is not NUL-terminated"));
+    }
+    Ok(b)
+}
+
+/// Whether a section's name starts with `.text.`: its kernel's name follows.
+fn is_kernel(names: &[u8], s: Sh<'_>) -> bool {
+    // One bounds check (`checked_add` cannot fail on 64-bit targets, where LLVM drops it), then
+    // the prefix as a 6-byte array, compared inline.
+    let at = s.name() as usize;
+    let Some(prefix) = at.checked_add(6).and_then(|end| names.get(at..end)) else { return false };
+    <&[u8; 6]>::try_from(prefix).is_ok_and(|p| p == b".text.")
+}
+
+/// What follows the 6-byte `.text.` prefix of a section's name: its kernel's name, up to its NUL
+/// (the slice runs on to the end of the name table).
+fn after_text_prefix<'n>(names: &'n [u8], s: Sh<'_>) -> Option<&'n [u8]> {
+    names.get((s.name() as usize).checked_add(6)?..)
+}
+
+/// The kernel a section is for, if it is named `.text.<kernel>` (see `after_text_prefix`).
+fn kernel_name<'n>(names: &'n [u8], s: Sh<'_>) -> Option<&'n [u8]> {
+    is_kernel(names, s).then(|| after_text_prefix(names, s)).flatten()
+}
+
+/// The C string at the start of `b`: up to its NUL, or all of `b` if there is none.
+fn cstr(b: &[u8]) -> &[u8] {
+    b.iter().position(|&c| c == 0).and_then(|end| b.get(..end)).unwrap_or(b)
+}
+
+/// Whether the C string at the start of `sym` is `name`'s: the bytes of `name` up to its NUL
+/// (or its end), then a NUL in `sym`.
+#[inline(never)] // called for few symbols: the symbol loop stays small
+fn same_cstr(name: &[u8], sym: &[u8]) -> bool {
+    // Eight bytes at a time while both sides have eight.
+    let mut at = 0;
+    while let (Some(a), Some(b)) = (word_at(name, at), word_at(sym, at)) {
+        let diff = a ^ b;
+        // Where `name` ends in this word: the lowest bit set in `nul` is the top bit of its first
+        // zero byte (exact for the first; bits above it may be spurious). The strings match if
+        // no byte differs up to and including that one: `nul ^ (nul - 1)` masks those bytes.
+        let nul = a.wrapping_sub(0x0101_0101_0101_0101) & !a & 0x8080_8080_8080_8080;
+        if nul != 0 {
+            return diff & (nul ^ (nul - 1)) == 0;
+        }
+        if diff != 0 {
+            return false;
+        }
+        at += 8;
+    }
+    // The last few bytes of a table, one at a time.
+    let (Some(name), Some(sym)) = (name.get(at..), sym.get(at..)) else { return false };
+    for (&a, &b) in name.iter().zip(sym) {
+        if a != b {
+            return false;
+        }
+        if a == 0 {
+            return true; // both end here
+        }
+    }
+    // `name` ends without a NUL (or `sym` ran out first, and this is None): `sym` ends there.
+    sym.get(name.len()) == Some(&0)
+}
+
+/// The eight bytes at `at` in `b` as a little-endian word, if `b` has them.
+fn word_at(b: &[u8], at: usize) -> Option<u64> {
+    b.get(at..)?.first_chunk().map(|w| u64::from_le_bytes(*w))
+}
+
+/// A symbol table: whole 24-byte symbols, names in its string table, each defined symbol
+/// inside its section. `kernels`: for the first symbol table, the kernel-symbol check, which
+/// takes off its list each kernel section that has a symbol named as the kernel.
+#[inline(never)] // its own function: its loop keeps its values in registers
 fn check_symtab(
     d: &[u8],
-    secs: &[Sh],
+    secs: Sections<'_>,
     i: usize,
-    strtab_ok: &dyn Fn(u64, &str) -> Result<u64, String>,
+    s: Sh<'_>,
+    mut kernels: Option<&mut KernelSymbols<'_, '_>>,
 ) -> Result<(), String> {
-    let s = &secs[i];
-    if s.entsize != 24 || s.size % 24 != 0 {
-        return bad(format!("symbol table {i}: entry size {} / size {} are not 24-byte symbols", s.entsize, s.size));
+    if s.entsize() != SYM_LEN as u64 || s.size() % SYM_LEN as u64 != 0 {
+        return bad(format!(
+            "symbol table {i}: entry size {} / size {} are not 24-byte symbols",
+            s.entsize(),
+            s.size()
+        ));
     }
-    let names = strtab_ok(u64::from(s.link), "symbol names")?;
-    let b = body(d, s).ok_or_else(|| format!("symbol table {i} out of range"))?;
-    let n = secs.len() as u64;
-    for (k, sym) in b.chunks_exact(24).enumerate() {
-        let name = u64::from(u32_at(sym, 0).unwrap_or(u32::MAX));
-        let shndx = u64::from(u16_at(sym, 6).unwrap_or(u16::MAX));
-        if name != 0 && name >= names {
-            return bad(format!("symbol {k}: name offset {name} is outside its string table ({names} bytes)"));
+    let strtab = string_table(d, secs, u64::from(s.link()), "symbol names")?;
+    let names = strtab.len() as u64;
+    // A name lies in the table: below its size, or 0 (no name) in an empty one.
+    let name_limit = names.max(1);
+    let b = s.body(d).ok_or_else(|| format!("symbol table {i} out of range"))?;
+    let n = secs.count() as u64;
+    for (k, sym) in records::<SYM_LEN>(b).enumerate() {
+        let name = u64::from(sym.u32::<0>());
+        let shndx = sym.u16::<6>();
+        if name >= name_limit {
+            return Err(err_symbol_name(k, name, names));
         }
-        if shndx != 0 && shndx >= n && shndx < SHN_LORESERVE {
-            return bad(format!("symbol {k}: section index {shndx} does not exist ({n} sections)"));
-        }
-        // A symbol defined in a section lies inside it.
-        if shndx != 0 && shndx < n {
-            let value = u64_at(sym, 8).unwrap_or(u64::MAX);
-            let size = u64_at(sym, 16).unwrap_or(u64::MAX);
-            let sec = &secs[shndx as usize];
-            if value.checked_add(size).is_none_or(|end| end > sec.size) {
-                return bad(format!(
-                    "symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({} bytes)",
-                    sec.size
-                ));
+        let sec = secs.get(usize::from(shndx)); // None past the last section
+        if let (Some(kernels), Some(sec)) = (kernels.as_deref_mut(), sec) {
+            let i = usize::from(shndx);
+            if kernels.missing.contains(i) && kernels.is_named_for(sec, strtab.get(name as usize..).unwrap_or_default())
+            {
+                kernels.missing.remove(i);
             }
+        }
+        if shndx == 0 {
+            continue; // undefined
+        }
+        match sec {
+            // A symbol defined in a section lies inside it.
+            Some(sec) => {
+                let (value, size) = (sym.u64::<8>(), sym.u64::<16>());
+                if value.checked_add(size).is_none_or(|end| end > sec.size()) {
+                    return Err(err_symbol_extent(k, value, size, shndx, sec.size()));
+                }
+            }
+            None if u64::from(shndx) < SHN_LORESERVE => return Err(err_symbol_section(k, shndx, n)),
+            None => {} // a reserved index (SHN_ABS, SHN_COMMON, ...)
         }
     }
     Ok(())
 }
 
-fn check_relocs(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
-    let s = &secs[i];
-    let want = if s.ty == SHT_RELA { 24 } else { 16 };
-    if s.entsize != want || s.size % want != 0 {
+#[inline(never)] // its own function: its loop keeps its values in registers
+fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+    let want = if s.ty() == SHT_RELA { 24 } else { 16 };
+    if s.entsize() != want || s.size() % want != 0 {
         return bad(format!(
             "relocation section {i}: entry size {} / size {} are not {want}-byte entries",
-            s.entsize, s.size
+            s.entsize(),
+            s.size()
         ));
     }
-    let symtab = secs.get(s.link as usize).filter(|t| t.ty == SHT_SYMTAB).ok_or_else(|| {
-        format!("relocation section {i}: its symbol table (section {}) is not a symbol table", s.link)
+    let symtab = secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).ok_or_else(|| {
+        format!("relocation section {i}: its symbol table (section {}) is not a symbol table", s.link())
     })?;
-    let nsyms = symtab.size / 24;
+    let nsyms = symtab.size() / SYM_LEN as u64;
     let target = secs
-        .get(s.info as usize)
-        .ok_or_else(|| format!("relocation section {i}: target section {} does not exist", s.info))?;
-    let b = body(d, s).ok_or_else(|| format!("relocation section {i} out of range"))?;
-    for (k, r) in b.chunks_exact(want as usize).enumerate() {
-        let offset = u64_at(r, 0).unwrap_or(u64::MAX);
-        let sym = u64_at(r, 8).unwrap_or(u64::MAX) >> 32;
+        .get(s.info() as usize)
+        .ok_or_else(|| format!("relocation section {i}: target section {} does not exist", s.info()))?;
+    let b = s.body(d).ok_or_else(|| format!("relocation section {i} out of range"))?;
+    let (target_size, target_nobits) = (target.size(), target.ty() == SHT_NOBITS);
+    // `want` is 16 or 24, so every entry holds the REL_READ_LEN bytes read here.
+    for (k, r) in b.chunks_exact(want as usize).filter_map(|r| Rec::<REL_READ_LEN>::at(r, 0)).enumerate() {
+        let offset = r.u64::<0>();
+        let sym = r.u64::<8>() >> 32;
         if sym >= nsyms {
-            return bad(format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)"));
+            return Err(err_reloc_symbol(k, i, sym, nsyms));
         }
-        if target.ty != SHT_NOBITS && offset >= target.size {
-            return bad(format!(
-                "relocation {k} of section {i}: offset {offset:#x} is outside its section ({} bytes)",
-                target.size
-            ));
+        if !target_nobits && offset >= target_size {
+            return Err(err_reloc_offset(k, i, offset, target_size));
         }
     }
     Ok(())
@@ -239,42 +508,123 @@ fn check_relocs(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
 
 /// `.nv.info*`: 4-byte records (format, attribute, 16-bit value); format 4 carries that many
 /// bytes after the header. The records must tile the section exactly.
-fn check_nv_info(d: &[u8], secs: &[Sh], i: usize) -> Result<(), String> {
-    let s = &secs[i];
-    let nsecs = secs.len() as u64;
-    if s.link != 0 && u64::from(s.link) >= nsecs {
-        return bad(format!(".nv.info section {i}: linked section {} does not exist", s.link));
+#[inline(never)] // its own function: its loop keeps its values in registers
+fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+    let nsecs = secs.count() as u64;
+    if s.link() != 0 && u64::from(s.link()) >= nsecs {
+        return bad(format!(".nv.info section {i}: linked section {} does not exist", s.link()));
     }
-    if u64::from(s.info) >= nsecs {
-        return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info));
+    if u64::from(s.info()) >= nsecs {
+        return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
     }
     // Attributes whose payload starts with a symbol index (register count, frame and stack
     // sizes, parameter bank): the index must name a symbol of the linked table.
-    let nsyms = secs.get(s.link as usize).filter(|t| t.ty == SHT_SYMTAB).map_or(u64::MAX, |t| t.size / 24);
-    let b = body(d, s).ok_or_else(|| format!(".nv.info section {i} out of range"))?;
-    let mut pos = 0usize;
-    while pos < b.len() {
-        let rec = b.get(pos..pos + 4).ok_or_else(|| format!(".nv.info section {i}: record at {pos} is cut short"))?;
-        let len = match rec[0] {
-            1..=3 => 4,
-            4 => 4 + usize::from(u16::from_le_bytes([rec[2], rec[3]])),
-            f => return bad(format!(".nv.info section {i}: record at {pos} has unknown format {f}")),
-        };
-        if rec[0] == 4 && matches!(rec[1], 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) && len >= 8 {
-            let sym = u64::from(u32_at(b, pos as u64 + 4).unwrap_or(u32::MAX));
+    let nsyms =
+        secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).map_or(u64::MAX, |t| t.size() / SYM_LEN as u64);
+    let b = s.body(d).ok_or_else(|| format!(".nv.info section {i} out of range"))?;
+    let at = |rest: &[u8]| b.len() - rest.len(); // where a record starts, for the messages
+    let mut rest = b;
+    while let Some((header, payload)) = rest.split_first_chunk::<4>() {
+        let header = u32::from_le_bytes(*header);
+        let (format, attr) = (header as u8, (header >> 8) as u8);
+        if matches!(format, 1..=3) {
+            rest = payload; // the value is in the header
+            continue;
+        }
+        if format != 4 {
+            return Err(err_nv_info_format(i, at(rest), format));
+        }
+        let len = (header >> 16) as usize;
+        if len >= 4 && matches!(attr, 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) {
+            // A payload cut short by the section's end names no symbol (and is refused below).
+            let sym = u64::from(payload.first_chunk::<4>().map_or(u32::MAX, |v| u32::from_le_bytes(*v)));
             if sym >= nsyms {
-                return bad(format!(
-                    ".nv.info section {i}: attribute {:#x} names symbol {sym}, which does not exist ({nsyms} symbols)",
-                    rec[1]
-                ));
+                return Err(err_nv_info_symbol(i, attr, sym, nsyms));
             }
         }
-        pos = pos
-            .checked_add(len)
-            .filter(|&p| p <= b.len())
-            .ok_or_else(|| format!(".nv.info section {i}: record at {pos} runs past the section"))?;
+        let Some(next) = payload.get(len..) else {
+            return Err(err_nv_info(i, at(rest), "runs past the section"));
+        };
+        rest = next;
+    }
+    if !rest.is_empty() {
+        return Err(err_nv_info(i, at(rest), "is cut short"));
     }
     Ok(())
+}
+
+// The messages of the checks made in loops, built out of line (see the module comment).
+
+#[cold]
+#[inline(never)]
+fn err_name(i: usize, name: u32, size: u64) -> String {
+    format!("section {i}'s name offset {name} is outside the name table ({size} bytes)")
+}
+
+/// The first failing part of a header that `header_ok` refuses.
+#[cold]
+#[inline(never)]
+fn err_header(i: usize, s: Sh<'_>) -> String {
+    let align = s.align();
+    if align > 1 && !align.is_power_of_two() {
+        format!("section {i}'s alignment {align} is not a power of two")
+    } else {
+        format!("section {i} refers to section {}, which does not exist", s.info())
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn err_kernel_symbol(i: usize, kernel: &[u8]) -> String {
+    format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(cstr(kernel)))
+}
+
+#[cold]
+#[inline(never)]
+fn err_symbol_name(k: usize, name: u64, names: u64) -> String {
+    format!("symbol {k}: name offset {name} is outside its string table ({names} bytes)")
+}
+
+#[cold]
+#[inline(never)]
+fn err_symbol_section(k: usize, shndx: u16, n: u64) -> String {
+    format!("symbol {k}: section index {shndx} does not exist ({n} sections)")
+}
+
+#[cold]
+#[inline(never)]
+fn err_symbol_extent(k: usize, value: u64, size: u64, shndx: u16, section_size: u64) -> String {
+    format!("symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({section_size} bytes)")
+}
+
+#[cold]
+#[inline(never)]
+fn err_reloc_symbol(k: usize, i: usize, sym: u64, nsyms: u64) -> String {
+    format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)")
+}
+
+#[cold]
+#[inline(never)]
+fn err_reloc_offset(k: usize, i: usize, offset: u64, size: u64) -> String {
+    format!("relocation {k} of section {i}: offset {offset:#x} is outside its section ({size} bytes)")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info(i: usize, pos: usize, what: &str) -> String {
+    format!(".nv.info section {i}: record at {pos} {what}")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info_format(i: usize, pos: usize, format: u8) -> String {
+    format!(".nv.info section {i}: record at {pos} has unknown format {format}")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
+    format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
 }
 
 #[cfg(test)]
@@ -318,6 +668,57 @@ mod tests {
         match inspect(b) {
             Err(e) => assert!(e.to_string().contains(why), "refused, but for {e} (expected '{why}')"),
             Ok(i) => panic!("accepted a corrupted cubin ({:?}); expected '{why}'", i.kind),
+        }
+    }
+
+    /// The word-at-a-time comparison against its plain definition: the C string at the start of
+    /// `sym` is `name` up to its first NUL (or its end).
+    #[test]
+    fn same_cstr_compares_c_strings() {
+        let plain = |name: &[u8], sym: &[u8]| {
+            let k = &name[..name.iter().position(|&c| c == 0).unwrap_or(name.len())];
+            sym.starts_with(k) && sym.get(k.len()) == Some(&0)
+        };
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n) as usize
+        };
+        for _ in 0..200_000 {
+            // Short strings over a tiny alphabet, so that equal prefixes and NULs are common.
+            let mut name: Vec<u8> = (0..next(20)).map(|_| b"ab\0"[next(3)]).collect();
+            let mut sym: Vec<u8> = if next(2) == 0 { name.clone() } else { Vec::new() };
+            sym.extend((0..next(20)).map(|_| b"ab\0"[next(3)]));
+            if next(4) == 0 {
+                name.truncate(next(name.len() as u64 + 1));
+            }
+            assert_eq!(super::same_cstr(&name, &sym), plain(&name, &sym), "{name:?} vs {sym:?}");
+        }
+    }
+
+    /// The branch-free header check against the checks as first written.
+    #[test]
+    fn header_ok_is_the_plain_check() {
+        let values =
+            [0u64, 1, 2, 3, 4, 5, 6, 7, 8, 16, 47, 48, 49, 64, 0x40, 0xffff_ffff, 1 << 63, (1 << 63) + 1, u64::MAX];
+        let mut h = [0u8; 64];
+        for &align in &values {
+            for &info in &values {
+                let info = info as u32;
+                for flags in [0u64, 0x40, 0x42] {
+                    for n in [1u64, 2, 48, 0xffff_ffff, u64::MAX] {
+                        h[8..16].copy_from_slice(&flags.to_le_bytes());
+                        h[44..48].copy_from_slice(&info.to_le_bytes());
+                        h[48..56].copy_from_slice(&align.to_le_bytes());
+                        let s = super::Sh(super::Rec::at(&h, 0).unwrap());
+                        let plain = (align <= 1 || align.is_power_of_two())
+                            && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n));
+                        assert_eq!(super::header_ok(s, n), plain, "align {align} info {info} flags {flags:#x} n {n}");
+                    }
+                }
+            }
         }
     }
 

@@ -48,6 +48,8 @@
 
 use std::fmt;
 
+use crate::elf_check::Sections;
+
 /// What kind of image a byte slice holds.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -311,10 +313,8 @@ const EM_CUDA: u16 = 190;
 const ELF64_HEADER_LEN: u64 = 64;
 const ELF64_SHDR_LEN: u64 = 64;
 const ELF64_PHDR_LEN: u64 = 56;
-const SHT_NULL: u32 = 0;
-const SHT_NOBITS: u32 = 8;
 /// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
-const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
+pub(crate) const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
 /// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
 const COMPAT_ATTR_ARCH_SPECIFIC: u8 = 0x09;
 const SHN_XINDEX: u16 = 0xffff;
@@ -359,6 +359,37 @@ fn read_u64(d: &[u8], off: usize) -> Option<u64> {
     read_array(d, off).map(u64::from_le_bytes)
 }
 
+/// A fixed-size record found within the image (an ELF header, section header, symbol, ...): one
+/// bounds check when it is taken, then little-endian fields at constant offsets, each checked
+/// against `N` when the code is compiled, so reading a field can neither fail nor panic.
+#[derive(Clone, Copy)]
+pub(crate) struct Rec<'a, const N: usize>(&'a [u8; N]);
+
+impl<'a, const N: usize> Rec<'a, N> {
+    /// The `N` bytes at `off` in `d`, if they are all there.
+    pub(crate) fn at(d: &'a [u8], off: usize) -> Option<Self> {
+        d.get(off..off.checked_add(N)?)?.try_into().ok().map(Rec)
+    }
+    fn bytes<const AT: usize, const W: usize>(self) -> [u8; W] {
+        const { assert!(AT + W <= N, "field outside its record") };
+        let mut b = [0; W];
+        b.copy_from_slice(&self.0[AT..AT + W]);
+        b
+    }
+    pub(crate) fn u8<const AT: usize>(self) -> u8 {
+        u8::from_le_bytes(self.bytes::<AT, 1>())
+    }
+    pub(crate) fn u16<const AT: usize>(self) -> u16 {
+        u16::from_le_bytes(self.bytes::<AT, 2>())
+    }
+    pub(crate) fn u32<const AT: usize>(self) -> u32 {
+        u32::from_le_bytes(self.bytes::<AT, 4>())
+    }
+    pub(crate) fn u64<const AT: usize>(self) -> u64 {
+        u64::from_le_bytes(self.bytes::<AT, 8>())
+    }
+}
+
 /// Field readers that turn a short read into `Truncated` (callers check ranges first, so these
 /// errors are a second line of defence).
 fn field_u16(d: &[u8], base: usize, rel: usize, what: &'static str) -> Result<u16, ImageError> {
@@ -382,19 +413,22 @@ fn overflow(what: &'static str) -> ImageError {
 }
 
 /// Checks that `off..off+size` lies within `d`; returns the end.
-fn check_range(d: &[u8], off: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
-    let end = off
-        .checked_add(size)
-        .ok_or_else(|| ImageError::Malformed(format!("{what}: offset {off:#x} + size {size:#x} overflows")))?;
-    if end > d.len() as u64 {
-        return Err(short(what, end, d));
+#[inline]
+pub(crate) fn check_range(d: &[u8], off: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
+    match off.checked_add(size) {
+        Some(end) if end <= d.len() as u64 => Ok(end),
+        _ => Err(range_error(d, off, size, what)),
     }
-    Ok(end)
 }
 
-/// `base + index * size`, checked.
-fn table_entry(base: u64, index: u64, size: u64, what: &'static str) -> Result<u64, ImageError> {
-    index.checked_mul(size).and_then(|o| o.checked_add(base)).ok_or_else(|| overflow(what))
+/// Why `off..off+size` does not lie within `d` (kept out of line: the callers' loops stay small).
+#[cold]
+#[inline(never)]
+fn range_error(d: &[u8], off: u64, size: u64, what: &'static str) -> ImageError {
+    match off.checked_add(size) {
+        Some(end) => short(what, end, d),
+        None => ImageError::Malformed(format!("{what}: offset {off:#x} + size {size:#x} overflows")),
+    }
 }
 
 fn to_usize(v: u64, what: &'static str) -> Result<usize, ImageError> {
@@ -441,9 +475,11 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         return Err(ImageError::Malformed("big-endian or unknown-endian ELF: cubins are little-endian".into()));
     }
     let mut len = check_range(d, 0, ELF64_HEADER_LEN, WHAT)?;
-    let abi_version = d.get(8).copied().unwrap_or(0);
-    let flags = field_u32(d, 0, 48, WHAT)?;
-    let ehsize = u64::from(field_u16(d, 0, 52, WHAT)?);
+    // The 64-byte header is there: its fields are read without further checks.
+    let h = Rec::<64>::at(d, 0).ok_or_else(|| short(WHAT, ELF64_HEADER_LEN, d))?;
+    let abi_version = h.u8::<8>();
+    let flags = h.u32::<48>();
+    let ehsize = u64::from(h.u16::<52>());
     if ehsize < ELF64_HEADER_LEN {
         return Err(ImageError::Malformed(format!(
             "ELF header size e_ehsize is {ehsize}, less than the {ELF64_HEADER_LEN} bytes of an ELF64 header"
@@ -452,21 +488,26 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     len = len.max(check_range(d, 0, ehsize, WHAT)?);
 
     // Program headers.
-    let phoff = field_u64(d, 0, 32, WHAT)?;
-    let phentsize = u64::from(field_u16(d, 0, 54, WHAT)?);
-    let phnum = u64::from(field_u16(d, 0, 56, WHAT)?);
+    let phoff = h.u64::<32>();
+    let phentsize = h.u16::<54>();
+    let phnum = u64::from(h.u16::<56>());
     if phnum > 0 {
-        if phentsize < ELF64_PHDR_LEN {
+        const TABLE: &str = "the ELF program header table";
+        if u64::from(phentsize) < ELF64_PHDR_LEN {
             return Err(ImageError::Malformed(format!(
                 "ELF program header entry size e_phentsize is {phentsize}, less than {ELF64_PHDR_LEN}"
             )));
         }
-        let table = phnum.checked_mul(phentsize).ok_or_else(|| overflow("the ELF program header table"))?;
-        len = len.max(check_range(d, phoff, table, "the ELF program header table")?);
-        for i in 0..phnum {
-            let at = to_usize(table_entry(phoff, i, phentsize, "an ELF program header")?, "an ELF program header")?;
-            let p_offset = field_u64(d, at, 8, "an ELF program header")?;
-            let p_filesz = field_u64(d, at, 32, "an ELF program header")?;
+        let size = phnum.checked_mul(u64::from(phentsize)).ok_or_else(|| overflow(TABLE))?;
+        let end = check_range(d, phoff, size, TABLE)?;
+        len = len.max(end);
+        // The whole table is in bounds (just checked), and each of its `phnum` entries is
+        // `phentsize` >= 56 bytes: every entry yields a header, read without further checks.
+        let table = d.get(to_usize(phoff, TABLE)?..to_usize(end, TABLE)?).ok_or_else(|| short(TABLE, end, d))?;
+        const PHDR: usize = ELF64_PHDR_LEN as usize;
+        for p in table.chunks_exact(usize::from(phentsize)).filter_map(|p| Rec::<PHDR>::at(p, 0)) {
+            let p_offset = p.u64::<8>();
+            let p_filesz = p.u64::<32>();
             if p_filesz > 0 {
                 len = len.max(check_range(d, p_offset, p_filesz, "an ELF segment's contents")?);
             }
@@ -474,10 +515,12 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     }
 
     // Section headers.
-    let shoff = field_u64(d, 0, 40, WHAT)?;
-    let shentsize = u64::from(field_u16(d, 0, 58, WHAT)?);
-    let mut shnum = u64::from(field_u16(d, 0, 60, WHAT)?);
-    let mut shstrndx = u64::from(field_u16(d, 0, 62, WHAT)?);
+    let shoff = h.u64::<40>();
+    let shentsize = u64::from(h.u16::<58>());
+    let e_shnum = h.u16::<60>();
+    let e_shstrndx = h.u16::<62>();
+    let mut shnum = u64::from(e_shnum);
+    let mut shstrndx = u64::from(e_shstrndx);
     let mut arch_specific_compat = false;
     if shoff == 0 {
         if shnum != 0 {
@@ -486,6 +529,7 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
             )));
         }
     } else {
+        const TABLE: &str = "the ELF section header table";
         if shentsize < ELF64_SHDR_LEN {
             return Err(ImageError::Malformed(format!(
                 "ELF section header entry size e_shentsize is {shentsize}, less than {ELF64_SHDR_LEN}"
@@ -493,48 +537,34 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         }
         // Section 0 first: it carries the real count / string table index when they overflow
         // the header's 16-bit fields.
-        check_range(d, shoff, shentsize, "the ELF section header table")?;
-        let sec0 = to_usize(shoff, "the ELF section header table")?;
+        check_range(d, shoff, shentsize, TABLE)?;
+        let sec0 = to_usize(shoff, TABLE)?;
         if shnum == 0 {
-            shnum = field_u64(d, sec0, 32, "the ELF section header table")?;
+            shnum = field_u64(d, sec0, 32, TABLE)?;
             if shnum == 0 {
                 return Err(ImageError::Malformed("ELF has a section header table but zero sections".into()));
             }
         }
         if shstrndx == u64::from(SHN_XINDEX) {
-            shstrndx = u64::from(field_u32(d, sec0, 40, "the ELF section header table")?);
+            shstrndx = u64::from(field_u32(d, sec0, 40, TABLE)?);
         }
-        let table = shnum.checked_mul(shentsize).ok_or_else(|| overflow("the ELF section header table"))?;
-        len = len.max(check_range(d, shoff, table, "the ELF section header table")?);
+        let size = shnum.checked_mul(shentsize).ok_or_else(|| overflow(TABLE))?;
+        len = len.max(check_range(d, shoff, size, TABLE)?);
         if shstrndx != 0 && shstrndx >= shnum {
             return Err(ImageError::Malformed(format!(
                 "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
             )));
         }
-        for i in 0..shnum {
-            const SEC: &str = "an ELF section header";
-            let at = to_usize(table_entry(shoff, i, shentsize, SEC)?, SEC)?;
-            let sh_type = field_u32(d, at, 4, SEC)?;
-            if sh_type == SHT_NULL || sh_type == SHT_NOBITS {
-                continue;
-            }
-            let sh_offset = field_u64(d, at, 24, SEC)?;
-            let sh_size = field_u64(d, at, 32, SEC)?;
-            let end = check_range(d, sh_offset, sh_size, "an ELF section's contents")?;
-            len = len.max(end);
-            if sh_type == SHT_CUDA_COMPAT {
-                let lo = to_usize(sh_offset, SEC)?;
-                let hi = to_usize(end, SEC)?;
-                if let Some(body) = d.get(lo..hi) {
-                    arch_specific_compat |= compat_says_arch_specific(body);
-                }
-            }
-        }
-    }
-
-    if shoff != 0 {
-        let shentsize = u64::from(field_u16(d, 0, 58, WHAT)?);
-        crate::elf_check::check(d, shoff, shentsize, shnum, shstrndx).map_err(ImageError::Malformed)?;
+        // The whole table is in bounds (just checked): from here its headers are read without
+        // further checks, and elf_check reads the same table.
+        let secs = Sections::new(d, shoff, h.u16::<58>(), shnum)
+            .ok_or_else(|| ImageError::Malformed("section header table truncated".into()))?;
+        // One walk over the table: every section's contents in bounds, then the consistency of
+        // the tables CUDA's loader walks (elf_check).
+        let extended = e_shnum == 0 || e_shstrndx == SHN_XINDEX;
+        let walk = crate::elf_check::check(d, secs, shstrndx, extended)?;
+        len = len.max(walk.end);
+        arch_specific_compat = walk.arch_specific;
     }
 
     let (sm, accel) = if abi_version >= 8 {
@@ -552,19 +582,20 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
 }
 
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
-fn compat_says_arch_specific(body: &[u8]) -> bool {
-    let mut at = 0usize;
-    while let (Some(&format), Some(&attr), Some(value)) =
-        (body.get(at), body.get(at.saturating_add(1)), read_u16(body, at.saturating_add(2)))
-    {
+pub(crate) fn compat_says_arch_specific(body: &[u8]) -> bool {
+    // Records of u8 format, u8 attribute, u16 value; format 4 carries `value` bytes after it.
+    // A record cut short by the end of the section ends the walk.
+    let mut rest = body;
+    while let Some((&[format, attr, v0, v1], after)) = rest.split_first_chunk::<4>() {
         match format {
             1..=3 => {
-                if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && value & 0xff == 1 {
+                // The value's low byte is 1.
+                if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && v0 == 1 {
                     return true;
                 }
-                at = at.saturating_add(4);
+                rest = after;
             }
-            4 => at = at.saturating_add(4).saturating_add(usize::from(value)),
+            4 => rest = after.get(usize::from(u16::from_le_bytes([v0, v1]))..).unwrap_or_default(),
             _ => return false,
         }
     }
@@ -589,7 +620,7 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
     })?;
     check_range(d, 0, total, "the fatbin (by the size in its header)")?;
 
-    let mut codes = Vec::new();
+    let mut codes = Vec::with_capacity(4); // one allocation for the usual few entries
     let mut compressed = false;
     let mut off = header_size;
     let mut index = 0u64;
@@ -606,15 +637,19 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                 "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
             )));
         }
-        let kind = field_u16(d, at, 0, ENTRY)?;
-        let entry_header_size = u64::from(field_u32(d, at, 4, ENTRY)?);
-        let entry_payload_size = field_u64(d, at, 8, ENTRY)?;
-        let compressed_size = u64::from(field_u32(d, at, 16, ENTRY)?);
-        let options_at = u64::from(field_u32(d, at, 20, ENTRY)?);
-        let arch = field_u32(d, at, 28, ENTRY)?;
-        let name_offset = u64::from(field_u32(d, at, 32, ENTRY)?);
-        let name_len = u64::from(field_u32(d, at, 36, ENTRY)?);
-        let flags = field_u64(d, at, 40, ENTRY)?;
+        // At least 64 bytes remain in the container, which lies within `d`: the entry header is
+        // there, and its fields are read without further checks.
+        const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
+        let h = Rec::<HEADER>::at(d, at).ok_or_else(|| short(ENTRY, off.saturating_add(FATBIN_ENTRY_HEADER_LEN), d))?;
+        let kind = h.u16::<0>();
+        let entry_header_size = u64::from(h.u32::<4>());
+        let entry_payload_size = h.u64::<8>();
+        let compressed_size = u64::from(h.u32::<16>());
+        let options_at = u64::from(h.u32::<20>());
+        let arch = h.u32::<28>();
+        let name_offset = u64::from(h.u32::<32>());
+        let name_len = u64::from(h.u32::<36>());
+        let flags = h.u64::<40>();
 
         if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
             return Err(ImageError::Malformed(format!(
