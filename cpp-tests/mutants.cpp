@@ -5,11 +5,15 @@
 // counted by status. For comparison the same mutants go to raw cuLibraryLoadData in child
 // processes (a crash there costs only the child), and the crashes are counted.
 //   usage: mutants <cubin> <fatbin> [count=10000] [--raw | --raw-only | --validate-only]
-//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM
+//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM,
+//        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -104,7 +108,88 @@ static int raw_child(const std::vector<char> &cubin, const std::vector<char> &fa
   return 0;
 }
 
+// Raw cuLibraryLoadData on the same mutants, in child processes: a crash costs only the child,
+// is counted, and a new child resumes after the crashing mutant. The mutants are split into
+// MUTANTS_RAW_JOBS contiguous shards (default 8) run side by side, and the pass stops at
+// MUTANTS_RAW_SECONDS (default 240): a capped run reports how far it got, not nothing.
+static void raw_pass(char **argv, int count) {
+  const int jobs = std::max(1, std::getenv("MUTANTS_RAW_JOBS") ? std::atoi(std::getenv("MUTANTS_RAW_JOBS")) : 8);
+  const double budget = std::getenv("MUTANTS_RAW_SECONDS") ? std::atof(std::getenv("MUTANTS_RAW_SECONDS")) : 240.0;
+  struct Shard { int next, end; pid_t pid; std::string progress; };
+  std::vector<Shard> shards;
+  for (int j = 0; j < jobs; ++j) {
+    int lo = (int)((long)count * j / jobs), hi = (int)((long)count * (j + 1) / jobs);
+    shards.push_back({lo, hi, -1, "/tmp/cudyn_mutants_progress_" + std::to_string(getpid()) + "_" + std::to_string(j)});
+  }
+  auto read_progress = [](const Shard &sh, int fallback) {
+    int at = fallback;
+    if (FILE *p = std::fopen(sh.progress.c_str(), "r")) { if (std::fscanf(p, "%d", &at) != 1) at = fallback; std::fclose(p); }
+    return at;
+  };
+  auto start = [&](Shard &sh) {
+    std::remove(sh.progress.c_str());
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl(argv[0], argv[0], argv[1], argv[2], std::to_string(sh.end).c_str(), "--raw-child", std::to_string(sh.next).c_str(), sh.progress.c_str(), (char *)nullptr);
+      _exit(127);
+    }
+    sh.pid = pid;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  int crashes = 0, children = 0, running = 0;
+  std::map<int, int> signals;
+  std::vector<int> crashed_at;
+  for (auto &sh : shards) if (sh.next < sh.end) { start(sh); children++; running++; }
+  bool capped = false;
+  while (running > 0) {
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, WNOHANG);
+    if (pid == 0) {
+      if (elapsed() > budget) {  // out of time: stop every child where it is
+        capped = true;
+        for (auto &sh : shards) if (sh.pid > 0) kill(sh.pid, SIGKILL);
+        for (auto &sh : shards) if (sh.pid > 0) { waitpid(sh.pid, &st, 0); sh.next = read_progress(sh, sh.next); sh.pid = -1; running--; }
+        break;
+      }
+      usleep(20000);
+      continue;
+    }
+    if (pid < 0) break;
+    Shard *sh = nullptr;
+    for (auto &x : shards) if (x.pid == pid) sh = &x;
+    if (!sh) continue;
+    sh->pid = -1;
+    running--;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) { sh->next = sh->end; continue; }
+    int at = read_progress(*sh, sh->next);
+    crashes++;
+    crashed_at.push_back(at);
+    signals[WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st)]++;
+    sh->next = at + 1;
+    if (sh->next < sh->end) { start(*sh); children++; running++; }
+  }
+  int covered = 0;
+  for (auto &sh : shards) {
+    covered += sh.next - (int)((long)count * (&sh - &shards[0]) / jobs);
+    std::remove(sh.progress.c_str());
+  }
+  std::sort(crashed_at.begin(), crashed_at.end());
+  std::printf("raw cuLibraryLoadData: %d of %d mutants tried in %.0f s%s (%d shards, %d child processes): %d crashed the process",
+              covered, count, elapsed(), capped ? ", stopped at the time cap" : "", jobs, children, crashes);
+  for (auto &kv : signals) std::printf("; %s %d: %d", kv.first > 0 ? "signal" : "exit", kv.first > 0 ? kv.first : -kv.first, kv.second);
+  std::printf("\n");
+  static const char *kinds[] = {"bit flips", "truncation", "size field lies", "table lies", "section outside", "header noise"};
+  std::map<std::string, int> by_kind;
+  for (int i : crashed_at) by_kind[std::string(i % 2 ? "fatbin " : "cubin ") + kinds[(i / 2) % 6]]++;
+  for (auto &kv : by_kind) std::printf("  raw crashes, %s: %d\n", kv.first.c_str(), kv.second);
+  std::printf("  first crashing mutants:");
+  for (size_t j = 0; j < crashed_at.size() && j < 40; ++j) std::printf(" %d", crashed_at[j]);
+  std::printf("\n");
+}
+
 int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run stopped from outside keeps what it printed
   if (argc < 3) FAIL("usage: %s <cubin> <fatbin> [count] [--raw]", argv[0]);
   auto cubin = read_file(argv[1]);
   auto fatbin = read_file(argv[2]);
@@ -159,62 +244,28 @@ int main(int argc, char **argv) {
     }
   }
   if (verdicts) std::fclose(verdicts);
-  std::printf("cudyn: %d mutants (cubin and fatbin, alternating) x 2 APIs, 0 crashes\n", count);
-  for (int a = 0; a < 2; ++a) {
-    std::printf("  through the %s:\n", a ? "driver" : "runtime");
-    for (auto &kv : by_status[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());
-  }
-  if (cpu) return 0;
-  // After all that, the GPU still works: a clean load and launch.
-  cudyn_library_t lib;
-  CHECK_CUDYN(cudyn_library_load_data(fatbin.data(), fatbin.size(), CUDYN_API_DRIVER, &lib));
-  cudyn_kernel_t k;
-  CHECK_CUDYN(cudyn_library_get_kernel(lib, "add_one", CUDYN_API_DRIVER, &k));
-  DevBuf d(std::vector<float>(1024, 1.0f));
-  int n = 1024;
-  void *args[] = {&d.p, &n};
-  cudyn_launch_config cfg = config_1d(n, 256, CUDYN_API_RUNTIME);
-  CHECK_CUDYN(cudyn_launch(k, &cfg, args, 2));
-  CHECK_RT(cudaDeviceSynchronize());
-  EXPECT(d.get()[1023] == 2.0f, "GPU unusable after the mutants");
-  CHECK_CUDYN(cudyn_library_unload(lib, CUDYN_API_DRIVER));
-  std::printf("  afterwards: a clean load + launch works\n");
-
-  if (raw) {
-    // Raw cuLibraryLoadData on the same mutants, in children; a crash is counted and the next
-    // child resumes after the crashing mutant.
-    std::string progress = "/tmp/cudyn_mutants_progress_" + std::to_string(getpid());
-    int next = 0, crashes = 0, children = 0;
-    std::map<int, int> signals;
-    std::vector<int> crashed_at;
-    while (next < count && children < 2000) {
-      pid_t pid = fork();
-      if (pid == 0) {
-        execl(argv[0], argv[0], argv[1], argv[2], std::to_string(count).c_str(), "--raw-child", std::to_string(next).c_str(), progress.c_str(), (char *)nullptr);
-        _exit(127);
-      }
-      children++;
-      int st = 0;
-      waitpid(pid, &st, 0);
-      if (WIFEXITED(st) && WEXITSTATUS(st) == 0) break;
-      int at = next;
-      if (FILE *p = std::fopen(progress.c_str(), "r")) { if (std::fscanf(p, "%d", &at) != 1) at = next; std::fclose(p); }
-      crashes++;
-      crashed_at.push_back(at);
-      signals[WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st)]++;
-      next = at + 1;
+  if (!raw_only) {
+    std::printf("cudyn: %d mutants (cubin and fatbin, alternating) x 2 APIs, 0 crashes\n", count);
+    for (int a = 0; a < 2; ++a) {
+      std::printf("  through the %s:\n", a ? "driver" : "runtime");
+      for (auto &kv : by_status[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());
     }
-    std::remove(progress.c_str());
-    std::printf("raw cuLibraryLoadData on the same %d mutants: %d crashed the process (%d child processes)", count, crashes, children);
-    for (auto &kv : signals) std::printf("; %s %d: %d", kv.first > 0 ? "signal" : "exit", kv.first > 0 ? kv.first : -kv.first, kv.second);
-    std::printf("\n");
-    static const char *kinds[] = {"bit flips", "truncation", "size field lies", "table lies", "section outside", "header noise"};
-    std::map<std::string, int> by_kind;
-    for (int i : crashed_at) by_kind[std::string(i % 2 ? "fatbin " : "cubin ") + kinds[(i / 2) % 6]]++;
-    for (auto &kv : by_kind) std::printf("  raw crashes, %s: %d\n", kv.first.c_str(), kv.second);
-    std::printf("  first crashing mutants:");
-    for (size_t j = 0; j < crashed_at.size() && j < 40; ++j) std::printf(" %d", crashed_at[j]);
-    std::printf("\n");
+    if (cpu) return 0;
+    // After all that, the GPU still works: a clean load and launch.
+    cudyn_library_t lib;
+    CHECK_CUDYN(cudyn_library_load_data(fatbin.data(), fatbin.size(), CUDYN_API_DRIVER, &lib));
+    cudyn_kernel_t k;
+    CHECK_CUDYN(cudyn_library_get_kernel(lib, "add_one", CUDYN_API_DRIVER, &k));
+    DevBuf d(std::vector<float>(1024, 1.0f));
+    int n = 1024;
+    void *args[] = {&d.p, &n};
+    cudyn_launch_config cfg = config_1d(n, 256, CUDYN_API_RUNTIME);
+    CHECK_CUDYN(cudyn_launch(k, &cfg, args, 2));
+    CHECK_RT(cudaDeviceSynchronize());
+    EXPECT(d.get()[1023] == 2.0f, "GPU unusable after the mutants");
+    CHECK_CUDYN(cudyn_library_unload(lib, CUDYN_API_DRIVER));
+    std::printf("  afterwards: a clean load + launch works\n");
   }
+  if (raw) raw_pass(argv, count);
   return 0;
 }
