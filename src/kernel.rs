@@ -7,7 +7,7 @@ use crate::handles::AddressMap;
 use crate::sys;
 use std::cell::Cell;
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
@@ -71,10 +71,35 @@ fn remember(key: usize, generation: u64, params: &Arc<[Param]>) {
     });
 }
 
-fn layouts() -> &'static RwLock<AddressMap<Layout>> {
-    static L: OnceLock<RwLock<AddressMap<Layout>>> = OnceLock::new();
+/// Cached layouts by kernel, and how many each library has (so unloading a library none of
+/// whose kernels was ever looked at costs one read lock, and retires no thread's hot entry).
+#[derive(Default)]
+struct Layouts {
+    by_kernel: AddressMap<Layout>,
+    per_lib: AddressMap<usize>,
+}
+
+impl Layouts {
+    /// The entry for `key`, inserted as (`lib`, `params`) if there is none yet.
+    fn get_or_insert(&mut self, key: usize, lib: usize, params: Arc<[Param]>) -> Arc<[Param]> {
+        if let Some(e) = self.by_kernel.get(&key) {
+            return e.params.clone();
+        }
+        if lib != 0 {
+            *self.per_lib.entry(lib).or_insert(0) += 1;
+        }
+        self.by_kernel.insert(key, Layout { lib, params: params.clone() });
+        params
+    }
+}
+
+fn layouts() -> &'static RwLock<Layouts> {
+    static L: OnceLock<RwLock<Layouts>> = OnceLock::new();
     L.get_or_init(Default::default)
 }
+
+/// How many kernels `unloaded` holds, readable without its lock.
+static UNLOADED_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// Kernels of libraries cudyn unloaded (kernel -> its library): using one is a clear error,
 /// not a driver crash. Consulted only when a kernel is not in the layout caches.
@@ -85,19 +110,28 @@ fn unloaded() -> &'static Mutex<AddressMap<usize>> {
 
 /// Drop the cached layouts of `lib`'s kernels and remember those kernels as unloaded.
 pub(crate) fn forget_library(lib: usize) {
+    if lib == 0 || !layouts().read().unwrap_or_else(|p| p.into_inner()).per_lib.contains_key(&lib) {
+        return; // none of its kernels was looked at: nothing cached, nothing to retire
+    }
     let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-    let gone: Vec<(usize, usize)> = l.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| (*k, lib)).collect();
-    l.retain(|_, v| v.lib != lib);
+    if l.per_lib.remove(&lib).is_none() {
+        return;
+    }
+    let gone: Vec<(usize, usize)> = l.by_kernel.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| (*k, lib)).collect();
+    l.by_kernel.retain(|_, v| v.lib != lib);
+    // Every thread's hot entry is retired: one of them may be a kernel of `lib`.
     GENERATION.fetch_add(1, Ordering::Release);
     drop(l);
     if !gone.is_empty() {
-        unloaded().lock().unwrap_or_else(|p| p.into_inner()).extend(gone);
+        let mut u = unloaded().lock().unwrap_or_else(|p| p.into_inner());
+        u.extend(gone);
+        UNLOADED_COUNT.store(u.len(), Ordering::Release);
     }
 }
 
 /// Whether any unloaded kernel is remembered (a load only needs to revive handles then).
 pub(crate) fn any_unloaded() -> bool {
-    !unloaded().lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    UNLOADED_COUNT.load(Ordering::Acquire) != 0
 }
 
 pub(crate) fn revive(kernels: &[Kernel]) {
@@ -106,6 +140,7 @@ pub(crate) fn revive(kernels: &[Kernel]) {
         for k in kernels {
             u.remove(&(k.0 as usize));
         }
+        UNLOADED_COUNT.store(u.len(), Ordering::Release);
     }
 }
 
@@ -227,7 +262,7 @@ impl Kernel {
         }
         let Some(f) = f else { return Err(Error::new(Status::Internal, "layout callback consumed")) };
         // 2. The shared table; 3. CUDA, once per kernel.
-        let found = layouts().read().unwrap_or_else(|p| p.into_inner()).get(&key).map(|e| e.params.clone());
+        let found = layouts().read().unwrap_or_else(|p| p.into_inner()).by_kernel.get(&key).map(|e| e.params.clone());
         let params = match found {
             Some(p) => p,
             None => {
@@ -236,8 +271,7 @@ impl Kernel {
                 d.initialised()?;
                 let params: Arc<[Param]> = d.with_context(|| query_params(d, self))?.into();
                 let lib = library_of(d, self);
-                let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-                l.entry(key).or_insert(Layout { lib, params }).params.clone()
+                layouts().write().unwrap_or_else(|p| p.into_inner()).get_or_insert(key, lib, params)
             }
         };
         remember(key, generation, &params);
@@ -269,8 +303,13 @@ impl Kernel {
     /// callers that know the layout already). An existing entry is kept.
     #[doc(hidden)]
     pub fn prime_params(self, params: &[Param]) {
-        let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-        l.entry(self.0 as usize).or_insert(Layout { lib: 0, params: params.to_vec().into() });
+        self.prime_params_of(0, params);
+    }
+
+    /// As `prime_params`, for a kernel of library `lib` (tests of unloading without a GPU).
+    #[doc(hidden)]
+    pub fn prime_params_of(self, lib: usize, params: &[Param]) {
+        layouts().write().unwrap_or_else(|p| p.into_inner()).get_or_insert(self.0 as usize, lib, params.into());
     }
 
     pub fn param_count(self) -> Result<usize> {

@@ -497,7 +497,7 @@ mod tests {
     #[test]
     fn hot_layout_check_agrees_and_expires() {
         let k = Kernel(0x7700 as *mut _);
-        k.prime_params(&[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]);
+        k.prime_params_of(0x7700_0000, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]);
         // Not hot on this thread until looked up once.
         assert!(!k.args_match_hot(2, None));
         assert_eq!(k.param_count().unwrap(), 2);
@@ -509,11 +509,15 @@ mod tests {
         assert!(!k.args_match_hot(2, Some(&[8])));
         // Another kernel is not this one.
         assert!(!Kernel(0x7708 as *mut _).args_match_hot(2, None));
-        // Any unload anywhere retires every thread's hot entry.
+        // Unloading a library none of whose kernels was looked at retires nothing.
         crate::kernel::forget_library(0xdead_0000);
-        assert!(!k.args_match_hot(2, None));
-        assert_eq!(k.param_count().unwrap(), 2);
         assert!(k.args_match_hot(2, None));
+        // Unloading the kernel's own library retires it: the next use is a clear error
+        // (use after unload), not a launch of a dangling handle.
+        crate::kernel::forget_library(0x7700_0000);
+        assert!(!k.args_match_hot(2, None));
+        let e = k.param_count().unwrap_err();
+        assert!(e.message.contains("unloaded"), "{}", e.message);
     }
 
     #[test]

@@ -257,31 +257,36 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
     if lib.is_null() {
         return Ok(());
     }
-    {
-        let l = loaded().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&was) = l.get(&(lib as usize)) {
-            if was != api {
-                return Err(Error::invalid(format!(
-                    "library {lib:p} was loaded through the {was:?} API; unload it through the same one"
-                )));
-            }
+    // Taken out of the table first (one lock), put back if the unload does not happen.
+    let key = lib as usize;
+    let was = loaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+    let put_back = || {
+        if let Some(was) = was {
+            loaded().lock().unwrap_or_else(|p| p.into_inner()).insert(key, was);
         }
+    };
+    if let Some(was) = was.filter(|&was| was != api) {
+        put_back();
+        return Err(Error::invalid(format!(
+            "library {lib:p} was loaded through the {was:?} API; unload it through the same one"
+        )));
     }
-    match api {
-        Api::Driver => {
-            let d = driver()?;
+    let r = match api {
+        Api::Driver => driver().and_then(|d| {
             let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
             // SAFETY: lib is a library handle the caller owns.
-            d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")?;
-        }
-        Api::Runtime => {
-            let rt = runtime()?;
+            d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")
+        }),
+        Api::Runtime => runtime().and_then(|rt| {
             let f = rt.need(rt.f.cudaLibraryUnload, "cudaLibraryUnload")?;
             // SAFETY: as above.
-            rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")?;
-        }
+            rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")
+        }),
+    };
+    if r.is_err() {
+        put_back();
+        return r;
     }
-    loaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&(lib as usize));
     // Kernels cudyn has seen (cached layouts) are remembered as unloaded.
     kernel::forget_library(lib as usize);
     Ok(())
