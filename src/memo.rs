@@ -3,6 +3,10 @@
 //! one comparison instead of the full check. Exact comparison, never a hash: an image that
 //! differs in any byte is checked again. Bounded: a few images, none larger than
 //! `MAX_IMAGE`, least recently used dropped first.
+//!
+//! An image is copied only when it passes validation a second time while still among the last
+//! `SEEN` images validated (recognised by a sampled fingerprint, which only decides whether to
+//! copy, never whether to trust): a process that loads each image once (a JIT) pays no copy.
 
 use crate::image::ImageInfo;
 use std::sync::Mutex;
@@ -11,6 +15,8 @@ use std::sync::Mutex;
 pub const ENTRIES: usize = 4;
 /// Larger images are always checked (and not copied).
 pub const MAX_IMAGE: usize = 16 << 20;
+/// How many recently validated images are recognised when validated again.
+pub const SEEN: usize = 8;
 
 struct Entry {
     image: Box<[u8]>,
@@ -22,9 +28,29 @@ struct Memo {
     entries: Vec<Entry>,
     clock: u64,
     hits: u64,
+    /// (length, fingerprint) of the last `SEEN` images validated but not copied; a ring.
+    seen: [(usize, u64); SEEN],
+    seen_next: usize,
 }
 
-static MEMO: Mutex<Memo> = Mutex::new(Memo { entries: Vec::new(), clock: 0, hits: 0 });
+static MEMO: Mutex<Memo> =
+    Mutex::new(Memo { entries: Vec::new(), clock: 0, hits: 0, seen: [(0, 0); SEEN], seen_next: 0 });
+
+/// A cheap fingerprint: the length, the first and last 64 bytes and 16 words spread between.
+/// Only used to notice "validated this before"; equal fingerprints prove nothing.
+fn fingerprint(image: &[u8]) -> u64 {
+    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    let word = |at: usize| image.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let n = image.len();
+    let mut h = mix(0, n as u64);
+    for at in (0..64).step_by(8).chain((n.saturating_sub(64)..n).step_by(8)) {
+        h = mix(h, word(at));
+    }
+    for k in 1..=16 {
+        h = mix(h, word(n / 17 * k));
+    }
+    h
+}
 
 /// If `image` is byte-identical to one that passed validation, `f` of what was found in it.
 pub fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option<R> {
@@ -41,12 +67,20 @@ pub fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option<R> {
     Some(r)
 }
 
-/// Remember that `image` passed validation with `info`.
+/// `image` passed validation with `info`: copy it if this is its second time (see the top).
 pub fn remember(image: &[u8], info: &ImageInfo) {
     if image.len() > MAX_IMAGE {
         return;
     }
+    let fp = (image.len(), fingerprint(image));
     let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(slot) = m.seen.iter().position(|&s| s == fp) else {
+        let next = m.seen_next;
+        m.seen[next] = fp;
+        m.seen_next = (next + 1) % SEEN;
+        return;
+    };
+    m.seen[slot] = (0, 0);
     if m.entries.iter().any(|e| *e.image == *image) {
         return;
     }
@@ -62,7 +96,9 @@ pub fn remember(image: &[u8], info: &ImageInfo) {
 /// Forget everything (tests).
 #[doc(hidden)]
 pub fn clear() {
-    MEMO.lock().unwrap_or_else(|p| p.into_inner()).entries.clear();
+    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    m.entries.clear();
+    m.seen = [(0, 0); SEEN];
 }
 
 /// (images remembered, lookups that found their image), for tests.

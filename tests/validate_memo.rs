@@ -1,5 +1,6 @@
 //! The memo of validated images (src/memo.rs): identical bytes skip the full check, any other
-//! bytes are checked as if never seen, and the memo stays bounded. CPU only (NVRTC makes the
+//! bytes are checked as if never seen, only images validated twice are copied, and the memo
+//! stays bounded. CPU only (NVRTC makes the
 //! cubins); with no driver, `validate` checks the bytes alone.
 //!
 //! Run with `source scripts/env.sh && cargo test --test validate_memo`.
@@ -27,10 +28,12 @@ fn memo_skips_only_identical_bytes_and_stays_bounded() {
     let (n0, h0) = memo::stats();
     assert_eq!(n0, 0);
 
-    // First sight: fully checked, then remembered.
+    // First sight: fully checked, not copied (a process that loads each image once pays no
+    // copy). Second sight: checked again, now copied. Third: one comparison, a hit.
+    validate(&a).expect("a valid cubin");
+    assert_eq!(memo::stats(), (0, h0));
     validate(&a).expect("a valid cubin");
     assert_eq!(memo::stats(), (1, h0));
-    // The same bytes again, from another buffer: one comparison, a hit.
     let copy = a.clone();
     validate(&copy).expect("the same cubin");
     assert_eq!(memo::stats(), (1, h0 + 1));
@@ -48,8 +51,14 @@ fn memo_skips_only_identical_bytes_and_stays_bounded() {
     // A truncated copy is another length: checked, refused.
     assert!(matches!(validate(&a[..a.len() - 1]), Err(e) if e.status == Status::InvalidImage));
 
-    // Bounded: more distinct images than it holds; the least recently used go.
+    // Images validated once each (a JIT's pattern) are never copied.
     let others: Vec<Vec<u8>> = (0..memo::ENTRIES + 2).map(|i| cubin(&format!("memo_other_{i}"))).collect();
+    for o in &others {
+        validate(o).expect("a valid cubin");
+    }
+    assert_eq!(memo::stats().0, 1, "single loads copied nothing");
+
+    // Bounded: more distinct images loaded repeatedly than it holds; the least recently used go.
     for o in &others {
         validate(o).expect("a valid cubin");
     }

@@ -129,11 +129,11 @@ int main(int argc, char **argv) {
   add("raw cuLibraryLoadData", "load", "", [&] { CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
   add("cudyn_library_load_data (driver)", "load", "raw cuLibraryLoadData", [&] { cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
 
-  // Loads of images never seen before: cudyn remembers the last few images it validated
-  // (byte for byte) and skips the check for identical bytes, so the rows above measure a
-  // repeated load. Here 16 distinct cubins (far more than it remembers) are loaded in turn,
-  // the two cudyn rows half a cycle apart, so every cudyn load runs the full validation: the
-  // first-sight cost.
+  // Loads of images never seen before: cudyn keeps a copy of the last few images it validated
+  // twice and skips the check for identical bytes, so the rows above measure a repeated load.
+  // Here 16 distinct cubins are loaded in turn, the two cudyn rows half a cycle apart, so an
+  // image comes back only after 16 other validations, beyond the 8 cudyn recognises: every
+  // cudyn load here runs the full validation, the first-sight cost.
   std::vector<std::vector<char>> fresh;
   for (int i = 0; i < 16; ++i) {
     std::string src = large_source("k_fresh_" + std::to_string(i));
