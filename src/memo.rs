@@ -36,14 +36,22 @@ struct Memo {
 static MEMO: Mutex<Memo> =
     Mutex::new(Memo { entries: Vec::new(), clock: 0, hits: 0, seen: [(0, 0); SEEN], seen_next: 0 });
 
-/// A cheap fingerprint: the length, the first and last 64 bytes and 16 words spread between.
-/// Only used to notice "validated this before"; equal fingerprints prove nothing.
+/// A cheap fingerprint: the length, the first 1 KiB (where a cubin's section and symbol
+/// names live, so kernels that differ only in name differ here), the last 64 bytes and 16
+/// words spread between. Only used to notice "validated this before"; equal fingerprints prove
+/// nothing (the worst a collision does is copy an image early).
 fn fingerprint(image: &[u8]) -> u64 {
     let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
     let word = |at: usize| image.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
     let n = image.len();
-    let mut h = mix(0, n as u64);
-    for at in (0..64).step_by(8).chain((n.saturating_sub(64)..n).step_by(8)) {
+    // Four independent lanes over the head, so the multiplies overlap.
+    let mut lanes = [n as u64, 1, 2, 3];
+    for (i, chunk) in image[..n.min(1024)].chunks_exact(8).enumerate() {
+        let lane = &mut lanes[i % 4];
+        *lane = mix(*lane, u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
+    }
+    let mut h = lanes.iter().fold(0, |h, &l| mix(h, l));
+    for at in (n.saturating_sub(64)..n).step_by(8) {
         h = mix(h, word(at));
     }
     for k in 1..=16 {
