@@ -2,7 +2,7 @@
 # Everything the GPU figures in docs/ come from, in one call on a GPU machine (after
 # scripts/install-prefix.sh here): the suite, compute-sanitizer, the soak, the hostile-image
 # run (cudyn, then raw cuLibraryLoadData for comparison, time-capped), the benchmark and the
-# cuda.core reference row, with the chart. Results go to DIR. About 8 minutes on an H200
+# cuda.core reference row, with the chart. Results go to DIR. About 6 minutes on an H200
 # (the raw mutant pass runs MUTANTS_RAW_JOBS children side by side, default 8, and stops itself
 # after MUTANTS_RAW_SECONDS, default 200, reporting how many mutants it got through).
 #   usage: scripts/gpu-report.sh DIR [PREFIX=.prefix]
