@@ -93,8 +93,8 @@ static DRIVER: OnceLock<std::result::Result<Driver, Error>> = OnceLock::new();
 
 /// The process's driver, opened on first use.
 pub fn driver() -> Result<&'static Driver> {
-    if let Some(Ok(d)) = DRIVER.get() {
-        return Ok(d); // the launch path: no initialisation check, no clone
+    if let Some(d) = driver_ready() {
+        return Ok(d); // no initialisation check, no clone
     }
     DRIVER.get_or_init(load).as_ref().map_err(Clone::clone)
 }
@@ -102,10 +102,7 @@ pub fn driver() -> Result<&'static Driver> {
 /// The driver if it is already open (the launch fast path: one load, no initialisation).
 #[inline]
 pub fn driver_ready() -> Option<&'static Driver> {
-    match DRIVER.get() {
-        Some(Ok(d)) => Some(d),
-        _ => None,
-    }
+    DRIVER.get()?.as_ref().ok()
 }
 
 /// The driver if it loaded and initialised a GPU, without ever erroring.

@@ -71,6 +71,22 @@ fn remember(key: usize, generation: u64, params: &Arc<[Param]>) {
     });
 }
 
+/// `f` of this thread's hot layout, if it is `key`'s under `generation`. `f` only reads the
+/// slice: it must not look up another layout (that would replace the entry it borrows).
+#[inline]
+fn hot<R>(key: usize, generation: u64, f: impl FnOnce(&[Param]) -> R) -> Option<R> {
+    HOT.try_with(|h| {
+        if h.key.get() != key || h.generation.get() != generation {
+            return None;
+        }
+        // SAFETY: `params` points into `owner`'s Arc, which this thread keeps alive until
+        // `remember` replaces both; `remember` is not reachable from `f` (contract above).
+        Some(f(unsafe { &*h.params.get() }))
+    })
+    .ok()
+    .flatten()
+}
+
 /// Cached layouts by kernel, and how many each library has (so unloading a library none of
 /// whose kernels was ever looked at costs one read lock, and retires no thread's hot entry).
 #[derive(Default)]
@@ -245,19 +261,9 @@ impl Kernel {
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
         let key = self.0 as usize;
         let generation = GENERATION.load(Ordering::Acquire);
-        // 1. This thread's last kernel (see `args_match_hot` for the launch path's own read).
+        // 1. This thread's last kernel.
         let mut f = Some(f);
-        let hit = HOT.try_with(|h| {
-            if h.key.get() != key || h.generation.get() != generation {
-                return None;
-            }
-            // SAFETY: `params` points into `owner`'s Arc, which this thread keeps alive until
-            // `remember` replaces both; `remember` is not reachable from here or from `f`
-            // (a layout callback: it only reads the slice).
-            let p = unsafe { &*h.params.get() };
-            f.take().map(|f| f(p))
-        });
-        if let Ok(Some(r)) = hit {
+        if let Some(r) = hot(key, generation, |p| f.take().map(|f| f(p))).flatten() {
             return Ok(r);
         }
         let Some(f) = f else { return Err(Error::new(Status::Internal, "layout callback consumed")) };
@@ -284,15 +290,7 @@ impl Kernel {
     /// mismatch to describe; never a wrong answer.
     #[inline]
     pub(crate) fn args_match_hot(self, nargs: usize, sizes: Option<&[usize]>) -> bool {
-        let key = self.0 as usize;
-        let generation = GENERATION.load(Ordering::Acquire);
-        HOT.try_with(|h| {
-            if h.key.get() != key || h.generation.get() != generation {
-                return false;
-            }
-            // SAFETY: as in `with_params`: `owner` keeps the slice alive and nothing here can
-            // reach `remember`.
-            let params = unsafe { &*h.params.get() };
+        hot(self.0 as usize, GENERATION.load(Ordering::Acquire), |params| {
             params.len() == nargs
                 && sizes.is_none_or(|s| s.len() == nargs && s.iter().zip(params).all(|(&g, p)| g == p.size as usize))
         })

@@ -279,7 +279,7 @@ const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     if let Some(api) = cfg.plain_api() {
         if !k.0.is_null() && k.args_match_hot(args.len(), sizes) && !args.iter().any(|a| a.is_null()) {
-            let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
+            let params = kernel_params(args);
             match api {
                 Api::Driver => {
                     if let Some((d, f)) = driver_ready().and_then(|d| Some((d, d.f.cuLaunchKernelEx?))) {
@@ -304,6 +304,15 @@ pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option
         }
     }
     launch_full(k, cfg, args, sizes)
+}
+
+/// CUDA's kernelParams for `args`: NULL for a kernel without parameters.
+fn kernel_params(args: &[*mut c_void]) -> *mut *mut c_void {
+    if args.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        args.as_ptr() as *mut *mut c_void
+    }
 }
 
 fn driver_config(cfg: &LaunchConfig, attrs: *mut sys::CUlaunchAttribute, num: u32) -> sys::CUlaunchConfig {
@@ -361,7 +370,7 @@ fn runtime_failed(rt: &Runtime, r: sys::cudaError_t) -> Result<()> {
 #[inline(never)]
 fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     let api = prepare(k, cfg, args, sizes)?;
-    let params = if args.is_empty() { std::ptr::null_mut() } else { args.as_ptr() as *mut *mut c_void };
+    let params = kernel_params(args);
     // On the stack, written only as far as used (no zeroing, no copy on the common path).
     let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
     let num = if cfg.wants_attributes() { cfg.fill_attributes(&mut attrs) } else { 0 };

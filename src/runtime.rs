@@ -48,7 +48,7 @@ static RUNTIME: OnceLock<std::result::Result<Runtime, Error>> = OnceLock::new();
 
 /// The process's CUDA runtime, opened on first use.
 pub fn runtime() -> Result<&'static Runtime> {
-    if let Some(Ok(r)) = RUNTIME.get() {
+    if let Some(r) = runtime_ready() {
         return Ok(r);
     }
     RUNTIME.get_or_init(load).as_ref().map_err(Clone::clone)
@@ -57,10 +57,7 @@ pub fn runtime() -> Result<&'static Runtime> {
 /// The runtime if it is already open (the launch fast path).
 #[inline]
 pub fn runtime_ready() -> Option<&'static Runtime> {
-    match RUNTIME.get() {
-        Some(Ok(r)) => Some(r),
-        _ => None,
-    }
+    RUNTIME.get()?.as_ref().ok()
 }
 
 fn load() -> Result<Runtime> {
