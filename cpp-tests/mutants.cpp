@@ -115,11 +115,11 @@ static int raw_child(const std::vector<char> &cubin, const std::vector<char> &fa
 static void raw_pass(char **argv, int count) {
   const int jobs = std::max(1, std::getenv("MUTANTS_RAW_JOBS") ? std::atoi(std::getenv("MUTANTS_RAW_JOBS")) : 8);
   const double budget = std::getenv("MUTANTS_RAW_SECONDS") ? std::atof(std::getenv("MUTANTS_RAW_SECONDS")) : 240.0;
-  struct Shard { int next, end; pid_t pid; std::string progress; };
+  struct Shard { int begin, next, end; pid_t pid; std::string progress; };
   std::vector<Shard> shards;
   for (int j = 0; j < jobs; ++j) {
     int lo = (int)((long)count * j / jobs), hi = (int)((long)count * (j + 1) / jobs);
-    shards.push_back({lo, hi, -1, "/tmp/cudyn_mutants_progress_" + std::to_string(getpid()) + "_" + std::to_string(j)});
+    shards.push_back({lo, lo, hi, -1, "/tmp/cudyn_mutants_progress_" + std::to_string(getpid()) + "_" + std::to_string(j)});
   }
   auto read_progress = [](const Shard &sh, int fallback) {
     int at = fallback;
@@ -171,7 +171,7 @@ static void raw_pass(char **argv, int count) {
   }
   int covered = 0;
   for (auto &sh : shards) {
-    covered += sh.next - (int)((long)count * (&sh - &shards[0]) / jobs);
+    covered += sh.next - sh.begin;
     std::remove(sh.progress.c_str());
   }
   std::sort(crashed_at.begin(), crashed_at.end());

@@ -15,15 +15,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
-const SRC: &str = r#"
-#include "my.h"
-template <typename T>
-__global__ void axpy(T a, const T* x, T* y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = my::twice(a) * x[i] + y[i];
-}
-"#;
-const MY_H: &str = "#pragma once\nnamespace my { template <typename T> __device__ T twice(T v) { return v + v; } }\n";
+/// The templated axpy that includes "my.h" (tests/common).
+const SRC: &str = AXPY_WITH_HEADER;
 
 fn opts() -> CompileOptions {
     CompileOptions {

@@ -195,19 +195,7 @@ fn explicit_arch_is_honoured() {
 // ---------------------------------------------------------------------------------------------
 // Headers and name expressions
 
-const TEMPLATED: &str = r#"
-#include "my.h"
-template <typename T>
-__global__ void axpy(T a, const T* x, T* y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = my::twice(a) * x[i] + y[i];
-}
-"#;
-
-const MY_H: &str = r#"
-#pragma once
-namespace my { template <typename T> __device__ T twice(T v) { return v + v; } }
-"#;
+const TEMPLATED: &str = AXPY_WITH_HEADER;
 
 #[test]
 fn in_memory_headers_and_name_expressions() {

@@ -5,6 +5,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// A templated kernel that includes an in-memory header, "my.h" (`MY_H`): for tests of
+/// headers, name expressions and the cache key.
+pub const AXPY_WITH_HEADER: &str = r#"
+#include "my.h"
+template <typename T>
+__global__ void axpy(T a, const T* x, T* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = my::twice(a) * x[i] + y[i];
+}
+"#;
+
+/// The header `AXPY_WITH_HEADER` includes.
+pub const MY_H: &str =
+    "#pragma once\nnamespace my { template <typename T> __device__ T twice(T v) { return v + v; } }\n";
+
 /// Environment variable that turns a re-run of this test binary into a child of one test.
 pub const CHILD_ENV: &str = "CUDYN_TEST_CHILD";
 
