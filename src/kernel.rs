@@ -4,10 +4,10 @@
 use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
 use crate::handles::AddressMap;
+use crate::hot;
 use crate::sys;
-use std::cell::Cell;
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
@@ -31,60 +31,6 @@ pub(crate) struct Layout {
     /// The library the kernel belongs to (0 if unknown), to drop entries on unload.
     pub lib: usize,
     pub params: Arc<[Param]>,
-}
-
-/// Bumped whenever layouts are dropped (a library unloaded): thread-local copies made under an
-/// older generation are not trusted.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
-
-/// This thread's last kernel: a launch loop on one kernel reads it with no lock, no hashing, no
-/// borrow flag and no reference count touched.
-struct Hot {
-    key: Cell<usize>,
-    generation: Cell<u64>,
-    /// The layout, inside `owner`'s allocation.
-    params: Cell<*const [Param]>,
-    /// Keeps `params` alive; replaced only together with it, in `remember`.
-    owner: Cell<Option<Arc<[Param]>>>,
-}
-
-thread_local! {
-    static HOT: Hot = const {
-        Hot {
-            key: Cell::new(0),
-            generation: Cell::new(u64::MAX),
-            params: Cell::new(std::ptr::slice_from_raw_parts(std::ptr::null(), 0)),
-            owner: Cell::new(None),
-        }
-    };
-}
-
-/// Make `params` this thread's hot layout for `key` under `generation`.
-fn remember(key: usize, generation: u64, params: &Arc<[Param]>) {
-    let _ = HOT.try_with(|h| {
-        // Invalidate first, so the entry never pairs a key with another kernel's layout.
-        h.key.set(0);
-        h.params.set(Arc::as_ptr(params));
-        drop(h.owner.replace(Some(params.clone())));
-        h.generation.set(generation);
-        h.key.set(key);
-    });
-}
-
-/// `f` of this thread's hot layout, if it is `key`'s under `generation`. `f` only reads the
-/// slice: it must not look up another layout (that would replace the entry it borrows).
-#[inline]
-fn hot<R>(key: usize, generation: u64, f: impl FnOnce(&[Param]) -> R) -> Option<R> {
-    HOT.try_with(|h| {
-        if h.key.get() != key || h.generation.get() != generation {
-            return None;
-        }
-        // SAFETY: `params` points into `owner`'s Arc, which this thread keeps alive until
-        // `remember` replaces both; `remember` is not reachable from `f` (contract above).
-        Some(f(unsafe { &*h.params.get() }))
-    })
-    .ok()
-    .flatten()
 }
 
 /// Cached layouts by kernel, and how many each library has (so unloading a library none of
@@ -135,8 +81,8 @@ pub(crate) fn forget_library(lib: usize) {
     }
     let gone: Vec<(usize, usize)> = l.by_kernel.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| (*k, lib)).collect();
     l.by_kernel.retain(|_, v| v.lib != lib);
-    // Every thread's hot entry is retired: one of them may be a kernel of `lib`.
-    GENERATION.fetch_add(1, Ordering::Release);
+    // Every entry of the launch table is retired: some may be kernels of `lib`.
+    hot::LINE.generation.fetch_add(1, Ordering::Release);
     drop(l);
     if !gone.is_empty() {
         let mut u = unloaded().lock().unwrap_or_else(|p| p.into_inner());
@@ -256,18 +202,12 @@ impl Kernel {
         Ok(unsafe { CStr::from_ptr(p) })
     }
 
-    /// Run `f` with this kernel's parameter layout, querying and caching it on first use.
-    /// Cached per thread (no lock) and per process (a read lock); no allocation once cached.
+    /// Run `f` with this kernel's parameter layout, querying and caching it on first use
+    /// (a read lock once cached; no allocation), and record it in the launch table.
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
         let key = self.0 as usize;
-        let generation = GENERATION.load(Ordering::Acquire);
-        // 1. This thread's last kernel.
-        let mut f = Some(f);
-        if let Some(r) = hot(key, generation, |p| f.take().map(|f| f(p))).flatten() {
-            return Ok(r);
-        }
-        let Some(f) = f else { return Err(Error::new(Status::Internal, "layout callback consumed")) };
-        // 2. The shared table; 3. CUDA, once per kernel.
+        let generation = hot::LINE.generation.load(Ordering::Acquire);
+        // 1. The shared table; 2. CUDA, once per kernel.
         let found = layouts().read().unwrap_or_else(|p| p.into_inner()).by_kernel.get(&key).map(|e| e.params.clone());
         let params = match found {
             Some(p) => p,
@@ -280,21 +220,17 @@ impl Kernel {
                 layouts().write().unwrap_or_else(|p| p.into_inner()).get_or_insert(key, lib, params)
             }
         };
-        remember(key, generation, &params);
+        hot::remember(key, generation, &params);
         Ok(f(&params))
     }
 
-    /// The launch path's check, from this thread's hot entry alone: true when this kernel's
-    /// layout is cached on this thread (and current), it has `nargs` parameters and, when
-    /// `sizes` is given, each size matches. False means "ask `with_params`": a miss, or a
-    /// mismatch to describe; never a wrong answer.
+    /// The launch path's check, from the launch table alone (no lock): true when this
+    /// kernel's layout is there (and current), it has `nargs` parameters and, when `sizes` is
+    /// given, each size matches. False means "ask `with_params`": a miss, or a mismatch to
+    /// describe; never a wrong answer.
     #[inline]
     pub(crate) fn args_match_hot(self, nargs: usize, sizes: Option<&[usize]>) -> bool {
-        hot(self.0 as usize, GENERATION.load(Ordering::Acquire), |params| {
-            params.len() == nargs
-                && sizes.is_none_or(|s| s.len() == nargs && s.iter().zip(params).all(|(&g, p)| g == p.size as usize))
-        })
-        .unwrap_or(false)
+        hot::args_match(self.0 as usize, nargs, sizes)
     }
 
     /// Record a parameter layout without asking CUDA (for tests without a GPU, and for

@@ -1,16 +1,18 @@
 //! Launching any kernel handle through the driver (`cuLaunchKernelEx`) or the runtime
 //! (`cudaLaunchKernelExC`), with the arguments checked against the kernel's parameters.
 
-use crate::driver::{driver, driver_ready, Driver};
+use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
+use crate::hot;
 use crate::kernel::Kernel;
 use crate::library::Api;
-use crate::runtime::{runtime, runtime_ready, Runtime};
+use crate::runtime::{runtime, Runtime};
 use crate::sys;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 use std::ffi::c_void;
 use std::mem::{align_of, offset_of, size_of};
 use std::os::raw::c_int;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Grid, block or cluster extent; the same layout as CUDA's `dim3`.
 #[repr(C)]
@@ -271,39 +273,90 @@ const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 /// Launch `k` as `cfg` says. `args` holds one pointer per parameter (CUDA's kernelParams);
 /// `sizes`, when given, the size of each argument, checked against the parameter's.
 ///
-/// The common launch (a valid config without attributes, a kernel already launched on this
-/// thread, CUDA already open) takes the fast path: the same checks as `launch_full`, made from
-/// this thread's cached layout, then CUDA's plain launch. Everything else, and every error to
-/// describe, goes through `launch_full`.
+/// The common launch (a valid config without attributes, a kernel already launched, CUDA
+/// already open) takes the fast path (`fast`). Everything else, and every error to describe,
+/// goes through `launch_full`.
 #[inline]
 pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
-    if let Some(api) = cfg.plain_api() {
-        if !k.0.is_null() && k.args_match_hot(args.len(), sizes) && !args.iter().any(|a| a.is_null()) {
-            let params = kernel_params(args);
-            match api {
-                Api::Driver => {
-                    if let Some((d, f)) = driver_ready().and_then(|d| Some((d, d.f.cuLaunchKernelEx?))) {
-                        let c = driver_config(cfg, std::ptr::null_mut(), 0);
-                        // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx;
-                        // params holds one non-NULL pointer per parameter (checked above).
-                        let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
-                        return if r.0 == 0 { Ok(()) } else { driver_failed(d, f, &c, k, params, r) };
-                    }
-                }
-                Api::Runtime => {
-                    if let Some((rt, f)) = runtime_ready().and_then(|rt| Some((rt, rt.f.cudaLaunchKernel?))) {
-                        let (grid, block) = dims(cfg);
-                        // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch;
-                        // params holds one non-NULL pointer per parameter (checked above).
-                        let r =
-                            unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) };
-                        return if r.0 == 0 { Ok(()) } else { runtime_failed(rt, r) };
-                    }
-                }
+    match fast(k, cfg, args, sizes) {
+        Fast::Launched => Ok(()),
+        Fast::NotTaken => launch_full(k, cfg, args, sizes),
+        Fast::Failed(api, code) => failed(api, code, k, cfg, args, sizes),
+    }
+}
+
+/// What `fast` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fast {
+    /// Launched: CUDA returned success.
+    Launched,
+    /// Not the common case: nothing was called; the full path decides.
+    NotTaken,
+    /// CUDA was called through `Api` and returned this error code (see `failed`).
+    Failed(Api, u32),
+}
+
+/// The common launch, and nothing else: a valid config without attributes, a kernel in the
+/// launch table with matching arguments, the API's launch entry point already resolved. The
+/// same checks as `launch_full`, made without a lock, an allocation, a thread-local or an
+/// error message; then CUDA's plain launch. It calls nothing that can panic, so the C
+/// entry points run it before their panic guard.
+#[inline(always)]
+pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Fast {
+    let Some(api) = cfg.plain_api() else { return Fast::NotTaken };
+    if k.0.is_null() || !k.args_match_hot(args.len(), sizes) || args.iter().any(|a| a.is_null()) {
+        return Fast::NotTaken;
+    }
+    let params = kernel_params(args);
+    match api {
+        Api::Driver => {
+            // SAFETY: NULL or cuLaunchKernelEx, stored by `launch_full` (an Option of a function
+            // pointer has a pointer's layout, NULL being None).
+            let f: Option<sys::PFN_cuLaunchKernelEx> =
+                unsafe { std::mem::transmute(hot::LINE.cu_launch.load(Relaxed)) };
+            let Some(f) = f else { return Fast::NotTaken };
+            let c = driver_config(cfg, std::ptr::null_mut(), 0);
+            // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
+            // holds one non-NULL pointer per parameter (checked above).
+            match unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0 {
+                0 => Fast::Launched,
+                r => Fast::Failed(Api::Driver, r),
+            }
+        }
+        Api::Runtime => {
+            // SAFETY: NULL or cudaLaunchKernel, stored by `launch_full`, as above.
+            let f: Option<sys::PFN_cudaLaunchKernel> =
+                unsafe { std::mem::transmute(hot::LINE.cuda_launch.load(Relaxed)) };
+            let Some(f) = f else { return Fast::NotTaken };
+            let (grid, block) = dims(cfg);
+            // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch; params
+            // holds one non-NULL pointer per parameter (checked above).
+            match unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }.0 {
+                0 => Fast::Launched,
+                r => Fast::Failed(Api::Runtime, r),
             }
         }
     }
-    launch_full(k, cfg, args, sizes)
+}
+
+/// The fast path's launch returned `code` (not success). Through the driver,
+/// CUDA_ERROR_INVALID_CONTEXT means the thread has no context yet and nothing was launched:
+/// the full path gives it one and launches. Anything else is reported.
+#[cold]
+#[inline(never)]
+pub(crate) fn failed(
+    api: Api,
+    code: u32,
+    k: Kernel,
+    cfg: &LaunchConfig,
+    args: &[*mut c_void],
+    sizes: Option<&[usize]>,
+) -> Result<()> {
+    match api {
+        Api::Driver if code == CUDA_ERROR_INVALID_CONTEXT => launch_full(k, cfg, args, sizes),
+        Api::Driver => driver()?.check(sys::CUresult(code), "launching through the driver (cuLaunchKernelEx)"),
+        Api::Runtime => runtime_failed(runtime()?, sys::cudaError_t(code)),
+    }
 }
 
 /// CUDA's kernelParams for `args`: NULL for a kernel without parameters.
@@ -379,6 +432,7 @@ fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Optio
         Api::Driver => {
             let d = driver()?;
             let f = d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?;
+            hot::LINE.cu_launch.store(f as *mut c_void, Relaxed); // for the fast path
             let c = driver_config(cfg, attrs_ptr, num);
             // SAFETY: as in `launch`; attrs outlive the call.
             let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
@@ -392,7 +446,8 @@ fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Optio
             let r = if num == 0 {
                 // No attributes: the plain launch, CUDA's cheapest runtime entry point.
                 let f = rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?;
-                // SAFETY: as in `launch`.
+                hot::LINE.cuda_launch.store(f as *mut c_void, Relaxed); // for the fast path
+                                                                        // SAFETY: as in `launch`.
                 unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
             } else {
                 let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
@@ -507,7 +562,7 @@ mod tests {
     fn hot_layout_check_agrees_and_expires() {
         let k = Kernel(0x7700 as *mut _);
         k.prime_params_of(0x7700_0000, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]);
-        // Not hot on this thread until looked up once.
+        // Not in the launch table until its layout is looked up once.
         assert!(!k.args_match_hot(2, None));
         assert_eq!(k.param_count().unwrap(), 2);
         assert!(k.args_match_hot(2, None));

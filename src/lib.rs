@@ -18,6 +18,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod handles;
+mod hot;
 pub mod image;
 pub mod kernel;
 pub mod launch;

@@ -1,0 +1,247 @@
+//! What the launch fast path reads, laid out for it: its read-mostly words in one cache line,
+//! and a table of kernels' argument layouts that every thread reads without a lock.
+//!
+//! The table is direct-mapped by kernel address: 256 slots of one cache line each. A slot
+//! holds one kernel's parameter count and, for kernels of up to 20 parameters, each
+//! parameter's size (16 bits is enough: CUDA caps a kernel's parameters at 32,764 bytes). A
+//! slot is written under a sequence lock, only when a launch missed it; a reader that
+//! overlaps a write sees a miss, never a torn entry, and a miss only sends the launch down
+//! the full path, which checks the same things under the layout cache's lock.
+//!
+//! Why a shared table rather than a per-thread entry: a loop that launches two kernels in
+//! turn misses a one-entry cache on every launch, and a thread-local in a shared library
+//! costs a call to the dynamic loader (`__tls_get_addr`) on every access. Slots are only
+//! read on the fast path, so their cache lines stay shared between cores.
+
+use crate::kernel::Param;
+use static_assertions::const_assert_eq;
+use std::ffi::c_void;
+use std::mem::{align_of, size_of};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// The fast path's read-mostly words, together in one cache line.
+#[repr(C, align(64))]
+pub(crate) struct Line {
+    /// Bumped whenever cached layouts are dropped (a library unloaded): a slot written under
+    /// an older generation is not trusted.
+    pub generation: AtomicU64,
+    /// `cuLaunchKernelEx`, once a launch through the driver has resolved it; NULL before.
+    pub cu_launch: AtomicPtr<c_void>,
+    /// `cudaLaunchKernel`, once a launch through the runtime has resolved it; NULL before.
+    pub cuda_launch: AtomicPtr<c_void>,
+}
+
+pub(crate) static LINE: Line = Line {
+    generation: AtomicU64::new(0),
+    cu_launch: AtomicPtr::new(std::ptr::null_mut()),
+    cuda_launch: AtomicPtr::new(std::ptr::null_mut()),
+};
+
+/// Parameter sizes a slot holds (four 16-bit sizes per word).
+const SIZES: usize = 20;
+const SLOTS: usize = 256;
+/// In a slot's `count`: the sizes are held (at most SIZES parameters, each < 64 KiB).
+const HELD: u32 = 1 << 31;
+
+#[repr(C, align(64))]
+struct Slot {
+    /// Even: stable; odd: being written.
+    seq: AtomicU32,
+    /// Parameter count, with HELD set when `sizes` holds every parameter's size.
+    count: AtomicU32,
+    /// The kernel's address; 0: empty.
+    key: AtomicUsize,
+    /// LINE.generation when the layout was read.
+    generation: AtomicU64,
+    sizes: [AtomicU64; SIZES / 4],
+}
+
+const_assert_eq!(size_of::<Slot>(), 64);
+const_assert_eq!(align_of::<Slot>(), 64);
+const_assert_eq!(size_of::<Line>(), 64);
+const_assert_eq!(SLOTS & (SLOTS - 1), 0);
+
+#[allow(clippy::declare_interior_mutable_const)] // each slot of the table is its own copy
+const EMPTY: Slot = Slot {
+    seq: AtomicU32::new(0),
+    count: AtomicU32::new(0),
+    key: AtomicUsize::new(0),
+    // No generation ever reaches this one, so an empty slot never matches.
+    generation: AtomicU64::new(u64::MAX),
+    sizes: [const { AtomicU64::new(0) }; SIZES / 4],
+};
+
+static TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
+
+#[inline]
+fn slot(key: usize) -> &'static Slot {
+    // Fibonacci hashing: the top bits of the product spread aligned addresses evenly.
+    let h = (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SLOTS.trailing_zeros());
+    &TABLE[h as usize]
+}
+
+/// Parameter `i`'s size; usize::MAX (no parameter's size) past the held ones.
+#[inline]
+fn size_at(s: &Slot, i: usize) -> usize {
+    s.sizes.get(i / 4).map_or(usize::MAX, |w| ((w.load(Ordering::Relaxed) >> (16 * (i % 4))) & 0xffff) as usize)
+}
+
+/// True when the table holds kernel `key` under the current generation, with `nargs`
+/// parameters and, when `sizes` is given, each of those sizes. False means "ask the full
+/// path": a miss, a write in progress, or a mismatch to describe; never a wrong yes.
+#[inline]
+pub(crate) fn args_match(key: usize, nargs: usize, sizes: Option<&[usize]>) -> bool {
+    let s = slot(key);
+    let seq = s.seq.load(Ordering::Acquire);
+    let c = s.count.load(Ordering::Relaxed);
+    let ok = s.key.load(Ordering::Relaxed) == key
+        && s.generation.load(Ordering::Relaxed) == LINE.generation.load(Ordering::Acquire)
+        && (c & !HELD) as usize == nargs
+        && sizes.is_none_or(|g| {
+            c & HELD != 0 && g.len() == nargs && g.iter().enumerate().all(|(i, &g)| g == size_at(s, i))
+        });
+    // Sequence lock, reader side: the loads above happen before the second read of `seq`; if
+    // it is unchanged (and even), no write overlapped them.
+    fence(Ordering::Acquire);
+    ok && seq & 1 == 0 && s.seq.load(Ordering::Relaxed) == seq
+}
+
+/// Record `params` as kernel `key`'s layout, read under `generation`. Skipped when the slot
+/// already holds it (its cache line then stays shared) or another thread is writing it.
+pub(crate) fn remember(key: usize, generation: u64, params: &[Param]) {
+    if key == 0 {
+        return;
+    }
+    let s = slot(key);
+    let seq = s.seq.load(Ordering::Relaxed);
+    if seq & 1 != 0 {
+        return;
+    }
+    if s.key.load(Ordering::Relaxed) == key && s.generation.load(Ordering::Relaxed) == generation {
+        return;
+    }
+    store(s, seq, key, generation, params);
+}
+
+/// Write the slot, unless another thread took it since `seq` was read.
+fn store(s: &Slot, seq: u32, key: usize, generation: u64, params: &[Param]) {
+    if s.seq.compare_exchange(seq, seq.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed).is_err() {
+        return;
+    }
+    // Sequence lock, writer side: `seq` is odd before any field changes.
+    fence(Ordering::Release);
+    let held = params.len() <= SIZES && params.iter().all(|p| p.size <= 0xffff);
+    let count = u32::try_from(params.len()).unwrap_or(u32::MAX).min(HELD - 1);
+    s.key.store(key, Ordering::Relaxed);
+    s.generation.store(generation, Ordering::Relaxed);
+    s.count.store(if held { count | HELD } else { count }, Ordering::Relaxed);
+    if held {
+        for (w, word) in s.sizes.iter().enumerate() {
+            let packed = params
+                .iter()
+                .skip(w * 4)
+                .take(4)
+                .enumerate()
+                .fold(0u64, |acc, (j, p)| acc | (p.size as u64) << (16 * j));
+            word.store(packed, Ordering::Relaxed);
+        }
+    }
+    s.seq.store(seq.wrapping_add(2), Ordering::Release);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(sizes: &[u32]) -> Vec<Param> {
+        sizes
+            .iter()
+            .scan(0, |off, &size| {
+                let p = Param { offset: *off, size };
+                *off += size;
+                Some(p)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slots_hold_counts_and_sizes() {
+        let g = LINE.generation.load(Ordering::Acquire);
+        let a = 0x51_0000usize;
+        assert!(!args_match(a, 0, None), "an empty slot matches nothing");
+        remember(a, g, &params(&[8, 4, 16]));
+        assert!(args_match(a, 3, None));
+        assert!(args_match(a, 3, Some(&[8, 4, 16])));
+        assert!(!args_match(a, 2, None));
+        assert!(!args_match(a, 3, Some(&[8, 4, 8])));
+        assert!(!args_match(a, 3, Some(&[8, 4])));
+        // Twenty sizes are held; one more, and only the count is.
+        let twenty: Vec<u32> = (1..=20).collect();
+        let b = 0x52_0000usize;
+        remember(b, g, &params(&twenty));
+        let given: Vec<usize> = twenty.iter().map(|&s| s as usize).collect();
+        assert!(args_match(b, 20, Some(&given)));
+        let mut wrong = given.clone();
+        wrong[19] = 21;
+        assert!(!args_match(b, 20, Some(&wrong)));
+        let c = 0x53_0000usize;
+        remember(c, g, &params(&(1..=21).collect::<Vec<_>>()));
+        assert!(args_match(c, 21, None));
+        assert!(!args_match(c, 21, Some(&(1..=21).collect::<Vec<_>>())), "sizes not held: ask the full path");
+        // A slot written under an older generation is not trusted.
+        let d = 0x54_0000usize;
+        remember(d, g.wrapping_sub(1), &params(&[8]));
+        assert!(!args_match(d, 1, None));
+        // A slot being written is a miss.
+        remember(a, g, &params(&[8, 4, 16]));
+        let s = slot(a);
+        s.seq.fetch_add(1, Ordering::AcqRel);
+        assert!(!args_match(a, 3, None));
+        s.seq.fetch_add(1, Ordering::AcqRel);
+        assert!(args_match(a, 3, None));
+    }
+
+    #[test]
+    fn slots_spread_aligned_addresses() {
+        // Kernel handles are aligned heap addresses: 256 of them, 16 or 64 bytes apart, should
+        // use most of the table rather than pile onto a few slots.
+        for stride in [16usize, 64, 4096] {
+            let mut used = [false; SLOTS];
+            for i in 0..SLOTS {
+                used[(slot(0x7f00_0000_0000 + i * stride) as *const Slot as usize - TABLE.as_ptr() as usize) / 64] =
+                    true;
+            }
+            let n = used.iter().filter(|&&u| u).count();
+            assert!(n > SLOTS / 2, "stride {stride}: {n} of {SLOTS} slots used");
+        }
+    }
+
+    /// Readers never see a torn entry while writers swap two layouts into one slot.
+    #[test]
+    fn concurrent_readers_see_whole_entries() {
+        let g = LINE.generation.load(Ordering::Acquire);
+        let key = 0x55_0000usize;
+        let one = params(&[8, 8]);
+        let other = params(&[4, 4, 4]);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for i in 0..200_000 {
+                    let s = slot(key);
+                    store(s, s.seq.load(Ordering::Relaxed) & !1, key, g, if i % 2 == 0 { &one } else { &other });
+                }
+            });
+            for _ in 0..2 {
+                sc.spawn(|| {
+                    for _ in 0..200_000 {
+                        // Each layout's count only ever comes with its own sizes.
+                        assert!(
+                            !args_match(key, 3, Some(&[8, 8, 0])),
+                            "sizes of one layout with the count of the other"
+                        );
+                        assert!(!args_match(key, 2, Some(&[4, 4])), "sizes of one layout with the count of the other");
+                    }
+                });
+            }
+        });
+    }
+}
