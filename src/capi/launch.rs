@@ -4,13 +4,62 @@ use super::error::cudyn_status;
 use super::{ffi, slice};
 use crate::handles::KernelHandle;
 use crate::kernel::Kernel;
-use crate::launch::{launch, LaunchConfig};
+use crate::launch::{failed, fast, launch, Fast, LaunchConfig};
 use crate::Error;
 use std::ffi::c_void;
 
 fn config<'a>(cfg: *const LaunchConfig) -> crate::Result<&'a LaunchConfig> {
     // SAFETY: non-NULL config points to a readable cudyn_launch_config (caller's contract).
     unsafe { cfg.as_ref() }.ok_or_else(|| Error::invalid("config is NULL"))
+}
+
+/// `n` entries at `p` as a slice; None when `p` is NULL (with n > 0) or `n` is impossible
+/// (the full path then says what is wrong).
+///
+/// # Safety
+/// A non-NULL `p` points to `n` readable entries.
+#[inline(always)]
+unsafe fn entries<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
+    if n == 0 {
+        Some(&[])
+    } else if p.is_null() || n > isize::MAX as usize / std::mem::size_of::<T>() {
+        None
+    } else {
+        // SAFETY: non-NULL, `n` entries readable (caller's contract), size in range.
+        Some(unsafe { std::slice::from_raw_parts(p, n) })
+    }
+}
+
+/// The common launch, before the panic guard and its error plumbing. `launch::fast` calls
+/// nothing that can panic (scripts/check_no_panic.py checks the built library), so it
+/// runs outside the guard. None: not the common case, nothing called. `sizes` None: no size
+/// check (a NULL `sizes` with `nargs` > 0 is not the common case: the full path reports it).
+///
+/// # Safety
+/// As `cudyn_launch_checked`.
+#[inline(always)]
+unsafe fn try_fast(
+    kernel: KernelHandle,
+    config: *const LaunchConfig,
+    args: *mut *mut c_void,
+    sizes: Option<*const usize>,
+    nargs: usize,
+) -> Option<cudyn_status> {
+    // SAFETY: a non-NULL config is readable (caller's contract).
+    let cfg = unsafe { config.as_ref() }?;
+    // SAFETY: `args` (and a non-NULL `sizes`) hold `nargs` entries (caller's contract).
+    let a = unsafe { entries(args.cast_const(), nargs) }?;
+    let s = match sizes {
+        None => None,
+        // SAFETY: as above.
+        Some(p) => Some(unsafe { entries(p, nargs) }?),
+    };
+    let k = Kernel(kernel);
+    match fast(k, cfg, a, s) {
+        Fast::Launched => Some(cudyn_status::CUDYN_SUCCESS),
+        Fast::NotTaken => None,
+        Fast::Failed(api, code) => Some(ffi!({ failed(api, code, k, cfg, a, s) })),
+    }
 }
 
 /// Launch `kernel` as `config` says, through `config->api`. `args` is like CUDA's
@@ -26,6 +75,10 @@ pub unsafe extern "C" fn cudyn_launch(
     args: *mut *mut c_void,
     nargs: usize,
 ) -> cudyn_status {
+    // SAFETY: as below.
+    if let Some(done) = unsafe { try_fast(kernel, config, args, None, nargs) } {
+        return done;
+    }
     ffi!({
         let cfg = self::config(config)?;
         // SAFETY: `args` holds `nargs` pointers (caller's contract).
@@ -44,6 +97,10 @@ pub unsafe extern "C" fn cudyn_launch_checked(
     arg_sizes: *const usize,
     nargs: usize,
 ) -> cudyn_status {
+    // SAFETY: as below.
+    if let Some(done) = unsafe { try_fast(kernel, config, args, Some(arg_sizes), nargs) } {
+        return done;
+    }
     ffi!({
         let cfg = self::config(config)?;
         // SAFETY: `args` and `arg_sizes` hold `nargs` entries each (caller's contract).
