@@ -233,6 +233,14 @@ static int argument_mismatch() {
   size_t sizes_wrong[] = {8, 8, 8, sizeof wrong};
   for (cudyn_api api : {CUDYN_API_RUNTIME, CUDYN_API_DRIVER}) {
     cudyn_launch_config cfg = config_1d(N, 256, api);
+    // Launched once first (n = 0 writes nothing), so every check below meets a kernel the
+    // fast path knows: it must refuse exactly what the full path refuses.
+    int zero = 0;
+    void *args_zero[] = {&da.p, &db.p, &dc.p, &zero};
+    CHECK_CUDYN(cudyn_launch(k, &cfg, args_zero, 4));
+    EXPECT_STATUS(cudyn_launch_checked(k, &cfg, args, nullptr, 4), CUDYN_ERROR_INVALID_ARGUMENT);
+    EXPECT(std::strstr(cudyn_last_error_message(), "arg_sizes") != nullptr, "message: %s", cudyn_last_error_message());
+    EXPECT_STATUS(cudyn_launch(k, &cfg, nullptr, 4), CUDYN_ERROR_INVALID_ARGUMENT);
     EXPECT_STATUS(cudyn_launch(k, &cfg, args, 3), CUDYN_ERROR_ARGUMENT_MISMATCH);
     EXPECT(std::strstr(cudyn_last_error_message(), "4 parameter") != nullptr, "message: %s", cudyn_last_error_message());
     EXPECT_STATUS(cudyn_launch(k, &cfg, args, 5), CUDYN_ERROR_ARGUMENT_MISMATCH);

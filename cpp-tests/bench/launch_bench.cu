@@ -1,5 +1,5 @@
 // Benchmark (not a test): cudyn's launch, load and compile overhead against the raw CUDA calls,
-// measured side by side in one process. Variants are interleaved round by round so drift in
+// measured side by side in one process (BENCH_GROUPS picks groups, see below). Variants are interleaved round by round so drift in
 // clocks or driver state hits them all alike; each figure is the median over rounds.
 // Launches are timed in batches of 256 with the stream drained between batches (not timed),
 // so the figure is the host's cost of submitting a launch, not the GPU's rate of running
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -72,6 +73,14 @@ int main(int argc, char **argv) {
   CHECK_CUDYN(cudyn_library_get_kernel(lib, "empty_kernel", CUDYN_API_RUNTIME, &k));
   cudyn_kernel_t kc = nullptr;
   CHECK_CUDYN(cudyn_library_get_kernel(lib, "cluster_report", CUDYN_API_RUNTIME, &kc));
+  // Two kernels with arguments, launched in turn (n = 0: they return at once).
+  cudyn_kernel_t ka = nullptr, kb = nullptr;
+  CHECK_CUDYN(cudyn_library_get_kernel(lib, "add_one", CUDYN_API_RUNTIME, &ka));
+  CHECK_CUDYN(cudyn_library_get_kernel(lib, "vec_add", CUDYN_API_RUNTIME, &kb));
+  float *xp = nullptr;
+  int zero = 0;
+  void *args_a[] = {&xp, &zero};
+  void *args_b[] = {&xp, &xp, &xp, &zero};
   unsigned *cluster_out = nullptr;
   CHECK_RT(cudaMalloc(&cluster_out, 16));
   void *cluster_args[] = {&cluster_out};
@@ -118,6 +127,22 @@ int main(int argc, char **argv) {
   cudyn::kernel typed(k);
   add("C++ kernel.launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { typed.launch(cudyn::launch_config(cr)); });
 #endif
+  add("raw cuLaunchKernelEx, 2 kernels in turn", "alternate", "", [&] {
+    CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)ka, args_a, nullptr));
+    CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)kb, args_b, nullptr));
+  });
+  add("raw cudaLaunchKernel, 2 kernels in turn", "alternate", "", [&] {
+    CHECK_RT(cudaLaunchKernel((const void *)ka, dim3(1), dim3(32), args_a, 0, stream));
+    CHECK_RT(cudaLaunchKernel((const void *)kb, dim3(1), dim3(32), args_b, 0, stream));
+  });
+  add("cudyn_launch (driver), 2 kernels in turn", "alternate", "raw cuLaunchKernelEx, 2 kernels in turn", [&] {
+    CHECK_CUDYN(cudyn_launch(ka, &cd, args_a, 2));
+    CHECK_CUDYN(cudyn_launch(kb, &cd, args_b, 4));
+  });
+  add("cudyn_launch (runtime), 2 kernels in turn", "alternate", "raw cudaLaunchKernel, 2 kernels in turn", [&] {
+    CHECK_CUDYN(cudyn_launch(ka, &cr, args_a, 2));
+    CHECK_CUDYN(cudyn_launch(kb, &cr, args_b, 4));
+  });
   add("raw cuLaunchKernelEx + cluster", "cluster", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg_cluster, (CUfunction)kc, cluster_args, nullptr)); });
   add("raw cudaLaunchKernelExC + cluster", "cluster", "", [&] { CHECK_RT(cudaLaunchKernelExC(&rcfg_cluster, (const void *)kc, cluster_args)); });
   add("cudyn_launch (driver) + cluster", "cluster", "raw cuLaunchKernelEx + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cd_cl, cluster_args, 1)); });
@@ -175,12 +200,21 @@ int main(int argc, char **argv) {
     }
     for (size_t j = 0; j < g.size(); ++j) g[j]->per_op_us.push_back(us[j] / reps);
   };
+  // BENCH_GROUPS (comma-separated: launch, alternate, cluster, load, load-new, compile) runs
+  // only those; unset, all of them.
+  const char *only = std::getenv("BENCH_GROUPS");
+  auto wanted = [&](const std::string &g) {
+    if (!only || !*only) return true;
+    std::string list = std::string(",") + only + ",";
+    return list.find("," + g + ",") != std::string::npos;
+  };
   for (int r = 0; r < rounds; ++r) {
-    run_group("launch", launches, batch);
-    run_group("cluster", launches, batch);
-    run_group("load", loads, 1);
-    run_group("load-new", loads, 1);
+    for (const char *g : {"launch", "alternate", "cluster"})
+      if (wanted(g)) run_group(g, launches, batch);
+    for (const char *g : {"load", "load-new"})
+      if (wanted(g)) run_group(g, loads, 1);
   }
+  v.erase(std::remove_if(v.begin(), v.end(), [](const Variant &x) { return x.per_op_us.empty(); }), v.end());
 
   // Compile: a cold NVRTC compile (cache off, through cudyn_compile) against
   // cudyn_library_load_source with a warm cache, small and large kernel.
@@ -188,6 +222,7 @@ int main(int argc, char **argv) {
   struct CompileRow { std::string name; double cold_ms, warm_ms; };
   std::vector<CompileRow> crows;
   for (auto src : {std::string(kSmallSrc), large}) {
+    if (!wanted("compile")) break;
     std::vector<double> cold, warm;
     const char *label = src.size() < 400 ? "small kernel" : "large kernel";
     for (int r = 0; r < 5; ++r) {
@@ -250,7 +285,7 @@ int main(int argc, char **argv) {
       std::fprintf(js, "]}%s\n", i + 1 < v.size() ? "," : "");
     }
   }
-  std::printf("\n%-36s %12s %12s %10s\n", "compile + load", "cold ms", "cached ms", "speed-up");
+  if (!crows.empty()) std::printf("\n%-36s %12s %12s %10s\n", "compile + load", "cold ms", "cached ms", "speed-up");
   if (js) std::fprintf(js, "  ],\n  \"compile\": [\n");
   for (size_t i = 0; i < crows.size(); ++i) {
     auto &c = crows[i];
