@@ -29,12 +29,15 @@ pub(crate) struct Line {
     pub cu_launch: AtomicPtr<c_void>,
     /// `cudaLaunchKernel`, once a launch through the runtime has resolved it; NULL before.
     pub cuda_launch: AtomicPtr<c_void>,
+    /// `cudaLaunchKernelExC` (launches with attributes), likewise.
+    pub cuda_launch_ex: AtomicPtr<c_void>,
 }
 
 pub(crate) static LINE: Line = Line {
     generation: AtomicU64::new(0),
     cu_launch: AtomicPtr::new(std::ptr::null_mut()),
     cuda_launch: AtomicPtr::new(std::ptr::null_mut()),
+    cuda_launch_ex: AtomicPtr::new(std::ptr::null_mut()),
 };
 
 /// Parameter sizes a slot holds (four 16-bit sizes per word).

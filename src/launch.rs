@@ -141,22 +141,16 @@ impl LaunchConfig {
         Ok(api)
     }
 
-    /// The API of a launch that `check` accepts and that asks for no attribute (most
-    /// launches), decided in one pass with a single branch; None: anything else, which the
-    /// full path then checks and describes.
+    /// The API of a launch that `check` accepts, decided in one pass with a single branch
+    /// and no message; None: anything else, which the full path then checks and describes.
     #[inline]
-    fn plain_api(&self) -> Option<Api> {
+    fn valid_api(&self) -> Option<Api> {
         let (g, b, c) = (&self.grid, &self.block, &self.cluster);
         let dims = (g.x != 0) & (g.y != 0) & (g.z != 0) & (b.x != 0) & (b.y != 0) & (b.z != 0);
-        let extra = c.x
-            | c.y
-            | c.z
-            | self.cooperative as u32
-            | self.priority as u32
-            | self.programmatic_serialization as u32
-            | self.reserved.iter().fold(0, |acc, &r| acc | r)
-            | ((self.shared_mem_bytes as u64) >> 32) as u32;
-        match (dims && extra == 0, self.api) {
+        // No cluster, or one of at least 1 in every dimension.
+        let cluster = ((c.x | c.y | c.z) == 0) | ((c.x != 0) & (c.y != 0) & (c.z != 0));
+        let extra = self.reserved.iter().fold(0, |acc, &r| acc | r) | ((self.shared_mem_bytes as u64) >> 32) as u32;
+        match (dims && cluster && extra == 0, self.api) {
             (true, 0) => Some(Api::Runtime),
             (true, 1) => Some(Api::Driver),
             _ => None,
@@ -164,8 +158,10 @@ impl LaunchConfig {
     }
 
     /// Whether any launch attribute is asked for (most launches: none).
+    #[inline]
     fn wants_attributes(&self) -> bool {
-        !self.cluster.is_zero() || self.cooperative != 0 || self.priority != 0 || self.programmatic_serialization != 0
+        let c = &self.cluster;
+        (c.x | c.y | c.z | self.cooperative as u32 | self.priority as u32 | self.programmatic_serialization as u32) != 0
     }
 
     /// Write the CUDA launch attributes this config asks for into `out`; returns how many.
@@ -303,11 +299,14 @@ pub(crate) enum Fast {
 /// entry points run it before their panic guard.
 #[inline(always)]
 pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Fast {
-    let Some(api) = cfg.plain_api() else { return Fast::NotTaken };
+    let Some(api) = cfg.valid_api() else { return Fast::NotTaken };
     if k.0.is_null() || !k.args_match_hot(args.len(), sizes) || args.iter().any(|a| a.is_null()) {
         return Fast::NotTaken;
     }
     let params = kernel_params(args);
+    if cfg.wants_attributes() {
+        return fast_with_attributes(api, k, cfg, params);
+    }
     match api {
         Api::Driver => {
             // SAFETY: NULL or cuLaunchKernelEx, stored by `launch_full` (an Option of a function
@@ -318,10 +317,7 @@ pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: O
             let c = driver_config(cfg, std::ptr::null_mut(), 0);
             // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
             // holds one non-NULL pointer per parameter (checked above).
-            match unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0 {
-                0 => Fast::Launched,
-                r => Fast::Failed(Api::Driver, r),
-            }
+            outcome(Api::Driver, unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0)
         }
         Api::Runtime => {
             // SAFETY: NULL or cudaLaunchKernel, stored by `launch_full`, as above.
@@ -331,10 +327,48 @@ pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: O
             let (grid, block) = dims(cfg);
             // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch; params
             // holds one non-NULL pointer per parameter (checked above).
-            match unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }.0 {
-                0 => Fast::Launched,
-                r => Fast::Failed(Api::Runtime, r),
-            }
+            outcome(
+                Api::Runtime,
+                unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }.0,
+            )
+        }
+    }
+}
+
+#[inline(always)]
+fn outcome(api: Api, code: u32) -> Fast {
+    if code == 0 {
+        Fast::Launched
+    } else {
+        Fast::Failed(api, code)
+    }
+}
+
+/// `fast` for a launch with attributes (cluster, cooperative, priority, programmatic
+/// serialization): the attributes on the stack, then the extended launch of either API.
+#[inline(never)]
+fn fast_with_attributes(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Fast {
+    let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
+    let num = cfg.fill_attributes(&mut attrs);
+    let attrs_ptr = attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute;
+    match api {
+        Api::Driver => {
+            // SAFETY: as in `fast`.
+            let f: Option<sys::PFN_cuLaunchKernelEx> =
+                unsafe { std::mem::transmute(hot::LINE.cu_launch.load(Relaxed)) };
+            let Some(f) = f else { return Fast::NotTaken };
+            let c = driver_config(cfg, attrs_ptr, num);
+            // SAFETY: as in `fast`; the first `num` attributes are written and outlive the call.
+            outcome(Api::Driver, unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0)
+        }
+        Api::Runtime => {
+            // SAFETY: NULL or cudaLaunchKernelExC, stored by `launch_full`, as in `fast`.
+            let f: Option<sys::PFN_cudaLaunchKernelExC> =
+                unsafe { std::mem::transmute(hot::LINE.cuda_launch_ex.load(Relaxed)) };
+            let Some(f) = f else { return Fast::NotTaken };
+            let c = runtime_config(cfg, attrs_ptr, num);
+            // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
+            outcome(Api::Runtime, unsafe { f(&c, k.0 as *const c_void, params) }.0)
         }
     }
 }
@@ -379,6 +413,18 @@ fn driver_config(cfg: &LaunchConfig, attrs: *mut sys::CUlaunchAttribute, num: u3
         sharedMemBytes: cfg.shared_mem_bytes as u32,
         hStream: cfg.stream,
         attrs,
+        numAttrs: num,
+    }
+}
+
+fn runtime_config(cfg: &LaunchConfig, attrs: *mut sys::CUlaunchAttribute, num: u32) -> sys::cudaLaunchConfig_t {
+    let (grid, block) = dims(cfg);
+    sys::cudaLaunchConfig_t {
+        gridDim: grid,
+        blockDim: block,
+        dynamicSmemBytes: cfg.shared_mem_bytes,
+        stream: cfg.stream,
+        attrs: attrs as *mut sys::cudaLaunchAttribute,
         numAttrs: num,
     }
 }
@@ -451,14 +497,8 @@ fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Optio
                 unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
             } else {
                 let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
-                let c = sys::cudaLaunchConfig_t {
-                    gridDim: grid,
-                    blockDim: block,
-                    dynamicSmemBytes: cfg.shared_mem_bytes,
-                    stream: cfg.stream,
-                    attrs: attrs_ptr as *mut sys::cudaLaunchAttribute,
-                    numAttrs: num,
-                };
+                hot::LINE.cuda_launch_ex.store(f as *mut c_void, Relaxed); // for the fast path
+                let c = runtime_config(cfg, attrs_ptr, num);
                 // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
                 unsafe { f(&c, k.0 as *const c_void, params) }
             };
@@ -521,9 +561,9 @@ mod tests {
     }
 
     /// The fast path's one-pass decision agrees with the full checks on every config: it
-    /// takes a launch exactly when `check` accepts it and no attribute is asked for.
+    /// takes a launch exactly when `check` accepts it.
     #[test]
-    fn plain_api_agrees_with_the_full_checks() {
+    fn valid_api_agrees_with_the_full_checks() {
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |n: u64| {
             x ^= x << 13;
@@ -553,8 +593,7 @@ mod tests {
                 1 => u32::MAX as usize,
                 _ => 48 * 1024,
             };
-            let full = c.check().ok().filter(|_| !c.wants_attributes());
-            assert_eq!(c.plain_api(), full, "{c:?}");
+            assert_eq!(c.valid_api(), c.check().ok(), "{c:?}");
         }
     }
 
