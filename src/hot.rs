@@ -40,6 +40,14 @@ pub(crate) static LINE: Line = Line {
     cuda_launch_ex: AtomicPtr::new(std::ptr::null_mut()),
 };
 
+/// Store an entry point in the hot line, unless it is there already (a store would take the
+/// line away from every core that reads it on each launch).
+pub(crate) fn publish(slot: &AtomicPtr<c_void>, f: *mut c_void) {
+    if slot.load(Ordering::Relaxed) != f {
+        slot.store(f, Ordering::Relaxed);
+    }
+}
+
 /// Parameter sizes a slot holds (four 16-bit sizes per word).
 const SIZES: usize = 20;
 const SLOTS: usize = 256;

@@ -263,6 +263,9 @@ pub(crate) fn prepare(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes
     Ok(api)
 }
 
+/// What a failed driver launch was doing, in its error message.
+const DRIVER_LAUNCH: &str = "launching through the driver (cuLaunchKernelEx)";
+
 /// CUDA_ERROR_INVALID_CONTEXT: the thread has no current context.
 const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 
@@ -388,7 +391,7 @@ pub(crate) fn failed(
 ) -> Result<()> {
     match api {
         Api::Driver if code == CUDA_ERROR_INVALID_CONTEXT => launch_full(k, cfg, args, sizes),
-        Api::Driver => driver()?.check(sys::CUresult(code), "launching through the driver (cuLaunchKernelEx)"),
+        Api::Driver => driver()?.check(sys::CUresult(code), DRIVER_LAUNCH),
         Api::Runtime => runtime_failed(runtime()?, sys::cudaError_t(code)),
     }
 }
@@ -455,7 +458,7 @@ fn driver_failed(
         // SAFETY: as for the first attempt; `c`'s attributes (if any) are still alive.
         r = unsafe { f(c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
     }
-    d.check(r, "launching through the driver (cuLaunchKernelEx)")
+    d.check(r, DRIVER_LAUNCH)
 }
 
 #[cold]
@@ -478,7 +481,7 @@ fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Optio
         Api::Driver => {
             let d = driver()?;
             let f = d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?;
-            hot::LINE.cu_launch.store(f as *mut c_void, Relaxed); // for the fast path
+            hot::publish(&hot::LINE.cu_launch, f as *mut c_void); // for the fast path
             let c = driver_config(cfg, attrs_ptr, num);
             // SAFETY: as in `launch`; attrs outlive the call.
             let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
@@ -492,12 +495,12 @@ fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Optio
             let r = if num == 0 {
                 // No attributes: the plain launch, CUDA's cheapest runtime entry point.
                 let f = rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?;
-                hot::LINE.cuda_launch.store(f as *mut c_void, Relaxed); // for the fast path
+                hot::publish(&hot::LINE.cuda_launch, f as *mut c_void); // for the fast path
                                                                         // SAFETY: as in `launch`.
                 unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
             } else {
                 let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
-                hot::LINE.cuda_launch_ex.store(f as *mut c_void, Relaxed); // for the fast path
+                hot::publish(&hot::LINE.cuda_launch_ex, f as *mut c_void); // for the fast path
                 let c = runtime_config(cfg, attrs_ptr, num);
                 // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
                 unsafe { f(&c, k.0 as *const c_void, params) }
