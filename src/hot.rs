@@ -14,6 +14,7 @@
 //! read on the fast path, so their cache lines stay shared between cores.
 
 use crate::kernel::Param;
+use crate::sys;
 use static_assertions::const_assert_eq;
 use std::ffi::c_void;
 use std::mem::{align_of, size_of};
@@ -25,12 +26,11 @@ pub(crate) struct Line {
     /// Bumped whenever cached layouts are dropped (a library unloaded): a slot written under
     /// an older generation is not trusted.
     pub generation: AtomicU64,
-    /// `cuLaunchKernelEx`, once a launch through the driver has resolved it; NULL before.
-    pub cu_launch: AtomicPtr<c_void>,
-    /// `cudaLaunchKernel`, once a launch through the runtime has resolved it; NULL before.
-    pub cuda_launch: AtomicPtr<c_void>,
-    /// `cudaLaunchKernelExC` (launches with attributes), likewise.
-    pub cuda_launch_ex: AtomicPtr<c_void>,
+    // The launch entry points, NULL until a launch resolved them; written only by the typed
+    // setters below, so each holds NULL or a function of its type.
+    cu_launch: AtomicPtr<c_void>,
+    cuda_launch: AtomicPtr<c_void>,
+    cuda_launch_ex: AtomicPtr<c_void>,
 }
 
 pub(crate) static LINE: Line = Line {
@@ -40,11 +40,43 @@ pub(crate) static LINE: Line = Line {
     cuda_launch_ex: AtomicPtr::new(std::ptr::null_mut()),
 };
 
-/// Store an entry point in the hot line, unless it is there already (a store would take the
-/// line away from every core that reads it on each launch).
-pub(crate) fn publish(slot: &AtomicPtr<c_void>, f: *mut c_void) {
+/// Store an entry point, unless it is there already (a store would take the line away from
+/// every core that reads it on each launch).
+fn publish(slot: &AtomicPtr<c_void>, f: *mut c_void) {
     if slot.load(Ordering::Relaxed) != f {
         slot.store(f, Ordering::Relaxed);
+    }
+}
+
+// SAFETY (each getter): the slot holds NULL or a function of the getter's type, stored by the
+// matching setter; an Option of a function pointer has a pointer's layout, NULL being None.
+impl Line {
+    /// `cuLaunchKernelEx`, once a driver launch resolved it.
+    #[inline(always)]
+    pub fn cu_launch(&self) -> Option<sys::PFN_cuLaunchKernelEx> {
+        // SAFETY: as above the impl.
+        unsafe { std::mem::transmute(self.cu_launch.load(Ordering::Relaxed)) }
+    }
+    pub fn set_cu_launch(&self, f: sys::PFN_cuLaunchKernelEx) {
+        publish(&self.cu_launch, f as *mut c_void);
+    }
+    /// `cudaLaunchKernel` (runtime launches without attributes), once resolved.
+    #[inline(always)]
+    pub fn cuda_launch(&self) -> Option<sys::PFN_cudaLaunchKernel> {
+        // SAFETY: as above the impl.
+        unsafe { std::mem::transmute(self.cuda_launch.load(Ordering::Relaxed)) }
+    }
+    pub fn set_cuda_launch(&self, f: sys::PFN_cudaLaunchKernel) {
+        publish(&self.cuda_launch, f as *mut c_void);
+    }
+    /// `cudaLaunchKernelExC` (runtime launches with attributes), once resolved.
+    #[inline(always)]
+    pub fn cuda_launch_ex(&self) -> Option<sys::PFN_cudaLaunchKernelExC> {
+        // SAFETY: as above the impl.
+        unsafe { std::mem::transmute(self.cuda_launch_ex.load(Ordering::Relaxed)) }
+    }
+    pub fn set_cuda_launch_ex(&self, f: sys::PFN_cudaLaunchKernelExC) {
+        publish(&self.cuda_launch_ex, f as *mut c_void);
     }
 }
 

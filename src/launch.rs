@@ -1,18 +1,17 @@
 //! Launching any kernel handle through the driver (`cuLaunchKernelEx`) or the runtime
 //! (`cudaLaunchKernelExC`), with the arguments checked against the kernel's parameters.
 
-use crate::driver::{driver, Driver};
+use crate::driver::driver;
 use crate::error::{Error, Result, Status};
 use crate::hot;
 use crate::kernel::Kernel;
 use crate::library::Api;
-use crate::runtime::{runtime, Runtime};
+use crate::runtime::runtime;
 use crate::sys;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 use std::ffi::c_void;
 use std::mem::{align_of, offset_of, size_of};
 use std::os::raw::c_int;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// Grid, block or cluster extent; the same layout as CUDA's `dim3`.
 #[repr(C)]
@@ -263,24 +262,21 @@ pub(crate) fn prepare(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes
     Ok(api)
 }
 
-/// What a failed driver launch was doing, in its error message.
-const DRIVER_LAUNCH: &str = "launching through the driver (cuLaunchKernelEx)";
-
 /// CUDA_ERROR_INVALID_CONTEXT: the thread has no current context.
 const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 
 /// Launch `k` as `cfg` says. `args` holds one pointer per parameter (CUDA's kernelParams);
 /// `sizes`, when given, the size of each argument, checked against the parameter's.
 ///
-/// The common launch (a valid config without attributes, a kernel already launched, CUDA
-/// already open) takes the fast path (`fast`). Everything else, and every error to describe,
-/// goes through `launch_full`.
+/// The common launch (a valid config, a kernel already launched, CUDA already open) takes
+/// the fast path (`fast`). Everything else, and every error to describe, goes through
+/// `launch_full`.
 #[inline]
 pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     match fast(k, cfg, args, sizes) {
         Fast::Launched => Ok(()),
         Fast::NotTaken => launch_full(k, cfg, args, sizes),
-        Fast::Failed(api, code) => failed(api, code, k, cfg, args, sizes),
+        Fast::Failed(api, code) => failed(api, code, k, cfg, args),
     }
 }
 
@@ -295,104 +291,121 @@ pub(crate) enum Fast {
     Failed(Api, u32),
 }
 
-/// The common launch, and nothing else: a valid config without attributes, a kernel in the
-/// launch table with matching arguments, the API's launch entry point already resolved. The
-/// same checks as `launch_full`, made without a lock, an allocation, a thread-local or an
-/// error message; then CUDA's plain launch. It calls nothing that can panic, so the C
-/// entry points run it before their panic guard.
+/// The common launch, and nothing else: a valid config, a kernel in the launch table with
+/// matching arguments, the API's launch entry point already resolved. The same checks as
+/// `launch_full`, made without a lock, an allocation, a thread-local or an error message; then
+/// CUDA's launch. It calls nothing that can panic, so the C entry points run it before their
+/// panic guard.
 #[inline(always)]
 pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Fast {
     let Some(api) = cfg.valid_api() else { return Fast::NotTaken };
     if k.0.is_null() || !k.args_match_hot(args.len(), sizes) || args.iter().any(|a| a.is_null()) {
         return Fast::NotTaken;
     }
-    let params = kernel_params(args);
-    if cfg.wants_attributes() {
-        return fast_with_attributes(api, k, cfg, params);
-    }
-    match api {
-        Api::Driver => {
-            // SAFETY: NULL or cuLaunchKernelEx, stored by `launch_full` (an Option of a function
-            // pointer has a pointer's layout, NULL being None).
-            let f: Option<sys::PFN_cuLaunchKernelEx> =
-                unsafe { std::mem::transmute(hot::LINE.cu_launch.load(Relaxed)) };
-            let Some(f) = f else { return Fast::NotTaken };
-            let c = driver_config(cfg, std::ptr::null_mut(), 0);
-            // SAFETY: a CUkernel may be passed as the CUfunction of cuLaunchKernelEx; params
-            // holds one non-NULL pointer per parameter (checked above).
-            outcome(Api::Driver, unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0)
-        }
-        Api::Runtime => {
-            // SAFETY: NULL or cudaLaunchKernel, stored by `launch_full`, as above.
-            let f: Option<sys::PFN_cudaLaunchKernel> =
-                unsafe { std::mem::transmute(hot::LINE.cuda_launch.load(Relaxed)) };
-            let Some(f) = f else { return Fast::NotTaken };
-            let (grid, block) = dims(cfg);
-            // SAFETY: the runtime accepts a cudaKernel_t as the function of a launch; params
-            // holds one non-NULL pointer per parameter (checked above).
-            outcome(
-                Api::Runtime,
-                unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }.0,
-            )
-        }
+    match call(api, k, cfg, kernel_params(args)) {
+        None => Fast::NotTaken,
+        Some(0) => Fast::Launched,
+        Some(code) => Fast::Failed(api, code),
     }
 }
 
+/// CUDA's launch through `api`, with the entry points in the hot line: CUDA's result, or None
+/// when the entry point it needs is not resolved yet (`resolve`). The launch attributes the
+/// config asks for are built on the stack, in a function of their own so the common launch
+/// stays small.
 #[inline(always)]
-fn outcome(api: Api, code: u32) -> Fast {
-    if code == 0 {
-        Fast::Launched
-    } else {
-        Fast::Failed(api, code)
+fn call(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Option<u32> {
+    if cfg.wants_attributes() {
+        return call_with_attributes(api, k, cfg, params);
     }
+    call_with(api, k, cfg, params, std::ptr::null_mut(), 0)
 }
 
-/// `fast` for a launch with attributes (cluster, cooperative, priority, programmatic
-/// serialization): the attributes on the stack, then the extended launch of either API.
 #[inline(never)]
-fn fast_with_attributes(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Fast {
+fn call_with_attributes(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Option<u32> {
+    // Written only as far as used (no zeroing).
     let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
     let num = cfg.fill_attributes(&mut attrs);
-    let attrs_ptr = attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute;
-    match api {
-        Api::Driver => {
-            // SAFETY: as in `fast`.
-            let f: Option<sys::PFN_cuLaunchKernelEx> =
-                unsafe { std::mem::transmute(hot::LINE.cu_launch.load(Relaxed)) };
-            let Some(f) = f else { return Fast::NotTaken };
-            let c = driver_config(cfg, attrs_ptr, num);
-            // SAFETY: as in `fast`; the first `num` attributes are written and outlive the call.
-            outcome(Api::Driver, unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0)
-        }
-        Api::Runtime => {
-            // SAFETY: NULL or cudaLaunchKernelExC, stored by `launch_full`, as in `fast`.
-            let f: Option<sys::PFN_cudaLaunchKernelExC> =
-                unsafe { std::mem::transmute(hot::LINE.cuda_launch_ex.load(Relaxed)) };
-            let Some(f) = f else { return Fast::NotTaken };
-            let c = runtime_config(cfg, attrs_ptr, num);
-            // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
-            outcome(Api::Runtime, unsafe { f(&c, k.0 as *const c_void, params) }.0)
-        }
-    }
+    call_with(api, k, cfg, params, attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute, num)
 }
 
-/// The fast path's launch returned `code` (not success). Through the driver,
-/// CUDA_ERROR_INVALID_CONTEXT means the thread has no context yet and nothing was launched:
-/// the full path gives it one and launches. Anything else is reported.
-#[cold]
-#[inline(never)]
-pub(crate) fn failed(
+/// `call` with `num` attributes at `attrs` (which outlive the call).
+#[inline(always)]
+fn call_with(
     api: Api,
-    code: u32,
     k: Kernel,
     cfg: &LaunchConfig,
-    args: &[*mut c_void],
-    sizes: Option<&[usize]>,
-) -> Result<()> {
+    params: *mut *mut c_void,
+    attrs: *mut sys::CUlaunchAttribute,
+    num: u32,
+) -> Option<u32> {
+    // SAFETY (all three): a CUkernel may be passed as the CUfunction of cuLaunchKernelEx and
+    // a cudaKernel_t as the function of a runtime launch; params holds one non-NULL pointer
+    // per parameter (checked by the caller); the first `num` attributes are written, and the
+    // driver's and the runtime's attribute arrays are layout-identical (asserted above).
+    let code = match api {
+        Api::Driver => {
+            let f = hot::LINE.cu_launch()?;
+            let c = driver_config(cfg, attrs, num);
+            // SAFETY: as above.
+            unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0
+        }
+        Api::Runtime if num == 0 => {
+            // No attributes: the plain launch, CUDA's cheapest runtime entry point.
+            let f = hot::LINE.cuda_launch()?;
+            let (grid, block) = dims(cfg);
+            // SAFETY: as above.
+            unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }.0
+        }
+        Api::Runtime => {
+            let f = hot::LINE.cuda_launch_ex()?;
+            let c = runtime_config(cfg, attrs, num);
+            // SAFETY: as above.
+            unsafe { f(&c, k.0 as *const c_void, params) }.0
+        }
+    };
+    Some(code)
+}
+
+/// Open CUDA for `api` and put the launch entry point `cfg` needs in the hot line.
+fn resolve(api: Api, cfg: &LaunchConfig) -> Result<()> {
     match api {
-        Api::Driver if code == CUDA_ERROR_INVALID_CONTEXT => launch_full(k, cfg, args, sizes),
-        Api::Driver => driver()?.check(sys::CUresult(code), DRIVER_LAUNCH),
-        Api::Runtime => runtime_failed(runtime()?, sys::cudaError_t(code)),
+        Api::Driver => {
+            let d = driver()?;
+            hot::LINE.set_cu_launch(d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?);
+        }
+        Api::Runtime if cfg.wants_attributes() => {
+            let rt = runtime()?;
+            hot::LINE.set_cuda_launch_ex(rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?);
+        }
+        Api::Runtime => {
+            let rt = runtime()?;
+            hot::LINE.set_cuda_launch(rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?);
+        }
+    }
+    Ok(())
+}
+
+/// A launch returned `code` (not success). Through the driver, CUDA_ERROR_INVALID_CONTEXT
+/// means the thread has no context yet and nothing was launched: give it the one the runtime
+/// would and launch again (checking first would cost every launch a driver call; this costs
+/// the first). Anything else is reported.
+#[cold]
+#[inline(never)]
+pub(crate) fn failed(api: Api, code: u32, k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void]) -> Result<()> {
+    match api {
+        Api::Driver => {
+            let d = driver()?;
+            let mut code = code;
+            if code == CUDA_ERROR_INVALID_CONTEXT {
+                d.ensure_context(cfg.stream)?;
+                code = call(api, k, cfg, kernel_params(args)).unwrap_or(code);
+            }
+            d.check(sys::CUresult(code), "launching through the driver (cuLaunchKernelEx)")
+        }
+        Api::Runtime => {
+            runtime()?.check(sys::cudaError_t(code), "launching through the runtime (cudaLaunchKernel[ExC])")
+        }
     }
 }
 
@@ -439,78 +452,17 @@ fn dims(cfg: &LaunchConfig) -> (sys::dim3, sys::dim3) {
     )
 }
 
-/// A driver launch returned `r` (not success). CUDA_ERROR_INVALID_CONTEXT means the thread
-/// has no context yet: give it the one the runtime would and launch again (checking first
-/// would cost every launch a driver call; this costs the first). Anything else is reported.
-#[cold]
-#[inline(never)]
-fn driver_failed(
-    d: &Driver,
-    f: sys::PFN_cuLaunchKernelEx,
-    c: &sys::CUlaunchConfig,
-    k: Kernel,
-    params: *mut *mut c_void,
-    r: sys::CUresult,
-) -> Result<()> {
-    let mut r = r;
-    if r.0 == CUDA_ERROR_INVALID_CONTEXT {
-        d.ensure_context(c.hStream)?;
-        // SAFETY: as for the first attempt; `c`'s attributes (if any) are still alive.
-        r = unsafe { f(c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
-    }
-    d.check(r, DRIVER_LAUNCH)
-}
-
-#[cold]
-#[inline(never)]
-fn runtime_failed(rt: &Runtime, r: sys::cudaError_t) -> Result<()> {
-    rt.check(r, "launching through the runtime (cudaLaunchKernel[ExC])")
-}
-
 /// Every launch the fast path does not take: all checks with their messages, attributes,
 /// opening CUDA on first use.
 #[inline(never)]
 fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     let api = prepare(k, cfg, args, sizes)?;
-    let params = kernel_params(args);
-    // On the stack, written only as far as used (no zeroing, no copy on the common path).
-    let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
-    let num = if cfg.wants_attributes() { cfg.fill_attributes(&mut attrs) } else { 0 };
-    let attrs_ptr = if num == 0 { std::ptr::null_mut() } else { attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute };
-    match api {
-        Api::Driver => {
-            let d = driver()?;
-            let f = d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?;
-            hot::publish(&hot::LINE.cu_launch, f as *mut c_void); // for the fast path
-            let c = driver_config(cfg, attrs_ptr, num);
-            // SAFETY: as in `launch`; attrs outlive the call.
-            let r = unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) };
-            if r.0 != 0 {
-                return driver_failed(d, f, &c, k, params, r);
-            }
-        }
-        Api::Runtime => {
-            let rt = runtime()?;
-            let (grid, block) = dims(cfg);
-            let r = if num == 0 {
-                // No attributes: the plain launch, CUDA's cheapest runtime entry point.
-                let f = rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?;
-                hot::publish(&hot::LINE.cuda_launch, f as *mut c_void); // for the fast path
-                                                                        // SAFETY: as in `launch`.
-                unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
-            } else {
-                let f = rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?;
-                hot::publish(&hot::LINE.cuda_launch_ex, f as *mut c_void); // for the fast path
-                let c = runtime_config(cfg, attrs_ptr, num);
-                // SAFETY: as above; the attribute arrays are layout-identical (asserted above).
-                unsafe { f(&c, k.0 as *const c_void, params) }
-            };
-            if r.0 != 0 {
-                return runtime_failed(rt, r);
-            }
-        }
+    resolve(api, cfg)?;
+    match call(api, k, cfg, kernel_params(args)) {
+        Some(0) => Ok(()),
+        Some(code) => failed(api, code, k, cfg, args),
+        None => Err(Error::new(Status::Internal, "the launch entry point was resolved but is missing")),
     }
-    Ok(())
 }
 
 /// Check a launch as `launch` would, without launching: for tests and for callers that want

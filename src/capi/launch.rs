@@ -58,7 +58,7 @@ unsafe fn try_fast(
     match fast(k, cfg, a, s) {
         Fast::Launched => Some(cudyn_status::CUDYN_SUCCESS),
         Fast::NotTaken => None,
-        Fast::Failed(api, code) => Some(ffi!({ failed(api, code, k, cfg, a, s) })),
+        Fast::Failed(api, code) => Some(ffi!({ failed(api, code, k, cfg, a) })),
     }
 }
 
