@@ -1,7 +1,7 @@
 //! cudyn.h section "Launching": any kernel handle, through the runtime or the driver.
 
 use super::error::cudyn_status;
-use super::{ffi, slice};
+use super::{entries, ffi, slice};
 use crate::handles::KernelHandle;
 use crate::kernel::Kernel;
 use crate::launch::{failed, fast, launch, Fast, LaunchConfig};
@@ -11,23 +11,6 @@ use std::ffi::c_void;
 fn config<'a>(cfg: *const LaunchConfig) -> crate::Result<&'a LaunchConfig> {
     // SAFETY: non-NULL config points to a readable cudyn_launch_config (caller's contract).
     unsafe { cfg.as_ref() }.ok_or_else(|| Error::invalid("config is NULL"))
-}
-
-/// `n` entries at `p` as a slice; None when `p` is NULL (with n > 0) or `n` is impossible
-/// (the full path then says what is wrong).
-///
-/// # Safety
-/// A non-NULL `p` points to `n` readable entries.
-#[inline(always)]
-unsafe fn entries<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
-    if n == 0 {
-        Some(&[])
-    } else if p.is_null() || n > isize::MAX as usize / std::mem::size_of::<T>() {
-        None
-    } else {
-        // SAFETY: non-NULL, `n` entries readable (caller's contract), size in range.
-        Some(unsafe { std::slice::from_raw_parts(p, n) })
-    }
 }
 
 /// The common launch, before the panic guard and its error plumbing. `launch::fast` calls

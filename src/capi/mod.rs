@@ -75,17 +75,31 @@ pub(crate) unsafe fn utf8<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
 /// # Safety
 /// `p` is NULL or points to `n` readable elements that outlive the returned slice.
 pub(crate) unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    // SAFETY: the caller's contract.
+    unsafe { entries(p, n) }.ok_or_else(|| {
+        Error::invalid(if p.is_null() {
+            format!("{what} is NULL but its count is {n}")
+        } else {
+            format!("{what}: count {n} is impossibly large")
+        })
+    })
+}
+
+/// As `slice`, with no message: None where `slice` is an error (the launch fast path, which
+/// must not allocate, leaves those to the full path).
+///
+/// # Safety
+/// As `slice`.
+#[inline(always)]
+pub(crate) unsafe fn entries<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
     if n == 0 {
-        return Ok(&[]);
+        Some(&[])
+    } else if p.is_null() || n > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        None
+    } else {
+        // SAFETY: non-NULL, n elements readable per the caller's contract, size checked above.
+        Some(unsafe { std::slice::from_raw_parts(p, n) })
     }
-    if p.is_null() {
-        return Err(Error::invalid(format!("{what} is NULL but its count is {n}")));
-    }
-    if n > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(Error::invalid(format!("{what}: count {n} is impossibly large")));
-    }
-    // SAFETY: non-NULL, n elements readable per the caller's contract, size checked above.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
 /// An array of C strings as owned Strings.
