@@ -234,11 +234,7 @@ impl Library {
     }
 
     pub fn kernels(&self) -> Result<Vec<Kernel>> {
-        let n = self.kernel_count()?;
-        let mut v = vec![Kernel(ptr::null_mut()); n as usize];
-        let w = enumerate_kernels(self.raw, &mut v)?;
-        v.truncate(w as usize);
-        Ok(v)
+        kernels_of(self.raw)
     }
 
     /// Device address and size of a `__device__` global, in the current context.
@@ -341,8 +337,21 @@ pub fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
 
 /// Fill `out` with up to `out.len()` kernels; returns how many were written.
 pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
-    check_lib(lib)?;
+    list_kernels(lib, kernel_count(lib)?, out)
+}
+
+/// Every kernel of the library.
+pub fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
     let n = kernel_count(lib)?;
+    let mut v = vec![Kernel(ptr::null_mut()); n as usize];
+    let w = list_kernels(lib, n, &mut v)?;
+    v.truncate(w as usize);
+    Ok(v)
+}
+
+/// Fill `out` with up to `out.len()` of the library's `n` kernels (`n` from `kernel_count`,
+/// which also checked the handle); returns how many were written.
+fn list_kernels(lib: sys::CUlibrary, n: u32, out: &mut [Kernel]) -> Result<u32> {
     let w = n.min(out.len().min(u32::MAX as usize) as u32);
     if w == 0 {
         return Ok(0);

@@ -3,7 +3,6 @@
 use super::error::cudyn_status;
 use super::{cstr, ffi, out, slice};
 use crate::handles::{KernelHandle, LibraryHandle};
-use crate::kernel::Kernel;
 use crate::launch::RawApi;
 use crate::library::{self, Api, Library};
 use std::ffi::{c_char, c_void};
@@ -127,13 +126,15 @@ pub unsafe extern "C" fn cudyn_library_kernels(
         if capacity > 0 && kernels.is_null() {
             return Err(crate::Error::invalid("kernels is NULL but capacity is not 0"));
         }
-        let mut tmp = vec![Kernel(std::ptr::null_mut()); capacity as usize];
-        let n = library::enumerate_kernels(library, &mut tmp)?;
-        for (i, k) in tmp.iter().take(n as usize).enumerate() {
+        // As many as the library has (not `capacity`, which may be "no limit"), written out
+        // only on success.
+        let all = library::kernels_of(library)?;
+        let n = all.len().min(capacity as usize);
+        for (i, k) in all.iter().take(n).enumerate() {
             // SAFETY: `kernels` has room for `capacity` >= n handles (caller's contract).
             unsafe { *kernels.add(i) = k.as_raw() };
         }
-        *w = n;
+        *w = n as u32;
         Ok(())
     })
 }
