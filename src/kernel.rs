@@ -96,7 +96,11 @@ pub(crate) fn any_unloaded() -> bool {
     UNLOADED_COUNT.load(Ordering::Acquire) != 0
 }
 
+/// Forget `kernels` as unloaded (a new library reused their addresses).
 pub(crate) fn revive(kernels: &[Kernel]) {
+    if !any_unloaded() {
+        return; // the common case: no lock
+    }
     let mut u = unloaded().lock().unwrap_or_else(|p| p.into_inner());
     if !u.is_empty() {
         for k in kernels {
@@ -109,6 +113,9 @@ pub(crate) fn revive(kernels: &[Kernel]) {
 fn check_live(k: Kernel) -> Result<()> {
     if k.0.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
+    }
+    if !any_unloaded() {
+        return Ok(());
     }
     let key = k.0 as usize;
     let Some(dead_lib) = unloaded().lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied() else {
