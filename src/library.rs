@@ -59,18 +59,9 @@ fn cuda_for_ptx_isa(major: u32, minor: u32) -> Option<i32> {
     })
 }
 
-/// `.version X.Y` of a PTX text.
+/// `.version X.Y` of a PTX text (as `image::inspect` reads it); None for anything else.
 pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
-    let head = &ptx[..ptx.len().min(4096)];
-    // A multi-byte character cut at the window's end must not hide the directive before it.
-    let text = match std::str::from_utf8(head) {
-        Ok(t) => t,
-        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
-    };
-    let line = text.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
-    let v = line.trim_start_matches(".version").trim();
-    let (a, b) = v.split_once('.')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    image::inspect(ptx).ok()?.ptx_isa
 }
 
 /// The compute capability whose code must be present: the one every GPU shares, else the
@@ -125,7 +116,7 @@ pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
     }
     check_runnable(&info, sm)?;
     if info.kind == CodeKind::Ptx {
-        if let (Some((a, b)), Some(d)) = (ptx_isa_version(image), driver_if_usable()) {
+        if let (Some((a, b)), Some(d)) = (info.ptx_isa, driver_if_usable()) {
             if let Some(need) = cuda_for_ptx_isa(a, b) {
                 if need > d.version {
                     return Err(Error::new(
@@ -404,6 +395,8 @@ mod tests {
         long.resize(4095, b'x');
         long.extend_from_slice("\u{e9}tail".as_bytes()); // a 2-byte character across byte 4096
         assert_eq!(ptx_isa_version(&long), Some((8, 7)));
+        // A trailing comment is read the way the image check reads it.
+        assert_eq!(ptx_isa_version(b".version 9.0 // ISA\n.target sm_90\n"), Some((9, 0)));
     }
 
     #[test]
