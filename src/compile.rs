@@ -2,7 +2,7 @@
 //! default target (the present GPU as SASS), and the on-disk cache in front of it all.
 
 use crate::cache::{Cache, KeyBuilder};
-use crate::driver::{driver_if_usable, fmt_version};
+use crate::driver::fmt_version;
 use crate::error::{Error, Result, Status};
 use crate::image::CodeKind;
 use crate::nvrtc::{nvrtc, Nvrtc};
@@ -79,11 +79,10 @@ fn has_arch_option(options: &[String]) -> Option<&str> {
     None
 }
 
-/// The present GPU's sm (of the current context's device, else device 0), or DEFAULT_SM.
+/// The present GPU's sm (the one every GPU shares, else the current context's device's, else
+/// device 0's; the same GPU a load checks against), or DEFAULT_SM.
 pub fn default_sm() -> u32 {
-    driver_if_usable()
-        .and_then(|d| d.current_device().ok().and_then(|dev| d.device_sm_cached(dev).ok()))
-        .unwrap_or(DEFAULT_SM)
+    crate::library::target_sm().unwrap_or(DEFAULT_SM)
 }
 
 /// Whether a driver can load PTX this NVRTC made: only if the driver is at least as new.

@@ -66,7 +66,7 @@ pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
 
 /// The compute capability whose code must be present: the one every GPU shares, else the
 /// current context's device's (device 0 with no context). None without a usable driver.
-fn target_sm() -> Option<u32> {
+pub(crate) fn target_sm() -> Option<u32> {
     let d = driver_if_usable()?;
     if let Some(sm) = d.uniform_sm() {
         return Some(sm);
