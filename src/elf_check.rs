@@ -319,7 +319,7 @@ fn check_headers(
     Ok(pass)
 }
 
-/// The bound on a section's name offset: below the name table's size, or 0 in an empty table.
+/// The bound on a name offset: below the name table's size, or 0 (no name) in an empty table.
 fn name_limit(names: &[u8]) -> u64 {
     (names.len() as u64).max(1)
 }
@@ -437,8 +437,7 @@ fn check_symtab(
     }
     let strtab = string_table(d, secs, u64::from(s.link()), "symbol names")?;
     let names = strtab.len() as u64;
-    // A name lies in the table: below its size, or 0 (no name) in an empty one.
-    let name_limit = names.max(1);
+    let name_limit = name_limit(strtab);
     let b = s.body(d).ok_or_else(|| format!("symbol table {i} out of range"))?;
     let n = secs.count() as u64;
     for (k, sym) in records::<SYM_LEN>(b).enumerate() {

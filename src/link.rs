@@ -5,7 +5,6 @@ use crate::error::{Error, Status};
 use crate::image::CodeKind;
 use crate::nvjitlink::{jitlink, JitLink};
 use crate::sys;
-use std::ffi::CString;
 use std::os::raw::c_char;
 use std::ptr;
 
@@ -121,7 +120,7 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
     // nvJitLink keeps the input names (it quotes them in errors at nvJitLinkComplete) without
     // copying them: they must outlive the handle, so they are made before it (dropped after).
-    let names: Vec<CString> = inputs.iter().map(|i| CString::new(i.name).unwrap_or_default()).collect();
+    let names = crate::compile::cstrings(inputs.iter().map(|i| i.name), "link input name")?;
     let create = jl.need(jl.f.create, "nvJitLinkCreate")?;
     let mut h = Handle { jl, h: ptr::null_mut() };
     // SAFETY: options array of op.len() NUL-terminated strings, valid out-pointer.
