@@ -28,28 +28,32 @@ pub enum Status {
     Internal = 16,
 }
 
+/// Each status's C name and text, in status order (the C API's `cudyn_status_string`).
+pub(crate) const STATUS_TEXT: [&std::ffi::CStr; 17] = [
+    c"CUDYN_SUCCESS: success",
+    c"CUDYN_ERROR_INVALID_ARGUMENT: invalid argument",
+    c"CUDYN_ERROR_DRIVER_NOT_FOUND: the CUDA driver (libcuda.so.1) could not be opened",
+    c"CUDYN_ERROR_RUNTIME_NOT_FOUND: no CUDA runtime (libcudart 12.8+ or 13.x) could be opened",
+    c"CUDYN_ERROR_NVRTC_NOT_FOUND: NVRTC could not be opened",
+    c"CUDYN_ERROR_NVJITLINK_NOT_FOUND: nvJitLink could not be opened",
+    c"CUDYN_ERROR_UNSUPPORTED_VERSION: a CUDA component is too old for this call",
+    c"CUDYN_ERROR_NO_DEVICE: no usable CUDA device",
+    c"CUDYN_ERROR_INVALID_IMAGE: not a well-formed cubin, fatbin, PTX or LTO-IR image",
+    c"CUDYN_ERROR_NO_BINARY_FOR_DEVICE: the image has no code this GPU can run",
+    c"CUDYN_ERROR_NOT_FOUND: no kernel or global of that name",
+    c"CUDYN_ERROR_COMPILE_FAILED: compilation failed (see the log)",
+    c"CUDYN_ERROR_LINK_FAILED: linking failed (see the log)",
+    c"CUDYN_ERROR_ARGUMENT_MISMATCH: launch arguments do not match the kernel's parameters",
+    c"CUDYN_ERROR_IO: input/output error",
+    c"CUDYN_ERROR_CUDA: a CUDA call failed (see cudyn_last_cuda_error)",
+    c"CUDYN_ERROR_INTERNAL: internal error in cudyn (a bug)",
+];
+
 impl Status {
-    /// Static, human text for the status.
+    /// Static, human text for the status (the text of `cudyn_status_string`, without the name).
     pub fn description(self) -> &'static str {
-        match self {
-            Status::Success => "success",
-            Status::InvalidArgument => "invalid argument",
-            Status::DriverNotFound => "the CUDA driver (libcuda.so.1) could not be opened",
-            Status::RuntimeNotFound => "no CUDA runtime (libcudart 12.8+ or 13.x) could be opened",
-            Status::NvrtcNotFound => "NVRTC (libnvrtc) could not be opened",
-            Status::NvjitlinkNotFound => "nvJitLink (libnvJitLink) could not be opened",
-            Status::UnsupportedVersion => "a CUDA component is too old for this call",
-            Status::NoDevice => "no usable CUDA device",
-            Status::InvalidImage => "not a well-formed cubin, fatbin, PTX or LTO-IR image",
-            Status::NoBinaryForDevice => "the image has no code this GPU can run",
-            Status::NotFound => "no kernel or global of that name",
-            Status::CompileFailed => "NVRTC compilation failed (see the log)",
-            Status::LinkFailed => "nvJitLink linking failed (see the log)",
-            Status::ArgumentMismatch => "launch arguments do not match the kernel's parameters",
-            Status::Io => "input/output error",
-            Status::Cuda => "CUDA call failed (see cudyn_last_cuda_error)",
-            Status::Internal => "internal error in cudyn (a bug; please report it)",
-        }
+        let full = STATUS_TEXT[self as usize].to_str().unwrap_or_default();
+        full.split_once(": ").map_or(full, |(_, text)| text)
     }
 }
 
@@ -121,4 +125,17 @@ pub fn last_error_message() -> String {
 
 pub fn last_cuda_error() -> i32 {
     LAST.with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_the_c_texts() {
+        assert_eq!(Status::NotFound.description(), "no kernel or global of that name");
+        assert_eq!(Status::Success.description(), "success");
+        let c = STATUS_TEXT[Status::Internal as usize].to_str().unwrap();
+        assert!(c.starts_with("CUDYN_ERROR_INTERNAL: ") && c.ends_with(Status::Internal.description()));
+    }
 }

@@ -65,25 +65,6 @@ impl From<Status> for cudyn_status {
     }
 }
 
-const STATUS_TEXT: [&std::ffi::CStr; 17] = [
-    c"CUDYN_SUCCESS: success",
-    c"CUDYN_ERROR_INVALID_ARGUMENT: invalid argument",
-    c"CUDYN_ERROR_DRIVER_NOT_FOUND: the CUDA driver (libcuda.so.1) could not be opened",
-    c"CUDYN_ERROR_RUNTIME_NOT_FOUND: no CUDA runtime (libcudart 12.8+ or 13.x) could be opened",
-    c"CUDYN_ERROR_NVRTC_NOT_FOUND: NVRTC could not be opened",
-    c"CUDYN_ERROR_NVJITLINK_NOT_FOUND: nvJitLink could not be opened",
-    c"CUDYN_ERROR_UNSUPPORTED_VERSION: a CUDA component is too old for this call",
-    c"CUDYN_ERROR_NO_DEVICE: no usable CUDA device",
-    c"CUDYN_ERROR_INVALID_IMAGE: not a well-formed cubin, fatbin, PTX or LTO-IR image",
-    c"CUDYN_ERROR_NO_BINARY_FOR_DEVICE: the image has no code this GPU can run",
-    c"CUDYN_ERROR_NOT_FOUND: no kernel or global of that name",
-    c"CUDYN_ERROR_COMPILE_FAILED: compilation failed (see the log)",
-    c"CUDYN_ERROR_LINK_FAILED: linking failed (see the log)",
-    c"CUDYN_ERROR_ARGUMENT_MISMATCH: launch arguments do not match the kernel's parameters",
-    c"CUDYN_ERROR_IO: input/output error",
-    c"CUDYN_ERROR_CUDA: a CUDA call failed (see cudyn_last_cuda_error)",
-    c"CUDYN_ERROR_INTERNAL: internal error in cudyn (a bug)",
-];
 
 /// Static text for a status: "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name".
 /// Never NULL; an unknown value gives "unknown cudyn_status". Takes an int so that any value
@@ -92,7 +73,7 @@ const STATUS_TEXT: [&std::ffi::CStr; 17] = [
 pub extern "C" fn cudyn_status_string(status: cudyn_status_int) -> *const c_char {
     usize::try_from(status)
         .ok()
-        .and_then(|i| STATUS_TEXT.get(i))
+        .and_then(|i| crate::error::STATUS_TEXT.get(i))
         .map_or(c"unknown cudyn_status".as_ptr(), |s| s.as_ptr())
 }
 
