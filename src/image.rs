@@ -709,10 +709,14 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                     "fatbin entry {index} at offset {off}: architecture {arch} is not an SM number"
                 )));
             }
-            if kind == FATBIN_KIND_ELF && !entry_compressed {
+            // The entry's bytes, for the kinds whose payload is checked.
+            let payload = || -> Result<&[u8], ImageError> {
                 let start = to_usize(off.checked_add(entry_header_size).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
                 let end = to_usize(off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
-                let payload = d.get(start..end).unwrap_or(&[]);
+                Ok(d.get(start..end).unwrap_or(&[]))
+            };
+            if kind == FATBIN_KIND_ELF && !entry_compressed {
+                let payload = payload()?;
                 if !payload.starts_with(&ELF_MAGIC) {
                     return Err(ImageError::Malformed(format!(
                         "fatbin entry {index} ({code}) at offset {off}: its payload is not an ELF cubin"
@@ -726,9 +730,7 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
             }
             if kind == FATBIN_KIND_PTX && !entry_compressed {
                 // PTX is text for the driver's JIT compiler: anything else is corruption.
-                let start = to_usize(off.checked_add(entry_header_size).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
-                let end = to_usize(off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
-                let payload = d.get(start..end).unwrap_or(&[]);
+                let payload = payload()?;
                 let text_end = payload.iter().position(|&b| b == 0).unwrap_or(payload.len());
                 let (text, tail) = payload.split_at(text_end);
                 if let Some(bad) =
