@@ -52,22 +52,12 @@ pub unsafe extern "C" fn cudyn_library_load_file(
         let api = Api::from_raw(api)?;
         // SAFETY: NUL-terminated path (caller's contract).
         let p = unsafe { cstr(path, "path") }?;
-        let path = std::path::Path::new(std::ffi::OsStr::from_encoded_bytes_unchecked_safe(p.to_bytes()));
+        // Unix paths are bytes: no UTF-8 assumed.
+        let path = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p.to_bytes()));
         let o = out(library, "library")?;
         *o = Library::load_file(path, api)?.into_raw();
         Ok(())
     })
-}
-
-/// Small shim: a path from bytes without assuming UTF-8 (Unix paths are bytes).
-trait OsStrFromBytes {
-    fn from_encoded_bytes_unchecked_safe(b: &[u8]) -> &std::ffi::OsStr;
-}
-impl OsStrFromBytes for std::ffi::OsStr {
-    fn from_encoded_bytes_unchecked_safe(b: &[u8]) -> &std::ffi::OsStr {
-        use std::os::unix::ffi::OsStrExt;
-        std::ffi::OsStr::from_bytes(b)
-    }
 }
 
 /// Unload a library through the API that loaded it. NULL is a no-op. Kernels of an unloaded
