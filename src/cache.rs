@@ -516,10 +516,10 @@ impl Cache {
         let mut guard = TempGuard { path: &tmp, armed: true };
         file.write_all(&bytes)?;
         drop(file);
-        let name = format!("{}{ENTRY_EXT}", key.hex());
-        fs::rename(&tmp, self.dir.join(&name))?;
+        let path = self.entry_path(key);
+        fs::rename(&tmp, &path)?;
         guard.armed = false;
-        self.evict(OsStr::new(&name));
+        self.evict(path.file_name().unwrap_or_default());
         Ok(())
     }
 
