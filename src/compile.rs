@@ -384,14 +384,23 @@ fn get_code(nv: &Nvrtc, p: sys::nvrtcProgram, size: Option<SizeFn>, get: Option<
 
 fn program_log(nv: &Nvrtc, p: sys::nvrtcProgram) -> String {
     let (Some(size), Some(get)) = (nv.f.nvrtcGetProgramLogSize, nv.f.nvrtcGetProgramLog) else { return String::new() };
+    read_log(
+        // SAFETY: valid out-pointer on a live program.
+        |n| unsafe { size(p, n) }.0 == 0,
+        // SAFETY: `read_log` passes a buffer of the size NVRTC reported.
+        |buf| unsafe { get(p, buf) }.0 == 0,
+    )
+}
+
+/// A log read the NVRTC / nvJitLink way: `size` reports its length (true: success), `get`
+/// fills a buffer of that length. Trailing NULs are dropped; "" when either call fails.
+pub(crate) fn read_log(size: impl FnOnce(&mut usize) -> bool, get: impl FnOnce(*mut c_char) -> bool) -> String {
     let mut n = 0usize;
-    // SAFETY: valid out-pointer.
-    if unsafe { size(p, &mut n) }.0 != 0 || n == 0 {
+    if !size(&mut n) || n == 0 {
         return String::new();
     }
     let mut v = vec![0u8; n];
-    // SAFETY: v has the size NVRTC reported.
-    if unsafe { get(p, v.as_mut_ptr().cast()) }.0 != 0 {
+    if !get(v.as_mut_ptr().cast()) {
         return String::new();
     }
     while v.last() == Some(&0) {

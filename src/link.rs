@@ -87,20 +87,12 @@ fn logs(jl: &JitLink, h: sys::nvJitLinkHandle) -> (String, String) {
     type GetFn = unsafe extern "C" fn(sys::nvJitLinkHandle, *mut c_char) -> sys::nvJitLinkResult;
     let read = |size: Option<SizeFn>, get: Option<GetFn>| -> String {
         let (Some(size), Some(get)) = (size, get) else { return String::new() };
-        let mut n = 0usize;
-        // SAFETY: valid out-pointer on a live handle.
-        if unsafe { size(h, &mut n) }.0 != 0 || n == 0 {
-            return String::new();
-        }
-        let mut v = vec![0u8; n];
-        // SAFETY: v has the size nvJitLink reported.
-        if unsafe { get(h, v.as_mut_ptr().cast()) }.0 != 0 {
-            return String::new();
-        }
-        while v.last() == Some(&0) {
-            v.pop();
-        }
-        String::from_utf8_lossy(&v).into_owned()
+        crate::compile::read_log(
+            // SAFETY: valid out-pointer on a live handle.
+            |n| unsafe { size(h, n) }.0 == 0,
+            // SAFETY: `read_log` passes a buffer of the size nvJitLink reported.
+            |buf| unsafe { get(h, buf) }.0 == 0,
+        )
     };
     (read(jl.f.error_log_size, jl.f.error_log), read(jl.f.info_log_size, jl.f.info_log))
 }

@@ -65,7 +65,6 @@ impl From<Status> for cudyn_status {
     }
 }
 
-
 /// Static text for a status: "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name".
 /// Never NULL; an unknown value gives "unknown cudyn_status". Takes an int so that any value
 /// a C caller passes is safe.
