@@ -157,16 +157,17 @@ unsafe fn read_options(o: *const cudyn_compile_options) -> Result<CompileOptions
             strings(o.name_expressions, o.num_name_expressions, "name_expressions")?,
         )
     };
+    // 0: the default (a cubin); anything else is checked where it is used
+    // (compile::effective_options).
     let target = match code_kind(o.target)? {
-        CodeKind::Unknown | CodeKind::Cubin => CodeKind::Cubin,
-        k @ (CodeKind::Ptx | CodeKind::LtoIr) => k,
-        other => return Err(Error::invalid(format!("cannot compile to {other:?}: choose cubin, PTX or LTO-IR"))),
+        CodeKind::Unknown => None,
+        k => Some(k),
     };
     Ok(CompileOptions {
         options,
         headers: names.into_iter().zip(bodies).collect(),
         name_expressions: exprs,
-        target: Some(target),
+        target,
     })
 }
 
@@ -335,7 +336,7 @@ pub unsafe extern "C" fn cudyn_library_load_source_ex(
     ffi!({
         // SAFETY: forwarded contract.
         let opts = unsafe { read_options(options) }?;
-        if opts.target != Some(CodeKind::Cubin) {
+        if !matches!(opts.target, None | Some(CodeKind::Cubin)) {
             return Err(Error::invalid("load_source compiles to a cubin; leave target 0"));
         }
         load_source(source, name, opts, api, library, log, lowered_names)
