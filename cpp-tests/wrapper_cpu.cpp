@@ -134,6 +134,8 @@ static void empty_library() {
   EXPECT(lib.try_global<float>("g").status() == CUDYN_ERROR_INVALID_ARGUMENT);
   EXPECT(!lib.try_kernels().ok());
   EXPECT(lib.try_unload().ok());  // unloading nothing is a no-op
+  lib.reset();                    // so is resetting it; the object stays empty
+  EXPECT(!lib && lib.log().empty() && lib.lowered_names().empty());
   EXPECT(lib.release() == nullptr);
   cudyn::library moved(std::move(lib));
   EXPECT(!moved);

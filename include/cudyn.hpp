@@ -852,15 +852,10 @@ class library {
     return std::exchange(h_, nullptr);
   }
   /// Unload now and say how it went; the object is empty afterwards.
-  result<void> try_unload() {
-    cudyn_library_t h = std::exchange(h_, nullptr);
-    names_.clear();
-    log_.clear();
-    return detail::check(cudyn_library_unload(h, to_c(api_)));
-  }
+  result<void> try_unload() { return detail::check(cudyn_library_unload(release(), to_c(api_))); }
   /// Unload now (ignoring errors) and become empty.
   void reset() noexcept {
-    if (h_ != nullptr) (void)cudyn_library_unload(std::exchange(h_, nullptr), to_c(api_));
+    if (cudyn_library_t h = release()) (void)cudyn_library_unload(h, to_c(api_));
   }
 
  private:
