@@ -5,6 +5,7 @@
 // counted by status. For comparison the same mutants go to raw cuLibraryLoadData in child
 // processes (a crash there costs only the child), and the crashes are counted.
 //   usage: mutants <cubin> <fatbin> [count=10000] [--raw | --raw-only | --validate-only]
+//          mutants <cubin> <fatbin> <count> --dump <i> <file>   (write mutant i to file)
 //   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM,
 //        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
@@ -194,7 +195,7 @@ int main(int argc, char **argv) {
   auto cubin = read_file(argv[1]);
   auto fatbin = read_file(argv[2]);
   const int count = argc > 3 ? std::atoi(argv[3]) : 10000;
-  if (argc > 5 && std::strcmp(argv[4], "--dump") == 0) {  // write mutant argv[5] to argv[6]
+  if (argc > 6 && std::strcmp(argv[4], "--dump") == 0) {  // write mutant argv[5] to argv[6]
     auto m = mutant(cubin, fatbin, std::atoi(argv[5]));
     FILE *f = std::fopen(argv[6], "wb");
     std::fwrite(m.data(), 1, m.size(), f);
@@ -210,7 +211,6 @@ int main(int argc, char **argv) {
   if (!cpu) require_gpu();
 
   std::map<std::string, int> by_status[2];
-  int loaded_ok = 0;
   // MUTANTS_TRACE=file records the mutant in flight (to find one that crashes);
   // MUTANTS_FROM=n starts there.
   FILE *trace = std::getenv("MUTANTS_TRACE") ? std::fopen(std::getenv("MUTANTS_TRACE"), "w") : nullptr;
@@ -237,10 +237,7 @@ int main(int argc, char **argv) {
         }
         std::fputc('\n', verdicts);
       }
-      if (s == CUDYN_SUCCESS) {
-        loaded_ok++;
-        CHECK_CUDYN(cudyn_library_unload(lib, api));
-      }
+      if (s == CUDYN_SUCCESS) CHECK_CUDYN(cudyn_library_unload(lib, api));
     }
   }
   if (verdicts) std::fclose(verdicts);
