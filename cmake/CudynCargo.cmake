@@ -57,10 +57,7 @@ include(CMakePackageConfigHelpers)
 install(FILES "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.so.${CUDYN_SOVERSION}"
               "${_link_dir}/libcudyn.so" "${_link_dir}/libcudyn.a"
         DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES include/cudyn.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/include/cudyn.hpp")
-  install(FILES include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-endif()
+install(FILES include/cudyn.h include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set(CUDYN_STATIC_DEPS_STR "${CUDYN_STATIC_DEPS}")
 configure_package_config_file(cmake/cudynConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake"
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn

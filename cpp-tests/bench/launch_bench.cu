@@ -15,10 +15,7 @@
 #include <string>
 #include <vector>
 #include "../test_util.hpp"
-#if __has_include("cudyn.hpp")
 #include "cudyn.hpp"
-#define HAVE_CUDYN_HPP 1
-#endif
 
 using Clock = std::chrono::steady_clock;
 
@@ -123,10 +120,8 @@ int main(int argc, char **argv) {
   add("cudyn_launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { CHECK_CUDYN(cudyn_launch(k, &cr, nullptr, 0)); });
   add("cudyn_launch_checked (driver)", "launch", "raw cuLaunchKernelEx", [&] { CHECK_CUDYN(cudyn_launch_checked(k, &cd, nullptr, nullptr, 0)); });
   add("cudyn_launch_checked (runtime)", "launch", "raw cudaLaunchKernel", [&] { CHECK_CUDYN(cudyn_launch_checked(k, &cr, nullptr, nullptr, 0)); });
-#ifdef HAVE_CUDYN_HPP
   cudyn::kernel typed(k);
   add("C++ kernel.launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { typed.launch(cudyn::launch_config(cr)); });
-#endif
   add("raw cuLaunchKernelEx, 2 kernels in turn", "alternate", "", [&] {
     CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)ka, args_a, nullptr));
     CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)kb, args_b, nullptr));
