@@ -2,17 +2,8 @@
 if(NOT CUDYN_HAVE_NVCC)
   return()
 endif()
-set(_kernels ${PROJECT_SOURCE_DIR}/cpp-tests/kernels/interop_kernels.cu)
-set(_fatbin ${CMAKE_CURRENT_BINARY_DIR}/device/example_kernels.fatbin)
-set(_gencode)
-foreach(a ${CUDYN_TEST_ARCHS})
-  list(APPEND _gencode -gencode arch=compute_${a},code=sm_${a})
-endforeach()
-add_custom_command(OUTPUT ${_fatbin}
-  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/device
-  COMMAND ${CMAKE_CUDA_COMPILER} -fatbin ${_gencode} -o ${_fatbin} ${_kernels}
-  DEPENDS ${_kernels} VERBATIM)
-add_custom_target(example_fatbin ALL DEPENDS ${_fatbin})
+# build/c-examples/device/example_kernels.fatbin: scripts/demo.sh passes it to the examples.
+cudyn_device_code(_fatbin ${PROJECT_SOURCE_DIR}/cpp-tests/kernels/interop_kernels.cu FATBIN NAME example_kernels)
 
 foreach(ex load_and_launch interop_cast saxpy_nvrtc)
   add_executable(${ex} ${ex}.c)

@@ -27,10 +27,13 @@ function(cudyn_add_test name)
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
 endfunction()
 
-# cudyn_device_code(<out-var> <source.cu> FATBIN|CUBIN|PTX [ARCH sm]) -> path of the built file.
+# cudyn_device_code(<out-var> <source.cu> FATBIN|CUBIN|PTX [ARCH sm] [NAME base]) -> path of
+# the built file, ${CMAKE_CURRENT_BINARY_DIR}/device/<base>.<ext> (base: the source's name
+# unless NAME gives one). The source is absolute or relative to the current source folder.
 function(cudyn_device_code out src kind)
   cmake_parse_arguments(A "" "ARCH;NAME" "" ${ARGN})
   get_filename_component(base ${src} NAME_WE)
+  get_filename_component(path ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
   if(A_NAME)
     set(base ${A_NAME})
   endif()
@@ -58,8 +61,8 @@ function(cudyn_device_code out src kind)
   endif()
   add_custom_command(OUTPUT ${file}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-    COMMAND ${CMAKE_CUDA_COMPILER} ${flags} -o ${file} ${CMAKE_CURRENT_SOURCE_DIR}/${src}
-    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src}
+    COMMAND ${CMAKE_CUDA_COMPILER} ${flags} -o ${file} ${path}
+    DEPENDS ${path}
     COMMENT "nvcc ${kind} ${src}"
     VERBATIM)
   add_custom_target(device_${base}_${kind}${A_ARCH} ALL DEPENDS ${file})
