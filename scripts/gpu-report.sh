@@ -11,7 +11,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:?usage: gpu-report.sh DIR [PREFIX]}
 prefix=${2:-.prefix}
 mkdir -p "$out"
-bash scripts/gpu-suite.sh "$prefix" > "$out/suite.log" 2>&1
+# The suite without hostile.mutants_10000: the hostile-image run below makes the same pass.
+bash scripts/gpu-suite.sh "$prefix" -E '^hostile\.mutants_10000$' > "$out/suite.log" 2>&1
 grep -E "tests passed|Failed|\*\*\*" "$out/suite.log" | tail -15
 export CUDA_PATH=${CUDA_PATH:-/usr/local/cuda} CUDYN_REQUIRE_GPU=1
 export LD_LIBRARY_PATH="$CUDA_PATH/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
