@@ -5,7 +5,7 @@
 // so the figure is the host's cost of submitting a launch, not the GPU's rate of running
 // them (a full launch queue would make every variant wait for the GPU alike). The raw runtime
 // calls go to the same shared libcudart that cudyn opens, so both use one runtime instance.
-//   usage: launch_bench <fatbin> [out.json] [rounds=9] [launches=100000] [loads=60]
+//   usage: launch_bench <fatbin> [out.json] [rounds=11] [launches=100000] [loads=100]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +50,14 @@ int main(int argc, char **argv) {
   const int launches = argc > 4 ? std::atoi(argv[4]) : 100000;
   const int loads = argc > 5 ? std::atoi(argv[5]) : 100;
   auto image = read_file(argv[1]);
+  // BENCH_GROUPS (comma-separated: launch, alternate, cluster, load, load-new, compile) runs
+  // only those; unset, all of them.
+  const char *only = std::getenv("BENCH_GROUPS");
+  auto wanted = [&](const std::string &g) {
+    if (!only || !*only) return true;
+    std::string list = std::string(",") + only + ",";
+    return list.find("," + g + ",") != std::string::npos;
+  };
 
   auto cuLaunchKernelEx_ = DRIVER(cuLaunchKernelEx, 11060);
   auto cuLibraryLoadData_ = DRIVER(cuLibraryLoadData);
@@ -155,8 +163,9 @@ int main(int argc, char **argv) {
   // loads an image another one just loaded (the driver is as fresh to each as to the others),
   // and a cudyn row meets an image again only after 15 other validations, beyond the 8 cudyn
   // recognises: every cudyn load here runs the full validation, the first-sight cost.
+  // (Compiled only when the group runs: the variants of a group left out never run.)
   std::vector<std::vector<char>> fresh;
-  for (int i = 0; i < 32; ++i) {
+  for (int i = 0; i < 32 && wanted("load-new"); ++i) {
     std::string src = large_source("k_fresh_" + std::to_string(i));
     cudyn_buffer code{}, log{};
     CHECK_CUDYN(cudyn_compile(src.c_str(), "fresh.cu", nullptr, 0, CUDYN_CODE_CUBIN, &code, &log));
@@ -171,8 +180,9 @@ int main(int argc, char **argv) {
   add("raw cuLibraryLoadData, 8 images each in turn", "load-new", "", [&] { auto &im = next_fresh(2); CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
   add("cudyn load (driver), 8 images each in turn", "load-new", "raw cuLibraryLoadData, 8 images each in turn", [&] { auto &im = next_fresh(3); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
 
-  // Warm everything once (parameter layouts cached, modules resident).
-  for (auto &x : v) x.once();
+  // Run each variant that will be timed once first (parameter layouts cached, modules resident).
+  for (auto &x : v)
+    if (wanted(x.group)) x.once();
   CHECK_RT(cudaStreamSynchronize(stream));
 
   // Each round: for every batch, every variant of a group runs one batch, in an order that
@@ -194,14 +204,6 @@ int main(int argc, char **argv) {
       }
     }
     for (size_t j = 0; j < g.size(); ++j) g[j]->per_op_us.push_back(us[j] / reps);
-  };
-  // BENCH_GROUPS (comma-separated: launch, alternate, cluster, load, load-new, compile) runs
-  // only those; unset, all of them.
-  const char *only = std::getenv("BENCH_GROUPS");
-  auto wanted = [&](const std::string &g) {
-    if (!only || !*only) return true;
-    std::string list = std::string(",") + only + ",";
-    return list.find("," + g + ",") != std::string::npos;
   };
   for (int r = 0; r < rounds; ++r) {
     for (const char *g : {"launch", "alternate", "cluster"})
