@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
-cmake -S . -B build "${CUDYN_CMAKE_ARGS[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cudyn_configure
 cmake --build build >/dev/null
 fatbin=build/c-examples/device/example_kernels.fatbin
 run() {

@@ -19,3 +19,9 @@ export CUDYN_REQUIRE_CUDA_HEADERS=1
 export CUDYN_CACHE_DIR="$_cudyn_root/build/test-cache"
 export CMAKE_GENERATOR=Ninja
 CUDYN_CMAKE_ARGS=(-DCMAKE_CUDA_COMPILER="$CUDYN_CUDA_ROOT/bin/nvcc" -DCUDAToolkit_ROOT="$CUDYN_CUDA_ROOT")
+# Configure the project into build/ with the toolchain above; cmake's output goes to
+# build-configure.log, shown only if configuring fails. Used by test.sh, demo.sh, install-prefix.sh.
+cudyn_configure() {
+  cmake -S "$_cudyn_root" -B "$_cudyn_root/build" "${CUDYN_CMAKE_ARGS[@]}" >"$_cudyn_root/build-configure.log" 2>&1 ||
+    { cat "$_cudyn_root/build-configure.log"; return 1; }
+}

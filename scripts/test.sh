@@ -8,7 +8,7 @@ source scripts/env.sh
 echo "== cargo test"
 cargo test --all-targets 2>&1
 echo "== CMake + ctest"
-cmake -S . -B build "${CUDYN_CMAKE_ARGS[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cudyn_configure
 cmake --build build
 ctest --test-dir build --output-on-failure
 echo "== sanitizers (AddressSanitizer/UBSan on the CPU-runnable tests)"
