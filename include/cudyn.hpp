@@ -169,9 +169,7 @@ namespace detail {
   std::abort();
 #endif
 }
-}  // namespace detail
 
-namespace detail {
 /// What every result has: the status and the error behind it.
 class result_status {
  public:
@@ -761,12 +759,12 @@ class library {
   }
   /// Every kernel of the library.
   result<std::vector<::cudyn::kernel>> try_kernels() const {
-    std::uint32_t n = 0;
-    cudyn_status s = cudyn_library_kernel_count(h_, &n);
-    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    result<std::size_t> count = try_kernel_count();
+    if (!count.ok()) return count.error_details();
+    const auto n = static_cast<std::uint32_t>(*count);
     std::vector<cudyn_kernel_t> raw(n);
     std::uint32_t written = 0;
-    s = cudyn_library_kernels(h_, n ? raw.data() : nullptr, n, &written);
+    cudyn_status s = cudyn_library_kernels(h_, n ? raw.data() : nullptr, n, &written);
     if (s != CUDYN_SUCCESS) return error_info::last(s);
     return std::vector<::cudyn::kernel>(raw.begin(), raw.begin() + written);
   }
