@@ -58,7 +58,6 @@ install(FILES "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcud
               "${_link_dir}/libcudyn.so" "${_link_dir}/libcudyn.a"
         DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/cudyn.h include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-set(CUDYN_STATIC_DEPS_STR "${CUDYN_STATIC_DEPS}")
 configure_package_config_file(cmake/cudynConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake"
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn
   PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)
