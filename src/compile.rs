@@ -103,8 +103,12 @@ fn sm_of_arch(arch: &str) -> Option<u32> {
 }
 
 /// Complete the option list: the target architecture when the caller gave none, -dlto for
-/// LTO-IR. Returns the options and the sm targeted.
-pub fn effective_options(opts: &CompileOptions, sm_if_unset: u32) -> Result<(Vec<String>, u32, CodeKind)> {
+/// LTO-IR. Returns the options and the sm targeted. `sm_if_unset` is asked only when the
+/// options name no architecture.
+pub fn effective_options(
+    opts: &CompileOptions,
+    sm_if_unset: impl FnOnce() -> u32,
+) -> Result<(Vec<String>, u32, CodeKind)> {
     let target = opts.target.unwrap_or(CodeKind::Cubin);
     let mut o = opts.options.clone();
     let sm = match has_arch_option(&o) {
@@ -121,8 +125,9 @@ pub fn effective_options(opts: &CompileOptions, sm_if_unset: u32) -> Result<(Vec
                 CodeKind::Ptx => "compute_",
                 _ => "sm_",
             };
-            o.push(format!("-arch={prefix}{sm_if_unset}"));
-            sm_if_unset
+            let sm = sm_if_unset();
+            o.push(format!("-arch={prefix}{sm}"));
+            sm
         }
     };
     match target {
@@ -222,8 +227,7 @@ pub fn compile_with(
     cache: Option<&Cache>,
 ) -> std::result::Result<Compiled, CompileFailure> {
     let nv = nvrtc()?;
-    let sm_default = if has_arch_option(&opts.options).is_some() { DEFAULT_SM } else { default_sm() };
-    let (effective, sm, target) = effective_options(opts, sm_default)?;
+    let (effective, sm, target) = effective_options(opts, default_sm)?;
     let cache = cache.filter(|_| !reads_header_files(&opts.options));
     let key = cache.map(|_| cache_key(source, name, opts, &effective, target, nv.version));
     if let (Some(c), Some(k)) = (cache, key.as_ref()) {
@@ -234,8 +238,7 @@ pub fn compile_with(
             }
         }
     }
-    let mut out = run_nvrtc(nv, source, name, opts, &effective, target)?;
-    out.sm = sm;
+    let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
     if let (Some(c), Some(k)) = (cache, key.as_ref()) {
         // A cache that cannot be written is not an error: the code is still good.
         let _ = c.put(k, &encode_payload(&out));
@@ -276,6 +279,7 @@ fn run_nvrtc(
     opts: &CompileOptions,
     effective: &[String],
     target: CodeKind,
+    sm: u32,
 ) -> std::result::Result<Compiled, CompileFailure> {
     let src = CString::new(source).map_err(|_| Error::invalid("the source contains a NUL byte"))?;
     let cname = CString::new(name).map_err(|_| Error::invalid("the program name contains a NUL byte"))?;
@@ -359,7 +363,7 @@ fn run_nvrtc(
         let l = if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() };
         lowered.push((s.clone(), l));
     }
-    Ok(Compiled { code, kind: target, log, lowered, sm: 0, from_cache: false })
+    Ok(Compiled { code, kind: target, log, lowered, sm, from_cache: false })
 }
 
 type SizeFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult;
@@ -439,25 +443,25 @@ mod tests {
 
     #[test]
     fn default_target_is_sass_for_the_given_sm() {
-        let (e, sm, k) = effective_options(&CompileOptions::default(), 90).unwrap();
+        let (e, sm, k) = effective_options(&CompileOptions::default(), || 90).unwrap();
         assert_eq!((sm, k), (90, CodeKind::Cubin));
         assert_eq!(e, o(&["-arch=sm_90"]));
         let ptx = CompileOptions { target: Some(CodeKind::Ptx), ..Default::default() };
-        assert_eq!(effective_options(&ptx, 80).unwrap().0, o(&["-arch=compute_80"]));
+        assert_eq!(effective_options(&ptx, || 80).unwrap().0, o(&["-arch=compute_80"]));
         let lto = CompileOptions { target: Some(CodeKind::LtoIr), ..Default::default() };
-        assert_eq!(effective_options(&lto, 90).unwrap().0, o(&["-arch=sm_90", "-dlto"]));
+        assert_eq!(effective_options(&lto, || 90).unwrap().0, o(&["-arch=sm_90", "-dlto"]));
     }
 
     #[test]
     fn explicit_arch_is_kept_and_checked() {
         let c = CompileOptions { options: o(&["-std=c++17", "--gpu-architecture", "sm_100a"]), ..Default::default() };
-        let (e, sm, _) = effective_options(&c, 90).unwrap();
+        let (e, sm, _) = effective_options(&c, || 90).unwrap();
         assert_eq!(sm, 100);
         assert_eq!(e, c.options);
         let bad = CompileOptions { options: o(&["-arch=compute_90"]), ..Default::default() };
-        assert_eq!(effective_options(&bad, 90).unwrap_err().status, Status::InvalidArgument);
+        assert_eq!(effective_options(&bad, || 90).unwrap_err().status, Status::InvalidArgument);
         let src = CompileOptions { target: Some(CodeKind::Source), ..Default::default() };
-        assert!(effective_options(&src, 90).is_err());
+        assert!(effective_options(&src, || 90).is_err());
     }
 
     #[test]

@@ -163,12 +163,7 @@ unsafe fn read_options(o: *const cudyn_compile_options) -> Result<CompileOptions
         CodeKind::Unknown => None,
         k => Some(k),
     };
-    Ok(CompileOptions {
-        options,
-        headers: names.into_iter().zip(bodies).collect(),
-        name_expressions: exprs,
-        target,
-    })
+    Ok(CompileOptions { options, headers: names.into_iter().zip(bodies).collect(), name_expressions: exprs, target })
 }
 
 /// The lowered names, each followed by a NUL, in the order of the name expressions.
