@@ -123,6 +123,9 @@ fn check_live(k: Kernel) -> Result<()> {
     };
     // The address may have been reused for a kernel cudyn never saw (cudaGetKernel, a raw
     // cuLibraryGetKernel): if the driver places it in another library, it is alive.
+    // Known limitation: when the library object's address is reused as well (seen on an H200
+    // for a kernel cudaGetKernel created after cudyn unloaded libraries), a live kernel is
+    // refused here; telling it from a dangling one needs more than the addresses.
     if let Ok(d) = driver() {
         let lib = library_of(d, k);
         if lib != 0 && lib != dead_lib {
