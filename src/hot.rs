@@ -114,56 +114,75 @@ const EMPTY: Slot = Slot {
     sizes: [const { AtomicU64::new(0) }; SIZES / 4],
 };
 
-static TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
-
-#[inline]
-fn slot(key: usize) -> &'static Slot {
-    // Fibonacci hashing: the top bits of the product spread aligned addresses evenly.
-    let h = (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SLOTS.trailing_zeros());
-    &TABLE[h as usize]
+/// The slots. A type of its own so tests use private tables, with private generations: a test
+/// that unloads (and so retires the process's entries) cannot disturb another's.
+struct Table {
+    slots: [Slot; SLOTS],
 }
 
-/// Parameter `i`'s size; usize::MAX (no parameter's size) past the held ones.
-#[inline]
-fn size_at(s: &Slot, i: usize) -> usize {
-    s.sizes.get(i / 4).map_or(usize::MAX, |w| ((w.load(Ordering::Relaxed) >> (16 * (i % 4))) & 0xffff) as usize)
-}
+static TABLE: Table = Table { slots: [EMPTY; SLOTS] };
 
-/// True when the table holds kernel `key` under the current generation, with `nargs`
-/// parameters and, when `sizes` is given, each of those sizes. False means "ask the full
-/// path": a miss, a write in progress, or a mismatch to describe; never a wrong yes.
+/// True when the process's table holds kernel `key` under the current generation, with
+/// `nargs` parameters and, when `sizes` is given, each of those sizes. False means "ask the
+/// full path": a miss, a write in progress, or a mismatch to describe; never a wrong yes.
 #[inline]
 pub(crate) fn args_match(key: usize, nargs: usize, sizes: Option<&[usize]>) -> bool {
-    let s = slot(key);
-    let seq = s.seq.load(Ordering::Acquire);
-    let c = s.count.load(Ordering::Relaxed);
-    let ok = s.key.load(Ordering::Relaxed) == key
-        && s.generation.load(Ordering::Relaxed) == LINE.generation.load(Ordering::Acquire)
-        && (c & !HELD) as usize == nargs
-        && sizes.is_none_or(|g| {
-            c & HELD != 0 && g.len() == nargs && g.iter().enumerate().all(|(i, &g)| g == size_at(s, i))
-        });
-    // Sequence lock, reader side: the loads above happen before the second read of `seq`; if
-    // it is unchanged (and even), no write overlapped them.
-    fence(Ordering::Acquire);
-    ok && seq & 1 == 0 && s.seq.load(Ordering::Relaxed) == seq
+    TABLE.args_match(&LINE.generation, key, nargs, sizes)
 }
 
 /// Record `params` as kernel `key`'s layout, read under `generation`. Skipped when the slot
 /// already holds it (its cache line then stays shared) or another thread is writing it.
 pub(crate) fn remember(key: usize, generation: u64, params: &[Param]) {
-    if key == 0 {
-        return;
+    TABLE.remember(key, generation, params)
+}
+
+impl Table {
+    #[inline]
+    fn slot(&self, key: usize) -> &Slot {
+        // Fibonacci hashing: the top bits of the product spread aligned addresses evenly.
+        let h = (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SLOTS.trailing_zeros());
+        &self.slots[h as usize]
     }
-    let s = slot(key);
-    let seq = s.seq.load(Ordering::Relaxed);
-    if seq & 1 != 0 {
-        return;
+
+    /// Parameter `i`'s size; usize::MAX (no parameter's size) past the held ones.
+    #[inline]
+    fn size_at(s: &Slot, i: usize) -> usize {
+        s.sizes.get(i / 4).map_or(usize::MAX, |w| ((w.load(Ordering::Relaxed) >> (16 * (i % 4))) & 0xffff) as usize)
     }
-    if s.key.load(Ordering::Relaxed) == key && s.generation.load(Ordering::Relaxed) == generation {
-        return;
+
+    /// `args_match` against this table, with `generation` as the current generation.
+    #[inline]
+    fn args_match(&self, generation: &AtomicU64, key: usize, nargs: usize, sizes: Option<&[usize]>) -> bool {
+        let s = self.slot(key);
+        let seq = s.seq.load(Ordering::Acquire);
+        let c = s.count.load(Ordering::Relaxed);
+        let ok = s.key.load(Ordering::Relaxed) == key
+            && s.generation.load(Ordering::Relaxed) == generation.load(Ordering::Acquire)
+            && (c & !HELD) as usize == nargs
+            && sizes.is_none_or(|g| {
+                c & HELD != 0 && g.len() == nargs && g.iter().enumerate().all(|(i, &g)| g == Self::size_at(s, i))
+            });
+        // Sequence lock, reader side: the loads above happen before the second read of `seq`; if
+        // it is unchanged (and even), no write overlapped them.
+        fence(Ordering::Acquire);
+        ok && seq & 1 == 0 && s.seq.load(Ordering::Relaxed) == seq
     }
-    store(s, seq, key, generation, params);
+
+    /// `remember` in this table.
+    fn remember(&self, key: usize, generation: u64, params: &[Param]) {
+        if key == 0 {
+            return;
+        }
+        let s = self.slot(key);
+        let seq = s.seq.load(Ordering::Relaxed);
+        if seq & 1 != 0 {
+            return;
+        }
+        if s.key.load(Ordering::Relaxed) == key && s.generation.load(Ordering::Relaxed) == generation {
+            return;
+        }
+        store(s, seq, key, generation, params);
+    }
 }
 
 /// Write the slot, unless another thread took it since `seq` was read.
@@ -207,9 +226,18 @@ mod tests {
             .collect()
     }
 
+    fn private_table() -> Box<Table> {
+        Box::new(Table { slots: [EMPTY; SLOTS] })
+    }
+
     #[test]
     fn slots_hold_counts_and_sizes() {
-        let g = LINE.generation.load(Ordering::Acquire);
+        let t = private_table();
+        let gen = AtomicU64::new(7);
+        let g = gen.load(Ordering::Acquire);
+        let args_match = |k, n, s| t.args_match(&gen, k, n, s);
+        let remember = |k, g, p: &[Param]| t.remember(k, g, p);
+        let slot = |k| t.slot(k);
         let a = 0x51_0000usize;
         assert!(!args_match(a, 0, None), "an empty slot matches nothing");
         remember(a, g, &params(&[8, 4, 16]));
@@ -230,7 +258,8 @@ mod tests {
         let c = 0x53_0000usize;
         remember(c, g, &params(&(1..=21).collect::<Vec<_>>()));
         assert!(args_match(c, 21, None));
-        assert!(!args_match(c, 21, Some(&(1..=21).collect::<Vec<_>>())), "sizes not held: ask the full path");
+        let sizes21: Vec<usize> = (1..=21).collect();
+        assert!(!args_match(c, 21, Some(&sizes21)), "sizes not held: ask the full path");
         // A slot written under an older generation is not trusted.
         let d = 0x54_0000usize;
         remember(d, g.wrapping_sub(1), &params(&[8]));
@@ -251,8 +280,9 @@ mod tests {
         for stride in [16usize, 64, 4096] {
             let mut used = [false; SLOTS];
             for i in 0..SLOTS {
-                used[(slot(0x7f00_0000_0000 + i * stride) as *const Slot as usize - TABLE.as_ptr() as usize) / 64] =
-                    true;
+                used[(TABLE.slot(0x7f00_0000_0000 + i * stride) as *const Slot as usize
+                    - TABLE.slots.as_ptr() as usize)
+                    / 64] = true;
             }
             let n = used.iter().filter(|&&u| u).count();
             assert!(n > SLOTS / 2, "stride {stride}: {n} of {SLOTS} slots used");
@@ -262,14 +292,18 @@ mod tests {
     /// Readers never see a torn entry while writers swap two layouts into one slot.
     #[test]
     fn concurrent_readers_see_whole_entries() {
-        let g = LINE.generation.load(Ordering::Acquire);
+        let t = private_table();
+        let gen = AtomicU64::new(3);
+        let g = gen.load(Ordering::Acquire);
+        let t = &*t;
+        let gen = &gen;
         let key = 0x55_0000usize;
         let one = params(&[8, 8]);
         let other = params(&[4, 4, 4]);
         std::thread::scope(|sc| {
             sc.spawn(|| {
                 for i in 0..200_000 {
-                    let s = slot(key);
+                    let s = t.slot(key);
                     store(s, s.seq.load(Ordering::Relaxed) & !1, key, g, if i % 2 == 0 { &one } else { &other });
                 }
             });
@@ -278,10 +312,13 @@ mod tests {
                     for _ in 0..200_000 {
                         // Each layout's count only ever comes with its own sizes.
                         assert!(
-                            !args_match(key, 3, Some(&[8, 8, 0])),
+                            !t.args_match(gen, key, 3, Some(&[8, 8, 0])),
                             "sizes of one layout with the count of the other"
                         );
-                        assert!(!args_match(key, 2, Some(&[4, 4])), "sizes of one layout with the count of the other");
+                        assert!(
+                            !t.args_match(gen, key, 2, Some(&[4, 4])),
+                            "sizes of one layout with the count of the other"
+                        );
                     }
                 });
             }

@@ -3,12 +3,10 @@
 
 use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
-use crate::handles::AddressMap;
 use crate::hot;
+use crate::registry::{self, check_kernel as check_live};
 use crate::sys;
-use std::ffi::CStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::ffi::{CStr, CString};
 
 /// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
 /// is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
@@ -25,115 +23,6 @@ unsafe impl Sync for Kernel {}
 pub struct Param {
     pub offset: u32,
     pub size: u32,
-}
-
-pub(crate) struct Layout {
-    /// The library the kernel belongs to (0 if unknown), to drop entries on unload.
-    pub lib: usize,
-    pub params: Arc<[Param]>,
-}
-
-/// Cached layouts by kernel, and how many each library has (so unloading a library none of
-/// whose kernels was ever looked at costs one read lock, and retires no thread's hot entry).
-#[derive(Default)]
-struct Layouts {
-    by_kernel: AddressMap<Layout>,
-    per_lib: AddressMap<usize>,
-}
-
-impl Layouts {
-    /// The entry for `key`, inserted as (`lib`, `params`) if there is none yet.
-    fn get_or_insert(&mut self, key: usize, lib: usize, params: Arc<[Param]>) -> Arc<[Param]> {
-        if let Some(e) = self.by_kernel.get(&key) {
-            return e.params.clone();
-        }
-        if lib != 0 {
-            *self.per_lib.entry(lib).or_insert(0) += 1;
-        }
-        self.by_kernel.insert(key, Layout { lib, params: params.clone() });
-        params
-    }
-}
-
-fn layouts() -> &'static RwLock<Layouts> {
-    static L: OnceLock<RwLock<Layouts>> = OnceLock::new();
-    L.get_or_init(Default::default)
-}
-
-/// How many kernels `unloaded` holds, readable without its lock.
-static UNLOADED_COUNT: AtomicUsize = AtomicUsize::new(0);
-
-/// Kernels of libraries cudyn unloaded (kernel -> its library): using one is a clear error,
-/// not a driver crash. Consulted only when a kernel is not in the layout caches.
-fn unloaded() -> &'static Mutex<AddressMap<usize>> {
-    static U: OnceLock<Mutex<AddressMap<usize>>> = OnceLock::new();
-    U.get_or_init(Default::default)
-}
-
-/// Drop the cached layouts of `lib`'s kernels and remember those kernels as unloaded.
-pub(crate) fn forget_library(lib: usize) {
-    if lib == 0 || !layouts().read().unwrap_or_else(|p| p.into_inner()).per_lib.contains_key(&lib) {
-        return; // none of its kernels was looked at: nothing cached, nothing to retire
-    }
-    let mut l = layouts().write().unwrap_or_else(|p| p.into_inner());
-    if l.per_lib.remove(&lib).is_none() {
-        return;
-    }
-    let gone: Vec<(usize, usize)> = l.by_kernel.iter().filter(|(_, v)| v.lib == lib).map(|(k, _)| (*k, lib)).collect();
-    l.by_kernel.retain(|_, v| v.lib != lib);
-    // Every entry of the launch table is retired: some may be kernels of `lib`.
-    hot::LINE.generation.fetch_add(1, Ordering::Release);
-    drop(l);
-    if !gone.is_empty() {
-        let mut u = unloaded().lock().unwrap_or_else(|p| p.into_inner());
-        u.extend(gone);
-        UNLOADED_COUNT.store(u.len(), Ordering::Release);
-    }
-}
-
-/// Whether any unloaded kernel is remembered (a load only needs to revive handles then).
-pub(crate) fn any_unloaded() -> bool {
-    UNLOADED_COUNT.load(Ordering::Acquire) != 0
-}
-
-/// Forget `kernels` as unloaded (a new library reused their addresses).
-pub(crate) fn revive(kernels: &[Kernel]) {
-    if !any_unloaded() {
-        return; // the common case: no lock
-    }
-    let mut u = unloaded().lock().unwrap_or_else(|p| p.into_inner());
-    if !u.is_empty() {
-        for k in kernels {
-            u.remove(&(k.0 as usize));
-        }
-        UNLOADED_COUNT.store(u.len(), Ordering::Release);
-    }
-}
-
-fn check_live(k: Kernel) -> Result<()> {
-    if k.0.is_null() {
-        return Err(Error::invalid("kernel handle is NULL"));
-    }
-    if !any_unloaded() {
-        return Ok(());
-    }
-    let key = k.0 as usize;
-    let Some(dead_lib) = unloaded().lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied() else {
-        return Ok(());
-    };
-    // The address may have been reused for a kernel cudyn never saw (cudaGetKernel, a raw
-    // cuLibraryGetKernel): if the driver places it in another library, it is alive.
-    // Known limitation: when the library object's address is reused as well (seen on an H200
-    // for a kernel cudaGetKernel created after cudyn unloaded libraries), a live kernel is
-    // refused here; telling it from a dangling one needs more than the addresses.
-    if let Ok(d) = driver() {
-        let lib = library_of(d, k);
-        if lib != 0 && lib != dead_lib {
-            unloaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
-            return Ok(());
-        }
-    }
-    Err(Error::invalid(format!("kernel {:p} belongs to a library that cudyn has unloaded", k.0)))
 }
 
 /// Attributes readable per device (CUDA's CU_FUNC_ATTRIBUTE_* numbers).
@@ -197,8 +86,15 @@ impl Kernel {
         self.0
     }
 
-    /// The kernel's (mangled, for C++) name; the string lives as long as the library.
-    pub fn name(self) -> Result<&'static CStr> {
+    /// The kernel's (mangled, for C++) name, copied: CUDA's string lives only as long as the
+    /// kernel's library.
+    pub fn name(self) -> Result<CString> {
+        // SAFETY: the pointer is copied from at once, before this call returns.
+        self.name_ptr().map(|p| unsafe { CStr::from_ptr(p) }.to_owned())
+    }
+
+    /// CUDA's own pointer to the kernel's name: valid while the kernel's library is loaded.
+    pub(crate) fn name_ptr(self) -> Result<*const std::os::raw::c_char> {
         check_live(self)?;
         let d = driver()?;
         let f = d.need(d.f.cuKernelGetName, "cuKernelGetName")?;
@@ -208,30 +104,14 @@ impl Kernel {
         if p.is_null() {
             return Err(Error::new(Status::Cuda, "cuKernelGetName returned no name"));
         }
-        // SAFETY: the driver's string lives as long as the library that owns the kernel.
-        Ok(unsafe { CStr::from_ptr(p) })
+        Ok(p)
     }
 
-    /// Run `f` with this kernel's parameter layout, querying and caching it on first use
-    /// (a read lock once cached; no allocation), and record it in the launch table.
+    /// Run `f` with this kernel's parameter layout: an owned kernel's from memory (CUDA is
+    /// asked once, and the launch table learns it), a foreign kernel's from CUDA (see
+    /// `registry`).
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
-        let key = self.0 as usize;
-        let generation = hot::LINE.generation.load(Ordering::Acquire);
-        // 1. The shared table; 2. CUDA, once per kernel.
-        let found = layouts().read().unwrap_or_else(|p| p.into_inner()).by_kernel.get(&key).map(|e| e.params.clone());
-        let params = match found {
-            Some(p) => p,
-            None => {
-                check_live(self)?;
-                let d = driver()?;
-                d.initialised()?;
-                let params: Arc<[Param]> = d.with_context(|| query_params(d, self))?.into();
-                let lib = library_of(d, self);
-                layouts().write().unwrap_or_else(|p| p.into_inner()).get_or_insert(key, lib, params)
-            }
-        };
-        hot::remember(key, generation, &params);
-        Ok(f(&params))
+        Ok(f(&registry::layout(self)?))
     }
 
     /// The launch path's check, from the launch table alone (no lock): true when this
@@ -243,17 +123,16 @@ impl Kernel {
         hot::args_match(self.0 as usize, nargs, sizes)
     }
 
-    /// Record a parameter layout without asking CUDA (for tests without a GPU, and for
-    /// callers that know the layout already). An existing entry is kept.
+    /// Record `params` as the layout of this kernel of library `lib`, which cudyn is taken to
+    /// own, without asking CUDA (tests without a GPU).
+    ///
+    /// # Safety
+    /// `params` must be this kernel's real layout until `lib` is unloaded through cudyn:
+    /// launches are checked against it, and CUDA reads one argument per parameter it lists.
     #[doc(hidden)]
-    pub fn prime_params(self, params: &[Param]) {
-        self.prime_params_of(0, params);
-    }
-
-    /// As `prime_params`, for a kernel of library `lib` (tests of unloading without a GPU).
-    #[doc(hidden)]
-    pub fn prime_params_of(self, lib: usize, params: &[Param]) {
-        layouts().write().unwrap_or_else(|p| p.into_inner()).get_or_insert(self.0 as usize, lib, params.into());
+    pub unsafe fn prime_params(self, lib: sys::CUlibrary, params: &[Param]) {
+        // SAFETY: the caller's contract is registry::prime's.
+        unsafe { registry::prime(self, lib, params) }
     }
 
     pub fn param_count(self) -> Result<usize> {
@@ -314,39 +193,5 @@ impl Kernel {
             unsafe { f(sys::CUfunction_attribute(attr as u32), value, self.0, device) },
             format_args!("setting attribute {attr:?} to {value} on device {device}"),
         )
-    }
-}
-
-fn query_params(d: &Driver, k: Kernel) -> Result<Vec<Param>> {
-    let f = d.need(d.f.cuKernelGetParamInfo, "cuKernelGetParamInfo (driver 12.4+)")?;
-    let mut out = Vec::new();
-    loop {
-        let (mut off, mut size) = (0usize, 0usize);
-        // SAFETY: valid out-pointers; past the last parameter CUDA returns INVALID_VALUE.
-        let r = unsafe { f(k.0, out.len(), &mut off, &mut size) };
-        if r.0 != 0 {
-            if out.is_empty() && r.0 != 1 {
-                d.check(r, "reading the kernel's parameters")?;
-            }
-            // INVALID_VALUE after the last parameter; on a bad handle it is the first call's
-            // error, which for a parameterless kernel reads the same: accept an empty list.
-            break;
-        }
-        out.push(Param { offset: off as u32, size: size as u32 });
-        if out.len() > 4096 {
-            return Err(Error::new(Status::Internal, "kernel reports more than 4096 parameters"));
-        }
-    }
-    Ok(out)
-}
-
-fn library_of(d: &Driver, k: Kernel) -> usize {
-    let Some(f) = d.f.cuKernelGetLibrary else { return 0 };
-    let mut lib: sys::CUlibrary = std::ptr::null_mut();
-    // SAFETY: valid out-pointer.
-    if unsafe { f(&mut lib, k.0) }.0 == 0 {
-        lib as usize
-    } else {
-        0
     }
 }

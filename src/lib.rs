@@ -27,6 +27,7 @@ pub mod link;
 pub mod memo;
 pub mod nvjitlink;
 pub mod nvrtc;
+mod registry;
 pub mod runtime;
 pub mod source;
 pub mod sys;

@@ -3,16 +3,15 @@
 
 use crate::driver::{driver, driver_if_usable, fmt_version};
 use crate::error::{Error, Result, Status};
-use crate::handles::AddressMap;
 use crate::image::{self, CodeKind, ImageInfo};
-use crate::kernel::{self, Kernel};
+use crate::kernel::Kernel;
 use crate::memo;
+use crate::registry;
 use crate::runtime::runtime;
 use crate::sys;
 use std::ffi::{c_void, CStr};
 use std::path::Path;
 use std::ptr::{self, null_mut};
-use std::sync::{Mutex, OnceLock};
 
 /// Which CUDA API does the work; chosen per call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,6 +22,14 @@ pub enum Api {
 }
 
 impl Api {
+    /// "runtime" or "driver", for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Runtime => "runtime",
+            Api::Driver => "driver",
+        }
+    }
+
     pub fn from_raw(v: u32) -> Result<Api> {
         match v {
             0 => Ok(Api::Runtime),
@@ -30,12 +37,6 @@ impl Api {
             _ => Err(Error::invalid(format!("api must be CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1), not {v}"))),
         }
     }
-}
-
-/// Libraries cudyn loaded, and through which API, so unload can check and clean up.
-fn loaded() -> &'static Mutex<AddressMap<Api>> {
-    static L: OnceLock<Mutex<AddressMap<Api>>> = OnceLock::new();
-    L.get_or_init(Default::default)
 }
 
 /// A loaded library; unloaded on drop (through the API that loaded it).
@@ -169,13 +170,12 @@ impl Library {
                 rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")?;
             }
         }
-        let l = Library { raw: lib, api };
-        loaded().lock().unwrap_or_else(|p| p.into_inner()).insert(lib as usize, api);
-        // A new library can reuse the addresses of an unloaded one's kernels.
-        if kernel::any_unloaded() {
-            let _ = l.kernels(); // enumerating revives them
-        }
-        Ok(l)
+        // Its kernels are owned from now on (their layouts may be remembered), and any of them
+        // at an address an unloaded kernel had is that kernel no more. A CUDA that cannot list
+        // them (driver 12.0-12.3) leaves the list empty; get_kernel adds them as it finds them.
+        let kernels = kernels_of_unchecked(lib).unwrap_or_default();
+        registry::loaded(lib, api, &kernels);
+        Ok(Library { raw: lib, api })
     }
 
     /// Load a file. The bytes are read and validated by cudyn and handed to CUDA from memory,
@@ -244,24 +244,11 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
     if lib.is_null() {
         return Ok(());
     }
-    // Taken out of the table first (one lock), put back if the unload does not happen.
-    let key = lib as usize;
-    let was = loaded().lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
-    let put_back = || {
-        if let Some(was) = was {
-            loaded().lock().unwrap_or_else(|p| p.into_inner()).insert(key, was);
-        }
-    };
-    if let Some(was) = was.filter(|&was| was != api) {
-        put_back();
-        return Err(Error::invalid(format!(
-            "library {lib:p} was loaded through the {was:?} API; unload it through the same one"
-        )));
-    }
-    let r = match api {
+    // The books are kept under the registry's lock, around CUDA's unload (see registry).
+    registry::unload(lib, api, || match api {
         Api::Driver => driver().and_then(|d| {
             let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
-            // SAFETY: lib is a library handle the caller owns.
+            // SAFETY: lib is a library handle the caller owns, not one cudyn unloaded.
             d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")
         }),
         Api::Runtime => runtime().and_then(|rt| {
@@ -269,21 +256,11 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
             // SAFETY: as above.
             rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")
         }),
-    };
-    if r.is_err() {
-        put_back();
-        return r;
-    }
-    // Kernels cudyn has seen (cached layouts) are remembered as unloaded.
-    kernel::forget_library(lib as usize);
-    Ok(())
+    })
 }
 
 fn check_lib(lib: sys::CUlibrary) -> Result<()> {
-    if lib.is_null() {
-        return Err(Error::invalid("library handle is NULL"));
-    }
-    Ok(())
+    registry::check_library(lib)
 }
 
 pub fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
@@ -305,13 +282,17 @@ pub fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> 
         }
     }
     let k = Kernel::from_raw(k)?;
-    kernel::revive(&[k]);
+    registry::found_kernel(lib, k);
     Ok(k)
 }
 
 /// Number of kernels in a library (driver 12.4+, else runtime 12.8+).
 pub fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
     check_lib(lib)?;
+    count_kernels(lib)
+}
+
+fn count_kernels(lib: sys::CUlibrary) -> Result<u32> {
     let mut n: u32 = 0;
     if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryGetKernelCount.is_some()) {
         let f = d.need(d.f.cuLibraryGetKernelCount, "cuLibraryGetKernelCount")?;
@@ -333,7 +314,13 @@ pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32>
 
 /// Every kernel of the library.
 pub fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
-    let n = kernel_count(lib)?;
+    check_lib(lib)?;
+    kernels_of_unchecked(lib)
+}
+
+/// `kernels_of` for a library just loaded (not one cudyn unloaded).
+fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
+    let n = count_kernels(lib)?;
     let mut v = vec![Kernel(ptr::null_mut()); n as usize];
     let w = list_kernels(lib, n, &mut v)?;
     v.truncate(w as usize);
@@ -359,7 +346,6 @@ fn list_kernels(lib: sys::CUlibrary, n: u32, out: &mut [Kernel]) -> Result<u32> 
         // SAFETY: as above.
         rt.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
     }
-    kernel::revive(&out[..w as usize]);
     Ok(w)
 }
 

@@ -51,7 +51,8 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn launch_preparation_does_not_allocate() {
     let k = Kernel(0x1000 as *mut _);
-    k.prime_params(&[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]);
+    // SAFETY: the kernel is never launched (validate only checks); this is the layout checked.
+    unsafe { k.prime_params(0x2000 as *mut _, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
     let mut p: u64 = 0;
     let mut n: i32 = 0;
     let args = [&mut p as *mut u64 as *mut c_void, &mut n as *mut i32 as *mut c_void];

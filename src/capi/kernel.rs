@@ -43,7 +43,7 @@ fn attribute(a: RawKernelAttribute) -> crate::Result<Attribute> {
 pub extern "C" fn cudyn_kernel_name(kernel: KernelHandle, name: *mut *const c_char) -> cudyn_status {
     ffi!({
         let o = out(name, "name")?;
-        *o = Kernel::from_raw(kernel)?.name()?.as_ptr();
+        *o = Kernel::from_raw(kernel)?.name_ptr()?;
         Ok(())
     })
 }
