@@ -44,3 +44,15 @@ cudyn_gpu_program(mutants mutants.cpp)
 cudyn_add_test(hostile.mutants_10000 mutants ${INTEROP_CUBIN} ${INTEROP_FATBIN} 10000)
 # The same 10,000 mutants through cudyn's checks alone: runs everywhere, no GPU needed.
 add_test(NAME hostile.mutants_validate COMMAND mutants ${INTEROP_CUBIN} ${INTEROP_FATBIN} 10000 --validate-only)
+
+# Handles: address reuse by cudyn, raw runtime and raw driver loads with kernels of different
+# layouts at one address; use after unload; double unload; 8 threads; stream capture; the
+# special streams.
+cudyn_device_code(HANDLES_TWO kernels/handles_two.cu FATBIN)
+cudyn_device_code(HANDLES_FOUR kernels/handles_four.cu FATBIN)
+cudyn_gpu_program(handles_gpu handles_gpu.cu)
+target_compile_definitions(handles_gpu PRIVATE TWO_PATH="${HANDLES_TWO}" FOUR_PATH="${HANDLES_FOUR}")
+foreach(case reuse_by_cudyn_load reuse_by_runtime_load reuse_by_driver_load cudyn_load_after_foreign
+             dead_handles eight_threads stream_capture special_streams)
+  cudyn_add_test(handles.${case} handles_gpu ${case})
+endforeach()

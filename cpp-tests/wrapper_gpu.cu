@@ -375,15 +375,12 @@ int main() {
   example_require_gpu("wrapper_gpu");
   std::printf("%s\n", cudyn::version_string());
   try {
-    // kernel_of first: cudyn remembers the addresses of kernels of libraries it unloaded and
-    // refuses them, and a CUkernel that cudaGetKernel creates later can reuse such an address
-    // (seen on an H200: "kernel ... belongs to a library that cudyn has unloaded" for the
-    // handle of add_one, again on 2026-11-30 with check_live's library test in place: the
-    // library object's address is reused too). That is cudyn's bookkeeping, not the wrapper;
-    // a known limitation of check_live, see the note in src/kernel.rs.
-    kernel_of_suite();
     for (cudyn::api a : kApis) source_suite(a);
     for (cudyn::api a : kApis) fatbin_suite(a);
+    // kernel_of last, after libraries were unloaded: the CUkernel cudaGetKernel creates can
+    // reuse the address of an unloaded kernel (seen on an H200, library address and all),
+    // and that live handle must launch.
+    kernel_of_suite();
   } catch (const cudyn::error& e) {
     std::fprintf(stderr, "unexpected cudyn::error: %s\n%s", e.what(), e.log().c_str());
     return 1;

@@ -873,7 +873,11 @@ class library {
 /// Works for `static __global__` functions too: the handle can then be passed anywhere, to
 /// cudyn or to code that never saw the function. Link the shared runtime (nvcc
 /// -cudart shared, or CMake's CUDA_RUNTIME_LIBRARY Shared) so that your program and cudyn use
-/// one libcudart. The handle lives as long as the program; it needs no unloading.
+/// one libcudart. The handle lives as long as the program; it needs no unloading. It is
+/// adopted (cudyn_kernel_adopt): cudyn remembers its layout, so launches take the fast path,
+/// and accepts it even where a kernel of a library cudyn unloaded once sat. If the function
+/// lives in a shared library your program unloads (dlclose), call cudyn_kernel_release on
+/// the handle first.
 template <class... Params>
 inline result<kernel> try_kernel_of(void (*entry)(Params...)) {
   cudaKernel_t k = nullptr;
@@ -882,6 +886,8 @@ inline result<kernel> try_kernel_of(void (*entry)(Params...)) {
     return error_info(CUDYN_ERROR_CUDA, std::string("cudaGetKernel: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
                       static_cast<std::int32_t>(e));
   }
+  cudyn_status s = cudyn_kernel_adopt(k);
+  if (s != CUDYN_SUCCESS) return error_info::last(s);
   return kernel(k);
 }
 #if CUDYN_HPP_EXCEPTIONS

@@ -135,6 +135,29 @@ impl Kernel {
         unsafe { registry::prime(self, lib, params) }
     }
 
+    /// Vouch that this handle is a live kernel, and stays live until `release` (or until its
+    /// library, if cudyn loaded it, is unloaded through cudyn). cudyn then remembers its
+    /// layout, so launches take the fast path, and accepts it even at an address where a
+    /// kernel of a library cudyn unloaded used to be. For handles cudyn cannot see the
+    /// origin of: `cudaGetKernel` of the program's own kernels, a library the program loaded.
+    ///
+    /// # Safety
+    /// The kernel's library must stay loaded until `release` is called: after it is gone, a
+    /// launch is checked against the remembered layout, whatever kernel CUDA has put at the
+    /// address since.
+    pub unsafe fn adopt(self) -> Result<()> {
+        if self.0.is_null() {
+            return Err(Error::invalid("kernel handle is NULL"));
+        }
+        registry::adopt(self);
+        Ok(())
+    }
+
+    /// Undo `adopt`. True if the kernel was adopted.
+    pub fn release(self) -> bool {
+        registry::release(self)
+    }
+
     pub fn param_count(self) -> Result<usize> {
         self.with_params(|p| p.len())
     }

@@ -282,7 +282,7 @@ pub fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> 
         }
     }
     let k = Kernel::from_raw(k)?;
-    registry::found_kernel(lib, k);
+    registry::found_kernels(lib, &[k]);
     Ok(k)
 }
 
@@ -309,13 +309,17 @@ fn count_kernels(lib: sys::CUlibrary) -> Result<u32> {
 
 /// Fill `out` with up to `out.len()` kernels; returns how many were written.
 pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
-    list_kernels(lib, kernel_count(lib)?, out)
+    let w = list_kernels(lib, kernel_count(lib)?, out)?;
+    registry::found_kernels(lib, &out[..w as usize]);
+    Ok(w)
 }
 
 /// Every kernel of the library.
 pub fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
     check_lib(lib)?;
-    kernels_of_unchecked(lib)
+    let v = kernels_of_unchecked(lib)?;
+    registry::found_kernels(lib, &v);
+    Ok(v)
 }
 
 /// `kernels_of` for a library just loaded (not one cudyn unloaded).

@@ -6,23 +6,24 @@
 //!   time (396 of 400 load/unload pairs), through either API, and with other allocations in
 //!   between a 2- and a 4-parameter kernel took turns at one address 300 times in 400. An
 //!   address is not an identity.
-//! - The driver validates *kernel* handles: every `cuKernel*` call and `cuLaunchKernelEx` on a
-//!   kernel whose library is gone returns `CUDA_ERROR_INVALID_HANDLE`. It does not validate
-//!   *library* handles: `cuLibraryUnload`, `cudaLibraryUnload` and `cuLibraryGetKernelCount` on
-//!   an unloaded library crash the process.
+//! - The driver does not validate handles of unloaded libraries or their kernels.
+//!   `cuLibraryUnload`, `cudaLibraryUnload` and `cuLibraryGetKernelCount` on an unloaded
+//!   library crash the process. On a kernel whose library is gone, every `cuKernel*` call
+//!   answered `CUDA_ERROR_INVALID_HANDLE` in a process holding nothing else, but in the
+//!   interop and wrapper suites `cuKernelGetName` said success for such a kernel and the next
+//!   `cuKernelGetParamInfo` crashed inside the driver (a lock in the freed library).
 //!
 //! Hence the rules:
 //! - A layout is remembered only for an *owned* kernel: one of a library cudyn loaded and has
-//!   not unloaded (its kernels are listed when it loads). Unloading through cudyn drops them
-//!   under the lock, before CUDA can hand their addresses out again. Any other kernel
-//!   (*foreign*: `cudaGetKernel`, a raw `cuLibraryGetKernel` on the application's own library)
-//!   is asked for its layout on every launch: nothing cudyn sees tells it when such a kernel's
-//!   library goes away, so no remembered layout could be trusted.
-//! - A library cudyn unloaded is never handed to CUDA again (a second unload, a kernel lookup)
-//!   until a cudyn load returns its address.
-//! - A kernel of a library cudyn unloaded is refused, unless a load cudyn did not see has since
-//!   put a live kernel at its address: the driver is asked which with `cuKernelGetName`, a call
-//!   measured to answer `CUDA_ERROR_INVALID_HANDLE` for a dead kernel.
+//!   not unloaded (its kernels are listed when it loads), or one the application *adopted*
+//!   (`adopt`: it promises the handle stays live until it releases it). Unloading through
+//!   cudyn drops a library's kernels under the lock, before CUDA can hand their addresses out
+//!   again. Any other kernel (*foreign*: `cudaGetKernel`, a raw `cuLibraryGetKernel` on the
+//!   application's own library) is asked for its layout on every launch: nothing cudyn sees
+//!   tells it when such a kernel's library goes away, so no remembered layout could be trusted.
+//! - A library or kernel cudyn unloaded is never handed to CUDA again: it is refused until
+//!   cudyn sees its address live again (a cudyn load returns it, a kernel lookup through cudyn
+//!   finds it, or the application adopts the handle).
 
 use crate::driver::{driver, Driver};
 use crate::error::{Error, Result, Status};
@@ -139,26 +140,32 @@ pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, kernels: &[Kernel]) {
     r.libs.insert(key, Loaded { api, kernels: mine });
 }
 
-/// A kernel `get_kernel` found in `lib`: if cudyn owns `lib`, the kernel is owned too (it is
-/// already, unless this CUDA could not list the library's kernels at load).
-pub(crate) fn found_kernel(lib: sys::CUlibrary, k: Kernel) {
-    let (lk, kk) = (lib as usize, k.0 as usize);
+/// Kernels CUDA just returned for `lib` (a lookup or a listing through cudyn): they are live,
+/// so a dead entry at their address is dropped; if cudyn owns `lib`, they are owned too (they
+/// are already, unless this CUDA could not list the library's kernels at load).
+pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[Kernel]) {
+    let lk = lib as usize;
+    let settled = |r: &Registry, kk: usize| {
+        !r.dead_kernels.contains_key(&kk) && (!r.libs.contains_key(&lk) || r.kernels.get(&kk).is_some_and(|o| o.lib == lk))
+    };
     {
         let r = read();
-        if !r.libs.contains_key(&lk) || r.kernels.get(&kk).is_some_and(|o| o.lib == lk) {
+        if ks.iter().all(|k| settled(&r, k.0 as usize)) {
             return;
         }
     }
     let mut r = write();
-    if let Some(l) = r.libs.get_mut(&lk) {
-        if !l.kernels.contains(&kk) {
-            l.kernels.push(kk);
-        }
-        r.kernels.insert(kk, Owned { lib: lk, params: None });
-        if r.dead_kernels.remove(&kk).is_some() {
-            DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
+    for k in ks {
+        let kk = k.0 as usize;
+        r.dead_kernels.remove(&kk);
+        if let Some(l) = r.libs.get_mut(&lk) {
+            if !l.kernels.contains(&kk) {
+                l.kernels.push(kk);
+            }
+            r.kernels.insert(kk, Owned { lib: lk, params: None });
         }
     }
+    DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
 }
 
 /// Unload `lib` through `api` with `unload` (CUDA's call), keeping the books under the lock:
@@ -194,47 +201,50 @@ pub(crate) fn unload(lib: sys::CUlibrary, api: Api, unload: impl FnOnce() -> Res
 }
 
 /// Whether `k` may be handed to CUDA: NULL is refused, and so is a kernel of a library cudyn
-/// unloaded, unless the driver says a load since put a live kernel at its address.
+/// unloaded whose address cudyn has not seen live since (CUDA itself may crash on it).
 pub(crate) fn check_kernel(k: Kernel) -> Result<()> {
     if k.0.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
     }
-    if DEAD_KERNELS.load(Ordering::Acquire) == 0 {
+    if DEAD_KERNELS.load(Ordering::Acquire) == 0 || !read().dead_kernels.contains_key(&(k.0 as usize)) {
         return Ok(());
     }
-    let key = k.0 as usize;
-    if !read().dead_kernels.contains_key(&key) {
-        return Ok(());
-    }
-    let d = driver()?;
-    if kernel_is_live(d, k) {
-        // A library cudyn never saw reuses the address: the handle is that library's kernel.
-        let mut r = write();
-        if r.dead_kernels.remove(&key).is_some() {
-            DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
-        }
-        return Ok(());
-    }
-    Err(Error::invalid(format!("kernel {:p} belongs to a library that cudyn has unloaded", k.0)))
+    Err(Error::invalid(format!(
+        "kernel {:p} belongs to a library that cudyn has unloaded (if your program has since loaded a library \
+         that reuses this address, vouch for the handle with cudyn_kernel_adopt)",
+        k.0
+    )))
 }
 
-/// The driver's verdict on a kernel handle: `cuKernelGetName` answers INVALID_HANDLE for one
-/// whose library is gone (see the module comment). Without that entry point (drivers before
-/// 12.3), `cuKernelGetParamInfo`, which answers the same way.
-fn kernel_is_live(d: &Driver, k: Kernel) -> bool {
-    if let Some(f) = d.f.cuKernelGetName {
-        let mut p: *const std::os::raw::c_char = std::ptr::null();
-        // SAFETY: valid out-pointer; the driver validates the kernel handle.
-        return unsafe { f(&mut p, k.0) }.0 == 0;
+/// Adopt `k`: the caller vouches that it is a live kernel and stays so until `release`.
+/// Its layout is then remembered like an owned kernel's, and a dead entry at its address is
+/// dropped.
+pub(crate) fn adopt(k: Kernel) {
+    let kk = k.0 as usize;
+    let mut r = write();
+    if r.dead_kernels.remove(&kk).is_some() {
+        DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
     }
-    if let Some(f) = d.f.cuKernelGetParamInfo {
-        let (mut o, mut s) = (0usize, 0usize);
-        // SAFETY: valid out-pointers; as above. INVALID_VALUE: a live kernel with no parameters.
-        let r = unsafe { f(k.0, 0, &mut o, &mut s) }.0;
-        return r == 0 || r == 1;
+    if !r.kernels.contains_key(&kk) {
+        r.kernels.insert(kk, Owned { lib: ADOPTED, params: None });
+    }
+}
+
+/// Undo `adopt`: forget the layout (the launch table's entries are retired). A kernel of a
+/// library cudyn loaded is not affected.
+pub(crate) fn release(k: Kernel) -> bool {
+    let kk = k.0 as usize;
+    let mut r = write();
+    if r.kernels.get(&kk).is_some_and(|o| o.lib == ADOPTED) {
+        r.kernels.remove(&kk);
+        hot::LINE.generation.fetch_add(1, Ordering::Release);
+        return true;
     }
     false
 }
+
+/// `Owned::lib` of an adopted kernel (no library address is all ones).
+const ADOPTED: usize = usize::MAX;
 
 /// The layout a launch of `k` is checked against.
 pub(crate) enum Layout {

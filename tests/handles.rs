@@ -70,6 +70,7 @@ fn in_children(name: &str) {
 struct Standin {
     next_library: unsafe extern "C" fn(i32, *const i32),
     dead_library_uses: unsafe extern "C" fn() -> i64,
+    dead_kernel_uses: unsafe extern "C" fn() -> i64,
     wrong_layout_launches: unsafe extern "C" fn() -> i64,
     launches: unsafe extern "C" fn() -> i64,
     load: unsafe extern "C" fn(
@@ -103,6 +104,7 @@ fn standin() -> Standin {
         Standin {
             next_library: std::mem::transmute(sym("standin_next_library")),
             dead_library_uses: std::mem::transmute(sym("standin_dead_library_uses")),
+            dead_kernel_uses: std::mem::transmute(sym("standin_dead_kernel_uses")),
             wrong_layout_launches: std::mem::transmute(sym("standin_wrong_layout_launches")),
             launches: std::mem::transmute(sym("standin_launches")),
             load: std::mem::transmute(sym("cuLibraryLoadData")),
@@ -147,6 +149,10 @@ impl Standin {
     fn dead_library_uses(&self) -> i64 {
         // SAFETY: no arguments.
         unsafe { (self.dead_library_uses)() }
+    }
+    fn dead_kernel_uses(&self) -> i64 {
+        // SAFETY: no arguments.
+        unsafe { (self.dead_kernel_uses)() }
     }
     fn wrong_layout_launches(&self) -> i64 {
         // SAFETY: no arguments.
@@ -249,12 +255,13 @@ fn a_reused_address_is_checked_against_the_new_kernel() {
 }
 
 /// A cudyn load, launch and unload; the application then loads a library of its own that
-/// gets the same kernel address: that live handle launches through cudyn, checked against
-/// its own layout.
+/// gets the same kernel address. cudyn cannot tell that live handle from the dead one without
+/// handing a possibly dead handle to CUDA (which can crash), so it refuses it with a message
+/// that says what to do; once adopted, it launches, checked against its own layout.
 #[test]
-fn a_valid_foreign_handle_at_a_reused_address_is_accepted() {
+fn a_foreign_handle_at_a_dead_address_launches_once_adopted() {
     if child_mode().is_none() {
-        return in_children("a_valid_foreign_handle_at_a_reused_address_is_accepted");
+        return in_children("a_foreign_handle_at_a_dead_address_launches_once_adopted");
     }
     let s = standin();
     let lib = load_cudyn(&s, &[2]);
@@ -263,14 +270,21 @@ fn a_valid_foreign_handle_at_a_reused_address_is_accepted() {
     lib.unload().unwrap();
     let (l, k) = s.raw_load(4);
     assert_eq!(k, old, "the address was reused");
-    launch_n(k, 4, 4).expect("a live handle is never refused");
+    let e = launch_n(k, 4, 4).unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("cudyn_kernel_adopt"), "{}", e.message);
+    // SAFETY: the library stays loaded until after release below.
+    unsafe { k.adopt() }.unwrap();
+    launch_n(k, 4, 4).expect("an adopted live handle launches");
+    launch_n(k, 4, 4).expect("and again, from the remembered layout");
     assert_eq!(k.param_count().unwrap(), 4);
     assert_eq!(launch_n(k, 2, 4).unwrap_err().status, Status::ArgumentMismatch);
+    assert!(k.release());
     s.raw_unload(l);
-    // Now it is dead for real (unloaded outside cudyn): CUDA's own answer comes back, no crash.
-    assert!(launch_n(k, 4, 4).is_err());
+    assert_eq!(s.dead_kernel_uses(), 0, "a dead kernel was handed to CUDA");
     assert_eq!(s.wrong_layout_launches(), 0);
     assert_eq!(s.dead_library_uses(), 0);
+    assert_eq!(s.dead_kernel_uses(), 0);
 }
 
 /// Use after unload through cudyn: the kernel is refused, the library is never handed to
@@ -297,6 +311,7 @@ fn handles_cudyn_unloaded_are_refused_without_reaching_cuda() {
     assert!(cudyn::library::kernel_count(raw).is_err());
     assert!(cudyn::library::kernels_of(raw).is_err());
     assert_eq!(s.dead_library_uses(), 0, "a library cudyn unloaded was handed to CUDA");
+    assert_eq!(s.dead_kernel_uses(), 0, "a kernel cudyn unloaded was handed to CUDA");
     // A cudyn load at the same addresses makes both live again, with the new layouts.
     let lib = load_cudyn(&s, &[1, 5]);
     assert_eq!(lib.as_raw(), raw);
@@ -325,9 +340,14 @@ fn eight_threads_load_launch_and_unload() {
                 for i in 0..300i32 {
                     let n = 1 + (t + i) % 6;
                     if (t + i) % 3 == 0 {
+                        // The program's own library, its kernel adopted (it may sit at an
+                        // address a kernel cudyn unloaded had) and released before unloading.
                         let (l, k) = s.raw_load(n);
+                        // SAFETY: released below, before the library is unloaded.
+                        unsafe { k.adopt() }.unwrap();
                         launch_n(k, n as usize, n).unwrap();
                         assert_eq!(launch_n(k, n as usize + 1, n).unwrap_err().status, Status::ArgumentMismatch);
+                        assert!(k.release());
                         s.raw_unload(l);
                     } else {
                         let lib = load_cudyn(s, &[n]);
@@ -344,4 +364,5 @@ fn eight_threads_load_launch_and_unload() {
     });
     assert_eq!(s.wrong_layout_launches(), 0, "a launch was checked against another kernel's layout");
     assert_eq!(s.dead_library_uses(), 0);
+    assert_eq!(s.dead_kernel_uses(), 0);
 }

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   const int launches = argc > 4 ? std::atoi(argv[4]) : 100000;
   const int loads = argc > 5 ? std::atoi(argv[5]) : 100;
   auto image = read_file(argv[1]);
-  // BENCH_GROUPS (comma-separated: launch, alternate, cluster, load, load-new, compile) runs
+  // BENCH_GROUPS (comma-separated: launch, alternate, foreign, cluster, load, load-new, compile) runs
   // only those; unset, all of them.
   const char *only = std::getenv("BENCH_GROUPS");
   auto wanted = [&](const std::string &g) {
@@ -82,6 +82,14 @@ int main(int argc, char **argv) {
   cudyn_kernel_t ka = nullptr, kb = nullptr;
   CHECK_CUDYN(cudyn_library_get_kernel(lib, "add_one", CUDYN_API_RUNTIME, &ka));
   CHECK_CUDYN(cudyn_library_get_kernel(lib, "vec_add", CUDYN_API_RUNTIME, &kb));
+  // A foreign kernel: the application's own load (raw runtime), launched through cudyn, whose
+  // layout cudyn reads from CUDA on every launch (it cannot see that library's unload).
+  cudaLibrary_t foreign_lib = nullptr;
+  CHECK_RT(cudaLibraryLoadData(&foreign_lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  cudaKernel_t kfa = nullptr, kfv = nullptr;
+  CHECK_RT(cudaLibraryGetKernel(&kfv, foreign_lib, "vec_add"));
+  CHECK_CUDYN(cudyn_kernel_adopt(kfv));  // the program vouches it stays loaded: layout remembered
+  CHECK_RT(cudaLibraryGetKernel(&kfa, foreign_lib, "add_one"));
   float *xp = nullptr;
   int zero = 0;
   void *args_a[] = {&xp, &zero};
@@ -128,6 +136,14 @@ int main(int argc, char **argv) {
   add("cudyn_launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { CHECK_CUDYN(cudyn_launch(k, &cr, nullptr, 0)); });
   add("cudyn_launch_checked (driver)", "launch", "raw cuLaunchKernelEx", [&] { CHECK_CUDYN(cudyn_launch_checked(k, &cd, nullptr, nullptr, 0)); });
   add("cudyn_launch_checked (runtime)", "launch", "raw cudaLaunchKernel", [&] { CHECK_CUDYN(cudyn_launch_checked(k, &cr, nullptr, nullptr, 0)); });
+  add("raw cuLaunchKernelEx, foreign 2-arg kernel", "foreign", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)kfa, args_a, nullptr)); });
+  add("raw cudaLaunchKernel, foreign 2-arg kernel", "foreign", "", [&] { CHECK_RT(cudaLaunchKernel((const void *)kfa, dim3(1), dim3(32), args_a, 0, stream)); });
+  add("cudyn_launch (driver), foreign 2-arg kernel", "foreign", "raw cuLaunchKernelEx, foreign 2-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfa, &cd, args_a, 2)); });
+  add("cudyn_launch (runtime), foreign 2-arg kernel", "foreign", "raw cudaLaunchKernel, foreign 2-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfa, &cr, args_a, 2)); });
+  add("raw cuLaunchKernelEx, adopted 4-arg kernel", "foreign", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)kfv, args_b, nullptr)); });
+  add("raw cudaLaunchKernel, adopted 4-arg kernel", "foreign", "", [&] { CHECK_RT(cudaLaunchKernel((const void *)kfv, dim3(1), dim3(32), args_b, 0, stream)); });
+  add("cudyn_launch (driver), adopted 4-arg kernel", "foreign", "raw cuLaunchKernelEx, adopted 4-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfv, &cd, args_b, 4)); });
+  add("cudyn_launch (runtime), adopted 4-arg kernel", "foreign", "raw cudaLaunchKernel, adopted 4-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfv, &cr, args_b, 4)); });
   cudyn::kernel typed(k);
   add("C++ kernel.launch (runtime)", "launch", "raw cudaLaunchKernel", [&] { typed.launch(cudyn::launch_config(cr)); });
   add("raw cuLaunchKernelEx, 2 kernels in turn", "alternate", "", [&] {
@@ -206,7 +222,7 @@ int main(int argc, char **argv) {
     for (size_t j = 0; j < g.size(); ++j) g[j]->per_op_us.push_back(us[j] / reps);
   };
   for (int r = 0; r < rounds; ++r) {
-    for (const char *g : {"launch", "alternate", "cluster"})
+    for (const char *g : {"launch", "alternate", "foreign", "cluster"})
       if (wanted(g)) run_group(g, launches, batch);
     for (const char *g : {"load", "load-new"})
       if (wanted(g)) run_group(g, loads, 1);

@@ -24,7 +24,7 @@ static std::vector<char> slurp(const char *p) {
 // crash is a result, not the end of the probe: the parent re-runs itself with the call's
 // number, and the child does only that call.
 static int g_only = -1, g_index = 0;
-static const char *g_self, *g_a, *g_b;
+static const char *g_self, *g_a, *g_b, *g_copies = "0";
 template <class F> static void isolated(const char *what, F f) {
   int me = g_index++;
   if (g_only >= 0) {
@@ -40,7 +40,7 @@ template <class F> static void isolated(const char *what, F f) {
   pid_t pid = fork();
   if (pid == 0) {
     std::string n = std::to_string(me);
-    execl(g_self, g_self, g_a, g_b, n.c_str(), (char *)0);
+    execl(g_self, g_self, g_a, g_b, n.c_str(), g_copies, (char *)0);
     _exit(127);
   }
   int st = 0;
@@ -52,17 +52,29 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   g_self = argv[0], g_a = argv[1], g_b = argv[2];
   if (argc > 3) g_only = atoi(argv[3]);
+  if (argc > 4) g_copies = argv[4];
   auto two = slurp(argv[1]), four = slurp(argv[2]);
   cudaFree(0);  // the runtime's primary context, current on this thread
   CUlibrary lib;
   CUkernel k;
-  printf("dead handles, driver load, no load since the unload:\n");
+  // Scenario 1 (argv[4] unset or 0): the library alone. Scenario 1: two more copies of the
+  // same image stay loaded, as in a test that loads one fatbin from memory and from a file.
+  int copies = argc > 4 ? atoi(argv[4]) : 0;
+  CUlibrary keep[2];
+  for (int i = 0; i < copies && i < 2; ++i) cuLibraryLoadData(&keep[i], four.data(), 0, 0, 0, 0, 0, 0);
+  if (g_only < 0) printf("dead handles, driver load, %d other copies of the image loaded, no load since the unload:\n", copies);
   cuLibraryLoadData(&lib, four.data(), 0, 0, 0, 0, 0, 0);
   cuLibraryGetKernel(&k, lib, "k4");
   size_t off, sz;
   if (g_only < 0) printf("  live: cuKernelGetParamInfo(3) -> %d\n", cuKernelGetParamInfo(k, 3, &off, &sz));
   if (g_only < 0) printf("  (each call below in a fresh process that loaded and unloaded the same way)\n");
   cuLibraryUnload(lib);
+  isolated("cuKernelGetLibrary then GetParamInfo(dead)", [&] {
+    CUlibrary l;
+    int r = (int)cuKernelGetLibrary(&l, k);
+    if (r) return r;
+    return 1000 + (int)cuKernelGetParamInfo(k, 0, &off, &sz);
+  });
   isolated("cuKernelGetName(dead)", [&] { const char *n; return (int)cuKernelGetName(&n, k); });
   isolated("cuKernelGetParamInfo(dead, 0)", [&] { return (int)cuKernelGetParamInfo(k, 0, &off, &sz); });
   isolated("cuKernelGetLibrary(dead)", [&] { CUlibrary l; return (int)cuKernelGetLibrary(&l, k); });
@@ -98,7 +110,7 @@ int main(int argc, char **argv) {
     return r ? r : (int)cudaDeviceSynchronize();
   });
 
-  if (g_only >= 0) return 0;
+  if (g_only >= 0 || copies) return 0;
   // Reuse: load/unload in turn, two- and four-parameter libraries, through both APIs.
   for (int mode = 0; mode < 4; ++mode) {
     std::set<void *> kaddr, laddr;

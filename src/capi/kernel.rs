@@ -118,3 +118,40 @@ pub extern "C" fn cudyn_kernel_set_attribute(
 ) -> cudyn_status {
     ffi!({ Kernel::from_raw(kernel)?.set_attribute(attribute(attr)?, value, device) })
 }
+
+/// Vouch that `kernel` is a live kernel handle and stays live until `cudyn_kernel_release`
+/// (or, for a kernel of a library cudyn loaded, until that library is unloaded through cudyn).
+///
+/// Which handles cudyn checks and which it trusts:
+/// - A kernel of a library cudyn loaded (however its handle was obtained): cudyn knows its
+///   layout and when it is unloaded; launches take the fast path.
+/// - Any other kernel (`cudaGetKernel`, `cudaLibraryGetKernel`/`cuLibraryGetKernel` on a library
+///   your program loaded) is *foreign*: cudyn cannot see its library go away, so it reads the
+///   kernel's parameter layout from CUDA on every launch (correct whatever CUDA later puts at
+///   that address, but costing about 1.7 us per launch on an H200). The handle must be live,
+///   as with CUDA itself.
+/// - A kernel of a library cudyn unloaded is refused without being handed to CUDA (the
+///   driver can crash on it), until cudyn sees the address live again: a cudyn load returns
+///   it, `cudyn_library_get_kernel`/`cudyn_library_kernels` returns it, or you adopt it.
+///
+/// Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
+/// an address a kernel cudyn unloaded once had. Your duty in return: call
+/// `cudyn_kernel_release` before its library is unloaded. Adopting a kernel cudyn already owns
+/// changes nothing. NULL: INVALID_ARGUMENT.
+#[no_mangle]
+pub extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> cudyn_status {
+    // SAFETY: the C caller's contract, stated above, is Kernel::adopt's.
+    ffi!({ unsafe { Kernel::from_raw(kernel)?.adopt() } })
+}
+
+/// Undo `cudyn_kernel_adopt`: cudyn forgets the layout and treats the kernel as foreign again.
+/// A kernel that was not adopted (or NULL) is left as it is; always CUDYN_SUCCESS.
+#[no_mangle]
+pub extern "C" fn cudyn_kernel_release(kernel: KernelHandle) -> cudyn_status {
+    ffi!({
+        if !kernel.is_null() {
+            Kernel(kernel).release();
+        }
+        Ok(())
+    })
+}

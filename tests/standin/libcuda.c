@@ -3,9 +3,10 @@
  * (cpp-tests/probes/dead_handles.cpp):
  *  - freed kernel and library objects are handed to the next load at once (lowest free slot
  *    first), so one address names kernels of different layouts over time;
- *  - kernel handles are validated: a dead one gets CUDA_ERROR_INVALID_HANDLE (400);
- *  - library handles are not: the real driver crashes on a dead one; here the use is counted
- *    (standin_dead_library_uses) so a test can assert that cudyn never made one.
+ *  - handles of unloaded libraries and their kernels: the real driver crashes on a dead
+ *    library and can crash on a dead kernel; here each use is answered
+ *    CUDA_ERROR_INVALID_HANDLE (400) and counted (standin_dead_library_uses,
+ *    standin_dead_kernel_uses) so a test can assert that cudyn never made one.
  * A launch reads every argument the kernel's layout names, as the driver does: an argument
  * array too short for the kernel runs into the guard page a test puts after it. Each argument
  * is expected to hold the kernel's parameter count (an int); launches whose arguments do not
@@ -24,7 +25,7 @@ static kern K[NK];
 static libr L[NL];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int next_nk = 1, next_np[KPL] = {2};
-static long dead_lib_uses, wrong_layout, launches;
+static long dead_lib_uses, dead_kernel_uses, wrong_layout, launches;
 static int version = 13000;
 
 /* Control, for the tests: the kernels of this thread's next load (names k0, k1, ...). */
@@ -33,6 +34,7 @@ void standin_next_library(int nkernels, const int *nparams) {
   for (int i = 0; i < next_nk; i++) next_np[i] = nparams[i] > MAXP ? MAXP : nparams[i];
 }
 long standin_dead_library_uses(void) { return __atomic_load_n(&dead_lib_uses, __ATOMIC_SEQ_CST); }
+long standin_dead_kernel_uses(void) { return __atomic_load_n(&dead_kernel_uses, __ATOMIC_SEQ_CST); }
 long standin_wrong_layout_launches(void) { return __atomic_load_n(&wrong_layout, __ATOMIC_SEQ_CST); }
 long standin_launches(void) { return __atomic_load_n(&launches, __ATOMIC_SEQ_CST); }
 
@@ -46,7 +48,13 @@ static int lidx(void *l) {
   if (p < b || p >= b + sizeof L || (p - b) % sizeof(libr)) return -1;
   return (int)((p - b) / sizeof(libr));
 }
-static int live_kernel(void *k) { int i = kidx(k); return i >= 0 && K[i].live; }
+/* The real driver may crash on a dead kernel too (it did inside cuKernelGetParamInfo): here the
+ * call is answered CUDA_ERROR_INVALID_HANDLE and counted. */
+static int live_kernel(void *k) {
+  int i = kidx(k), ok = i >= 0 && K[i].live;
+  if (!ok) __atomic_add_fetch(&dead_kernel_uses, 1, __ATOMIC_SEQ_CST);
+  return ok;
+}
 /* Caller holds mu. A dead library would crash the real driver: count it. */
 static libr *live_lib(void *l) {
   int i = lidx(l);
