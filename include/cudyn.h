@@ -393,9 +393,16 @@ enum cudyn_status cudyn_library_load_file(const char *path,
                                           cudyn_api api,
                                           cudyn_library_t *library);
 
-// Unload a library through the API that loaded it. NULL is a no-op. Kernels of an unloaded
-// library must not be used again; cudyn reports CUDYN_ERROR_INVALID_ARGUMENT for kernels it
-// knew rather than handing a dangling handle to CUDA.
+// Unload a library through the API that loaded it. NULL is a no-op.
+//
+// A library cudyn loaded must be unloaded here, not with cuLibraryUnload/cudaLibraryUnload:
+// cudyn remembers its kernels' layouts until it sees the unload. After it, the library and
+// its kernels are *dead* to cudyn: every call given one (a second unload, a kernel lookup, a
+// launch) fails with CUDYN_ERROR_INVALID_ARGUMENT without reaching CUDA, whose driver crashes
+// on an unloaded library's handle. That lasts until cudyn sees the address live again: a
+// cudyn load returns it, a lookup through cudyn returns the kernel, or the program adopts
+// the kernel (cudyn_kernel_adopt). A library of your own that you unload here is dead the same
+// way. Concurrent with launches of the library's kernels: the caller's race, as in CUDA.
 enum cudyn_status cudyn_library_unload(cudyn_library_t library, cudyn_api api);
 
 // Look up kernel `name` (the mangled name for C++ kernels without extern "C") through `api`.
