@@ -56,3 +56,12 @@ foreach(case reuse_by_cudyn_load reuse_by_runtime_load reuse_by_driver_load cudy
              dead_handles eight_threads stream_capture special_streams)
   cudyn_add_test(handles.${case} handles_gpu ${case})
 endforeach()
+
+# Load options: JIT options and logs, managed variables, globals per device.
+cudyn_device_code(LOADOPT_FATBIN kernels/load_options_kernels.cu FATBIN)
+cudyn_device_code(LOADOPT_PTX kernels/load_options_kernels.cu PTX)
+cudyn_gpu_program(load_options_gpu load_options_gpu.cu)
+target_compile_definitions(load_options_gpu PRIVATE FATBIN_PATH="${LOADOPT_FATBIN}" PTX_PATH="${LOADOPT_PTX}")
+foreach(case ptx_error_log jit_options managed_variable global_per_device)
+  cudyn_add_test(load_options.${case} load_options_gpu ${case})
+endforeach()

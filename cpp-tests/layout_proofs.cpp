@@ -28,6 +28,15 @@ static_assert(offsetof(cudyn_launch_config, stream) == 32 && offsetof(cudyn_laun
               "launch config fields");
 static_assert(sizeof(cudyn_compile_options) == 88 && sizeof(cudyn_link_input) == 32 && sizeof(cudyn_buffer) == 16,
               "other structs");
+static_assert(sizeof(cudyn_load_option) == 16 && alignof(cudyn_load_option) == 8 &&
+              offsetof(cudyn_load_option, id) == 0 && offsetof(cudyn_load_option, value) == 8, "load option");
+// The JIT and library option numbers cudyn passes on are CUDA's own.
+static_assert(CU_JIT_MAX_REGISTERS == 0 && CU_JIT_OPTIMIZATION_LEVEL == 7 && CU_JIT_TARGET == 9 &&
+              CU_JIT_GENERATE_DEBUG_INFO == 11 && CU_JIT_LOG_VERBOSE == 12 && CU_JIT_GENERATE_LINE_INFO == 13 &&
+              CU_JIT_FAST_COMPILE == 16 && CU_JIT_INFO_LOG_BUFFER == 3 && CU_JIT_ERROR_LOG_BUFFER == 5 &&
+              (int)cudaJitMaxRegisters == 0 && (int)cudaJitOptimizationLevel == 7 && (int)cudaJitLogVerbose == 12 &&
+              (int)CU_LIBRARY_BINARY_IS_PRESERVED == (int)cudaLibraryBinaryIsPreserved,
+              "JIT option numbers");
 
 int main() {
   std::printf("layout proofs hold against %s\n", PROOFS_AGAINST);

@@ -114,6 +114,30 @@ typedef enum cudyn_component {
   CUDYN_COMPONENT_NVJITLINK = 3,
 } cudyn_component;
 
+// Load options (cudyn_load_option.id): the JIT options CUDA uses when it compiles PTX at
+// load time, and library options; what each sets, its values, and which API takes it.
+// An option an API does not take is refused with CUDYN_ERROR_INVALID_ARGUMENT.
+typedef enum cudyn_load_option_id {
+  // JIT: registers per thread at most (1-255). Both APIs.
+  CUDYN_LOAD_OPTION_MAX_REGISTERS = 1,
+  // JIT: optimisation level, 0-4 (CUDA's default is 4). Both APIs.
+  CUDYN_LOAD_OPTION_OPTIMIZATION_LEVEL = 2,
+  // JIT: 1 to compile faster at the cost of code quality. Driver only.
+  CUDYN_LOAD_OPTION_FAST_COMPILE = 3,
+  // JIT: compile PTX for this compute capability, as major*10+minor (e.g. 90), instead of
+  // the current context's device. Driver only.
+  CUDYN_LOAD_OPTION_TARGET = 4,
+  // JIT: 1 to generate line-number information. Both APIs.
+  CUDYN_LOAD_OPTION_GENERATE_LINE_INFO = 5,
+  // JIT: 1 to generate debug information. Both APIs.
+  CUDYN_LOAD_OPTION_GENERATE_DEBUG_INFO = 6,
+  // JIT: 1 for a verbose info log (ptxas's register and memory report). Both APIs.
+  CUDYN_LOAD_OPTION_LOG_VERBOSE = 7,
+  // Library: 1 to keep the image's bytes in CUDA's own memory, so the caller's copy need not
+  // outlive the load (CU_LIBRARY_BINARY_IS_PRESERVED). Both APIs.
+  CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED = 8,
+} cudyn_load_option_id;
+
 // Memory cudyn allocated and the caller owns: release it with cudyn_buffer_free.
 typedef struct cudyn_buffer {
   void *data;
@@ -197,6 +221,13 @@ typedef struct cudyn_launch_config {
   // Must be zero.
   uint32_t reserved[8];
 } cudyn_launch_config;
+
+// One load option: `cudyn_load_option` in C.
+typedef struct cudyn_load_option {
+  // A `cudyn_load_option_id`, checked before use.
+  cudyn_load_option_id id;
+  int64_t value;
+} cudyn_load_option;
 
 #ifdef __cplusplus
 extern "C" {
@@ -387,6 +418,32 @@ enum cudyn_status cudyn_library_load_data(const void *image,
                                           cudyn_api api,
                                           cudyn_library_t *library);
 
+// cudyn_library_load_data with load options and the JIT log.
+//
+// `options`: `num_options` (id, value) pairs, each id at most once (NULL with 0: none); they
+// are checked before anything is loaded, and one `api` does not take is refused
+// (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded). `log` (nullable): receives CUDA's JIT log
+// for this load, the error log then the info log (empty for a cubin, which needs no JIT),
+// on success and on a CUDA failure alike; free it with cudyn_buffer_free. It is left
+// unchanged when the call fails before CUDA ran (a bad argument or image). Every load asks
+// the JIT for its error log, so a PTX that ptxas refuses fails with its first error line in
+// cudyn_last_error_message(), with or without `log`.
+enum cudyn_status cudyn_library_load_data_ex(const void *image,
+                                             size_t size,
+                                             cudyn_api api,
+                                             const struct cudyn_load_option *options,
+                                             size_t num_options,
+                                             cudyn_library_t *library,
+                                             struct cudyn_buffer *log);
+
+// cudyn_library_load_file with load options and the JIT log, as cudyn_library_load_data_ex.
+enum cudyn_status cudyn_library_load_file_ex(const char *path,
+                                             cudyn_api api,
+                                             const struct cudyn_load_option *options,
+                                             size_t num_options,
+                                             cudyn_library_t *library,
+                                             struct cudyn_buffer *log);
+
 // Load a cubin, fatbin or PTX file through `api`. cudyn reads and checks the file and hands
 // CUDA exactly the bytes it checked. Ownership as for cudyn_library_load_data.
 enum cudyn_status cudyn_library_load_file(const char *path,
@@ -429,6 +486,33 @@ enum cudyn_status cudyn_library_get_global(cudyn_library_t library,
                                            const char *name,
                                            void **dptr,
                                            size_t *bytes);
+
+// Host-and-device address and size in bytes of the `__managed__` variable `name`, through
+// `api` (cuLibraryGetManaged / cudaLibraryGetManaged). The memory is managed (unified): the
+// host reads and writes it directly once the device work that touches it is finished. It
+// lives as long as the library. `bytes` may be NULL.
+enum cudyn_status cudyn_library_get_managed(cudyn_library_t library,
+                                            const char *name,
+                                            cudyn_api api,
+                                            void **ptr,
+                                            size_t *bytes);
+
+// The unified function `name` of the library, through `api` (cuLibraryGetUnifiedFunction /
+// cudaLibraryGetUnifiedFunction): a pointer callable from host and device code on systems
+// with unified function support. A name the library does not hold: CUDYN_ERROR_NOT_FOUND.
+enum cudyn_status cudyn_library_get_unified_function(cudyn_library_t library,
+                                                     const char *name,
+                                                     cudyn_api api,
+                                                     void **function);
+
+// cudyn_library_get_global for device `device`, without the caller switching contexts: the
+// device's primary context is current for the lookup only, and the thread's own context (or
+// none) is restored after. A device that does not exist: CUDYN_ERROR_NO_DEVICE.
+enum cudyn_status cudyn_library_get_global_on_device(cudyn_library_t library,
+                                                     const char *name,
+                                                     int32_t device,
+                                                     void **dptr,
+                                                     size_t *bytes);
 
 #ifdef __cplusplus
 }  // extern "C"

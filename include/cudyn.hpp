@@ -681,6 +681,23 @@ class library {
     if (s != CUDYN_SUCCESS) return error_info::last(s);
     return library(h, a);
   }
+  /// Load with load options (cudyn_library_load_data_ex), e.g.
+  ///   library::try_from_data(ptx, n, api::driver, {{CUDYN_LOAD_OPTION_MAX_REGISTERS, 32}}, &jit_log)
+  /// `jit_log` (optional) receives CUDA's JIT log, error then info, on success and failure; a
+  /// failure's error also carries it in log().
+  static result<library> try_from_data(const void* image, std::size_t size, ::cudyn::api a,
+                                       std::initializer_list<cudyn_load_option> options,
+                                       std::string* jit_log = nullptr) {
+    cudyn_library_t h = nullptr;
+    cudyn_buffer log = {nullptr, 0};
+    cudyn_status s = cudyn_library_load_data_ex(image, size, to_c(a), options.size() ? options.begin() : nullptr,
+                                                options.size(), &h, &log);
+    std::string text = log.data ? static_cast<const char*>(log.data) : "";
+    cudyn_buffer_free(&log);
+    if (jit_log) *jit_log = text;
+    if (s != CUDYN_SUCCESS) return error_info::last(s, text);
+    return library(h, a);
+  }
   /// Load a cubin, fatbin or PTX file.
   static result<library> try_from_file(const char* path, ::cudyn::api a = ::cudyn::api::runtime) {
     cudyn_library_t h = nullptr;
@@ -793,9 +810,36 @@ class library {
     return try_global<T>(name.c_str());
   }
 
+  /// The __managed__ variable `name`: a pointer the host and kernels both use, and its size.
+  template <class T>
+  result<global_ref<T>> try_managed(const char* name) const {
+    void* p = nullptr;
+    std::size_t bytes = 0;
+    cudyn_status s = cudyn_library_get_managed(h_, name, to_c(api_), &p, &bytes);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    if constexpr (!std::is_void<T>::value) {
+      if (bytes < sizeof(T) || bytes % sizeof(T) != 0)
+        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, "managed variable '" + std::string(name) + "' is " +
+                                                             std::to_string(bytes) + " bytes, not a whole number of " +
+                                                             std::to_string(sizeof(T)) + "-byte elements");
+    }
+    global_ref<T> g;
+    g.ptr = static_cast<T*>(p);
+    g.bytes = bytes;
+    return g;
+  }
+
 #if CUDYN_HPP_EXCEPTIONS
   static library from_data(const void* image, std::size_t size, ::cudyn::api a = ::cudyn::api::runtime) {
     return try_from_data(image, size, a).value();
+  }
+  static library from_data(const void* image, std::size_t size, ::cudyn::api a,
+                           std::initializer_list<cudyn_load_option> options, std::string* jit_log = nullptr) {
+    return try_from_data(image, size, a, options, jit_log).value();
+  }
+  template <class T>
+  global_ref<T> managed(const char* name) const {
+    return try_managed<T>(name).value();
   }
   static library from_file(const char* path, ::cudyn::api a = ::cudyn::api::runtime) {
     return try_from_file(path, a).value();

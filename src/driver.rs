@@ -59,6 +59,8 @@ driver_table! {
     cuLibraryGetKernelCount: PFN_cuLibraryGetKernelCount = "cuLibraryGetKernelCount" @ 12040,
     cuLibraryEnumerateKernels: PFN_cuLibraryEnumerateKernels = "cuLibraryEnumerateKernels" @ 12040,
     cuLibraryGetGlobal: PFN_cuLibraryGetGlobal = "cuLibraryGetGlobal" @ 12000,
+    cuLibraryGetManaged: PFN_cuLibraryGetManaged = "cuLibraryGetManaged" @ 12000,
+    cuLibraryGetUnifiedFunction: PFN_cuLibraryGetUnifiedFunction = "cuLibraryGetUnifiedFunction" @ 12000,
     cuKernelGetName: PFN_cuKernelGetName = "cuKernelGetName" @ 12030,
     cuKernelGetParamInfo: PFN_cuKernelGetParamInfo = "cuKernelGetParamInfo" @ 12040,
     cuKernelGetFunction: PFN_cuKernelGetFunction = "cuKernelGetFunction" @ 12000,

@@ -5,6 +5,7 @@ use crate::driver::{driver, driver_if_usable, fmt_version};
 use crate::error::{Error, Result, Status};
 use crate::image::{self, CodeKind, ImageInfo};
 use crate::kernel::Kernel;
+use crate::load_options::{self, LoadOption};
 use crate::memo;
 use crate::registry;
 use crate::runtime::runtime;
@@ -147,28 +148,50 @@ pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
 
 impl Library {
     /// Load a cubin, fatbin or PTX image from memory. `image.len()` is checked against the
-    /// image's own headers first, so CUDA never reads past the slice.
+    /// image's own headers first, so CUDA never reads past the slice. A PTX image that the
+    /// driver's JIT refuses fails with ptxas's first error line in the message.
     pub fn load_data(image: &[u8], api: Api) -> Result<Library> {
+        Library::load_data_with(image, api, &[], None)
+    }
+
+    /// `load_data` with load options (checked before anything is loaded; an option the API
+    /// does not take is refused), and the JIT's log (error log, then info log) written to
+    /// `log`, when given, whether the load succeeds or fails.
+    pub fn load_data_with(image: &[u8], api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
+        let mut prep = load_options::prepare(options, api)?;
         let code = validate(image)?;
         let mut lib: sys::CUlibrary = ptr::null_mut();
-        match api {
-            Api::Driver => {
-                let d = driver()?;
+        let nj = prep.jit_keys.len() as u32;
+        let nl = prep.lib_keys.len() as u32;
+        let jk = prep.jit_keys.as_mut_ptr();
+        let jv = prep.jit_values.as_mut_ptr();
+        let (lk, lv) =
+            if nl == 0 { (null_mut(), null_mut()) } else { (prep.lib_keys.as_mut_ptr(), prep.lib_values.as_mut_ptr()) };
+        let r = match api {
+            Api::Driver => driver().and_then(|d| {
                 d.initialised()?;
                 let f = d.need(d.f.cuLibraryLoadData, "cuLibraryLoadData")?;
-                // SAFETY: `code` is a validated image whose own headers fit in it; no options.
-                let r =
-                    unsafe { f(&mut lib, code.as_ptr().cast(), null_mut(), null_mut(), 0, null_mut(), null_mut(), 0) };
-                d.check(r, "loading the library through the driver (cuLibraryLoadData)")?;
-            }
-            Api::Runtime => {
-                let rt = runtime()?;
+                // SAFETY: `code` is a validated image whose own headers fit in it; the option
+                // arrays have nj / nl entries (CUjit_option and CUlibraryOption are u32
+                // newtypes), the log buffers they name live in `prep` until after the call.
+                let r = unsafe { f(&mut lib, code.as_ptr().cast(), jk.cast(), jv, nj, lk.cast(), lv, nl) };
+                d.check(r, "loading the library through the driver (cuLibraryLoadData)")
+            }),
+            Api::Runtime => runtime().and_then(|rt| {
                 let f = rt.need(rt.f.cudaLibraryLoadData, "cudaLibraryLoadData")?;
-                // SAFETY: as above.
-                let r =
-                    unsafe { f(&mut lib, code.as_ptr().cast(), null_mut(), null_mut(), 0, null_mut(), null_mut(), 0) };
-                rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")?;
+                // SAFETY: as above; cudaJitOption and cudaLibraryOption are u32 newtypes too.
+                let r = unsafe { f(&mut lib, code.as_ptr().cast(), jk.cast(), jv, nj, lk.cast(), lv, nl) };
+                rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")
+            }),
+        };
+        if let Some(l) = log {
+            *l = prep.log();
+        }
+        if let Err(mut e) = r {
+            if let Some(line) = prep.first_error() {
+                e.message = format!("{}: {line}", e.message);
             }
+            return Err(e);
         }
         // Its kernels are owned from now on (their layouts may be remembered), and any of them
         // at an address an unloaded kernel had is that kernel no more. A CUDA that cannot list
@@ -176,6 +199,14 @@ impl Library {
         let kernels = kernels_of_unchecked(lib).unwrap_or_default();
         registry::loaded(lib, api, &kernels);
         Ok(Library { raw: lib, api })
+    }
+
+    /// `load_file` with load options and the JIT log, as `load_data_with`.
+    pub fn load_file_with(path: &Path, api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
+        load_options::check(options, api)?;
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::new(Status::Io, format!("reading {}: {e}", path.display())))?;
+        Library::load_data_with(&bytes, api, options, log).map_err(|e| e.context(path.display()))
     }
 
     /// Load a file. The bytes are read and validated by cudyn and handed to CUDA from memory,
@@ -365,6 +396,72 @@ pub fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usiz
         format_args!("looking up global '{}'", name.to_string_lossy()),
     )?;
     Ok((p as usize as *mut c_void, n))
+}
+
+/// Address and size of the `__managed__` variable `name` (usable from the host and from
+/// kernels), through `api`.
+pub fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<(*mut c_void, usize)> {
+    check_lib(lib)?;
+    let what = || format!("looking up managed variable '{}'", name.to_string_lossy());
+    let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
+    match api {
+        Api::Driver => {
+            let d = driver()?;
+            d.initialised()?;
+            let f = d.need(d.f.cuLibraryGetManaged, "cuLibraryGetManaged")?;
+            // SAFETY: valid out-pointers and NUL-terminated name; a live library (checked).
+            d.with_context(|| d.check(unsafe { f(&mut p, &mut n, lib, name.as_ptr()) }, what()))?;
+        }
+        Api::Runtime => {
+            let rt = runtime()?;
+            let f = rt.need(rt.f.cudaLibraryGetManaged, "cudaLibraryGetManaged")?;
+            let mut q: *mut c_void = ptr::null_mut();
+            // SAFETY: as above.
+            rt.check(unsafe { f(&mut q, &mut n, lib, name.as_ptr()) }, what())?;
+            p = q as usize as sys::CUdeviceptr;
+        }
+    }
+    Ok((p as usize as *mut c_void, n))
+}
+
+/// The unified function `name` (a function usable from host and device code, CUDA 12.0+),
+/// through `api`.
+pub fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<*mut c_void> {
+    check_lib(lib)?;
+    let what = || format!("looking up unified function '{}'", name.to_string_lossy());
+    let mut p: *mut c_void = ptr::null_mut();
+    match api {
+        Api::Driver => {
+            let d = driver()?;
+            d.initialised()?;
+            let f = d.need(d.f.cuLibraryGetUnifiedFunction, "cuLibraryGetUnifiedFunction")?;
+            // SAFETY: valid out-pointer and NUL-terminated name; a live library (checked).
+            d.check(unsafe { f(&mut p, lib, name.as_ptr()) }, what())?;
+        }
+        Api::Runtime => {
+            let rt = runtime()?;
+            let f = rt.need(rt.f.cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFunction")?;
+            // SAFETY: as above.
+            rt.check(unsafe { f(&mut p, lib, name.as_ptr()) }, what())?;
+        }
+    }
+    Ok(p)
+}
+
+/// `get_global` for device `device`: its primary context is made current for the lookup
+/// only, and the thread's own context is restored after.
+pub fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Result<(*mut c_void, usize)> {
+    check_lib(lib)?;
+    let d = driver()?;
+    let ctx = d.primary_context(device)?;
+    let set = d.need(d.f.cuCtxSetCurrent, "cuCtxSetCurrent")?;
+    let before = d.current_context()?;
+    // SAFETY: ctx is device `device`'s retained primary context.
+    d.check(unsafe { set(ctx) }, format_args!("making device {device}'s primary context current"))?;
+    let r = get_global(lib, name);
+    // SAFETY: the thread's previous context (or NULL), as it was.
+    unsafe { set(before) };
+    r.map_err(|e| e.context(format_args!("device {device}")))
 }
 
 #[cfg(test)]

@@ -146,7 +146,8 @@ pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, kernels: &[Kernel]) {
 pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[Kernel]) {
     let lk = lib as usize;
     let settled = |r: &Registry, kk: usize| {
-        !r.dead_kernels.contains_key(&kk) && (!r.libs.contains_key(&lk) || r.kernels.get(&kk).is_some_and(|o| o.lib == lk))
+        !r.dead_kernels.contains_key(&kk)
+            && (!r.libs.contains_key(&lk) || r.kernels.get(&kk).is_some_and(|o| o.lib == lk))
     };
     {
         let r = read();

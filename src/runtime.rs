@@ -29,6 +29,8 @@ crate::dl::symbol_table! {
         cudaLibraryGetKernelCount: PFN_cudaLibraryGetKernelCount = "cudaLibraryGetKernelCount",
         cudaLibraryEnumerateKernels: PFN_cudaLibraryEnumerateKernels = "cudaLibraryEnumerateKernels",
         cudaLibraryGetGlobal: PFN_cudaLibraryGetGlobal = "cudaLibraryGetGlobal",
+        cudaLibraryGetManaged: PFN_cudaLibraryGetManaged = "cudaLibraryGetManaged",
+        cudaLibraryGetUnifiedFunction: PFN_cudaLibraryGetUnifiedFunction = "cudaLibraryGetUnifiedFunction",
         cudaLaunchKernelExC: PFN_cudaLaunchKernelExC = "cudaLaunchKernelExC",
         cudaLaunchKernel: PFN_cudaLaunchKernel = "cudaLaunchKernel",
         cudaKernelSetAttributeForDevice: PFN_cudaKernelSetAttributeForDevice = "cudaKernelSetAttributeForDevice",

@@ -82,7 +82,7 @@ fn buffer_from(bytes: &[u8]) -> Result<cudyn_buffer> {
 }
 
 /// Store into an optional output buffer (NULL: the caller does not want it).
-fn give(dst: *mut cudyn_buffer, bytes: &[u8]) -> Result<()> {
+pub(crate) fn give(dst: *mut cudyn_buffer, bytes: &[u8]) -> Result<()> {
     // SAFETY: NULL or a writable cudyn_buffer (caller's contract).
     if let Some(d) = unsafe { dst.as_mut() } {
         *d = buffer_from(bytes)?;

@@ -1,10 +1,12 @@
 //! cudyn.h section "Libraries": load from memory, file or source; kernels; globals; unload.
 
+use super::compile::{cudyn_buffer, give};
 use super::error::cudyn_status;
 use super::{cstr, ffi, out, slice};
 use crate::handles::{KernelHandle, LibraryHandle};
 use crate::launch::RawApi;
 use crate::library::{self, Api, Library};
+use crate::load_options::LoadOption;
 use std::ffi::{c_char, c_void};
 
 /// Which CUDA API does the work. Per call: load through one, launch through the other.
@@ -16,6 +18,33 @@ pub enum cudyn_api {
     CUDYN_API_RUNTIME = 0,
     /// cuLibraryLoadData, cuLaunchKernelEx, ... (needs driver 12.0+).
     CUDYN_API_DRIVER = 1,
+}
+
+/// Load options (cudyn_load_option.id): the JIT options CUDA uses when it compiles PTX at
+/// load time, and library options; what each sets, its values, and which API takes it.
+/// An option an API does not take is refused with CUDYN_ERROR_INVALID_ARGUMENT.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum cudyn_load_option_id {
+    /// JIT: registers per thread at most (1-255). Both APIs.
+    CUDYN_LOAD_OPTION_MAX_REGISTERS = 1,
+    /// JIT: optimisation level, 0-4 (CUDA's default is 4). Both APIs.
+    CUDYN_LOAD_OPTION_OPTIMIZATION_LEVEL = 2,
+    /// JIT: 1 to compile faster at the cost of code quality. Driver only.
+    CUDYN_LOAD_OPTION_FAST_COMPILE = 3,
+    /// JIT: compile PTX for this compute capability, as major*10+minor (e.g. 90), instead of
+    /// the current context's device. Driver only.
+    CUDYN_LOAD_OPTION_TARGET = 4,
+    /// JIT: 1 to generate line-number information. Both APIs.
+    CUDYN_LOAD_OPTION_GENERATE_LINE_INFO = 5,
+    /// JIT: 1 to generate debug information. Both APIs.
+    CUDYN_LOAD_OPTION_GENERATE_DEBUG_INFO = 6,
+    /// JIT: 1 for a verbose info log (ptxas's register and memory report). Both APIs.
+    CUDYN_LOAD_OPTION_LOG_VERBOSE = 7,
+    /// Library: 1 to keep the image's bytes in CUDA's own memory, so the caller's copy need not
+    /// outlive the load (CU_LIBRARY_BINARY_IS_PRESERVED). Both APIs.
+    CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED = 8,
 }
 
 /// Load a cubin, fatbin or PTX image from memory through `api`. `size` is checked against the
@@ -36,6 +65,83 @@ pub unsafe extern "C" fn cudyn_library_load_data(
         let bytes = unsafe { slice(image.cast::<u8>(), size, "image") }?;
         let o = out(library, "library")?;
         *o = Library::load_data(bytes, api)?.into_raw();
+        Ok(())
+    })
+}
+
+/// The options of a `_ex` load as a slice: NULL with 0 is none.
+///
+/// # Safety
+/// `options` points to `num_options` readable cudyn_load_option (or is NULL with 0).
+unsafe fn options<'a>(options: *const LoadOption, num_options: usize) -> crate::Result<&'a [LoadOption]> {
+    if num_options == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { slice(options, num_options, "options") }
+}
+
+/// cudyn_library_load_data with load options and the JIT log.
+///
+/// `options`: `num_options` (id, value) pairs, each id at most once (NULL with 0: none); they
+/// are checked before anything is loaded, and one `api` does not take is refused
+/// (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded). `log` (nullable): receives CUDA's JIT log
+/// for this load, the error log then the info log (empty for a cubin, which needs no JIT),
+/// on success and on a CUDA failure alike; free it with cudyn_buffer_free. It is left
+/// unchanged when the call fails before CUDA ran (a bad argument or image). Every load asks
+/// the JIT for its error log, so a PTX that ptxas refuses fails with its first error line in
+/// cudyn_last_error_message(), with or without `log`.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_library_load_data_ex(
+    image: *const c_void,
+    size: usize,
+    api: RawApi,
+    options: *const LoadOption,
+    num_options: usize,
+    library: *mut LibraryHandle,
+    log: *mut cudyn_buffer,
+) -> cudyn_status {
+    ffi!({
+        let api = Api::from_raw(api)?;
+        // SAFETY: `image` points to `size` readable bytes (caller's contract).
+        let bytes = unsafe { slice(image.cast::<u8>(), size, "image") }?;
+        // SAFETY: as documented above.
+        let opts = unsafe { self::options(options, num_options) }?;
+        let o = out(library, "library")?;
+        let mut text = String::new();
+        let r = Library::load_data_with(bytes, api, opts, Some(&mut text));
+        if !text.is_empty() || r.is_ok() {
+            give(log, text.as_bytes())?;
+        }
+        *o = r?.into_raw();
+        Ok(())
+    })
+}
+
+/// cudyn_library_load_file with load options and the JIT log, as cudyn_library_load_data_ex.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_library_load_file_ex(
+    path: *const c_char,
+    api: RawApi,
+    options: *const LoadOption,
+    num_options: usize,
+    library: *mut LibraryHandle,
+    log: *mut cudyn_buffer,
+) -> cudyn_status {
+    ffi!({
+        let api = Api::from_raw(api)?;
+        // SAFETY: NUL-terminated path (caller's contract).
+        let p = unsafe { cstr(path, "path") }?;
+        let path = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p.to_bytes()));
+        // SAFETY: as documented for cudyn_library_load_data_ex.
+        let opts = unsafe { self::options(options, num_options) }?;
+        let o = out(library, "library")?;
+        let mut text = String::new();
+        let r = Library::load_file_with(path, api, opts, Some(&mut text));
+        if !text.is_empty() || r.is_ok() {
+            give(log, text.as_bytes())?;
+        }
+        *o = r?.into_raw();
         Ok(())
     })
 }
@@ -151,6 +257,78 @@ pub unsafe extern "C" fn cudyn_library_get_global(
         let n = unsafe { cstr(name, "name") }?;
         let o = out(dptr, "dptr")?;
         let (p, size) = library::get_global(library, n)?;
+        *o = p;
+        if !bytes.is_null() {
+            // SAFETY: non-NULL output pointer.
+            unsafe { *bytes = size };
+        }
+        Ok(())
+    })
+}
+
+/// Host-and-device address and size in bytes of the `__managed__` variable `name`, through
+/// `api` (cuLibraryGetManaged / cudaLibraryGetManaged). The memory is managed (unified): the
+/// host reads and writes it directly once the device work that touches it is finished. It
+/// lives as long as the library. `bytes` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_library_get_managed(
+    library: LibraryHandle,
+    name: *const c_char,
+    api: RawApi,
+    ptr: *mut *mut c_void,
+    bytes: *mut usize,
+) -> cudyn_status {
+    ffi!({
+        let api = Api::from_raw(api)?;
+        // SAFETY: NUL-terminated name (caller's contract).
+        let n = unsafe { cstr(name, "name") }?;
+        let o = out(ptr, "ptr")?;
+        let (p, size) = library::get_managed(library, n, api)?;
+        *o = p;
+        if !bytes.is_null() {
+            // SAFETY: non-NULL output pointer.
+            unsafe { *bytes = size };
+        }
+        Ok(())
+    })
+}
+
+/// The unified function `name` of the library, through `api` (cuLibraryGetUnifiedFunction /
+/// cudaLibraryGetUnifiedFunction): a pointer callable from host and device code on systems
+/// with unified function support. A name the library does not hold: CUDYN_ERROR_NOT_FOUND.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_library_get_unified_function(
+    library: LibraryHandle,
+    name: *const c_char,
+    api: RawApi,
+    function: *mut *mut c_void,
+) -> cudyn_status {
+    ffi!({
+        let api = Api::from_raw(api)?;
+        // SAFETY: NUL-terminated name (caller's contract).
+        let n = unsafe { cstr(name, "name") }?;
+        let o = out(function, "function")?;
+        *o = library::get_unified_function(library, n, api)?;
+        Ok(())
+    })
+}
+
+/// cudyn_library_get_global for device `device`, without the caller switching contexts: the
+/// device's primary context is current for the lookup only, and the thread's own context (or
+/// none) is restored after. A device that does not exist: CUDYN_ERROR_NO_DEVICE.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_library_get_global_on_device(
+    library: LibraryHandle,
+    name: *const c_char,
+    device: i32,
+    dptr: *mut *mut c_void,
+    bytes: *mut usize,
+) -> cudyn_status {
+    ffi!({
+        // SAFETY: NUL-terminated name (caller's contract).
+        let n = unsafe { cstr(name, "name") }?;
+        let o = out(dptr, "dptr")?;
+        let (p, size) = library::get_global_on_device(library, n, device)?;
         *o = p;
         if !bytes.is_null() {
             // SAFETY: non-NULL output pointer.

@@ -878,6 +878,17 @@ pub type PFN_cuLibraryGetGlobal = unsafe extern "C" fn(
     library: CUlibrary,
     name: *const ::std::os::raw::c_char,
 ) -> CUresult;
+pub type PFN_cuLibraryGetManaged = unsafe extern "C" fn(
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+    library: CUlibrary,
+    name: *const ::std::os::raw::c_char,
+) -> CUresult;
+pub type PFN_cuLibraryGetUnifiedFunction = unsafe extern "C" fn(
+    fptr: *mut *mut ::std::os::raw::c_void,
+    library: CUlibrary,
+    symbol: *const ::std::os::raw::c_char,
+) -> CUresult;
 pub type PFN_cuKernelGetAttribute = unsafe extern "C" fn(
     pi: *mut ::std::os::raw::c_int,
     attrib: CUfunction_attribute,
@@ -1690,6 +1701,17 @@ pub type PFN_cudaLibraryGetGlobal = unsafe extern "C" fn(
     bytes: *mut usize,
     library: cudaLibrary_t,
     name: *const ::std::os::raw::c_char,
+) -> cudaError_t;
+pub type PFN_cudaLibraryGetManaged = unsafe extern "C" fn(
+    dptr: *mut *mut ::std::os::raw::c_void,
+    bytes: *mut usize,
+    library: cudaLibrary_t,
+    name: *const ::std::os::raw::c_char,
+) -> cudaError_t;
+pub type PFN_cudaLibraryGetUnifiedFunction = unsafe extern "C" fn(
+    fptr: *mut *mut ::std::os::raw::c_void,
+    library: cudaLibrary_t,
+    symbol: *const ::std::os::raw::c_char,
 ) -> cudaError_t;
 pub type PFN_cudaLibraryGetKernelCount = unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, lib: cudaLibrary_t) -> cudaError_t;
 pub type PFN_cudaLibraryEnumerateKernels = unsafe extern "C" fn(
