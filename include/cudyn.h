@@ -499,7 +499,8 @@ enum cudyn_status cudyn_library_get_managed(cudyn_library_t library,
 
 // The unified function `name` of the library, through `api` (cuLibraryGetUnifiedFunction /
 // cudaLibraryGetUnifiedFunction): a pointer callable from host and device code on systems
-// with unified function support. A name the library does not hold: CUDYN_ERROR_NOT_FOUND.
+// with unified function support. A name the library does not hold is an error (the driver
+// says CUDA_ERROR_NOT_FOUND, the runtime cudaErrorInvalidValue).
 enum cudyn_status cudyn_library_get_unified_function(cudyn_library_t library,
                                                      const char *name,
                                                      cudyn_api api,

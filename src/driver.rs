@@ -59,6 +59,7 @@ driver_table! {
     cuLibraryGetKernelCount: PFN_cuLibraryGetKernelCount = "cuLibraryGetKernelCount" @ 12040,
     cuLibraryEnumerateKernels: PFN_cuLibraryEnumerateKernels = "cuLibraryEnumerateKernels" @ 12040,
     cuLibraryGetGlobal: PFN_cuLibraryGetGlobal = "cuLibraryGetGlobal" @ 12000,
+    cuLibraryGetModule: PFN_cuLibraryGetModule = "cuLibraryGetModule" @ 12000,
     cuLibraryGetManaged: PFN_cuLibraryGetManaged = "cuLibraryGetManaged" @ 12000,
     cuLibraryGetUnifiedFunction: PFN_cuLibraryGetUnifiedFunction = "cuLibraryGetUnifiedFunction" @ 12000,
     cuKernelGetName: PFN_cuKernelGetName = "cuKernelGetName" @ 12030,

@@ -98,12 +98,24 @@ fn check_runnable(info: &ImageInfo, sm: Option<u32>) -> Result<()> {
 /// terminating NUL if it had none). A cubin or fatbin byte-identical to one checked before
 /// costs one comparison (`memo`).
 pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+    validate_for_load(image).map(|(code, _)| code)
+}
+
+/// Whether loading an image of `info` on a GPU of compute capability `sm` (None: unknown)
+/// makes the driver JIT-compile PTX: no SASS in it runs there.
+fn needs_jit(info: &ImageInfo, sm: Option<u32>) -> bool {
+    info.kind == CodeKind::Ptx
+        || sm.is_none_or(|sm| !info.codes.iter().any(|c| matches!(c, image::ArchCode::Sass { .. }) && c.runs_on(sm)))
+}
+
+/// `validate`, and whether the load will need the JIT (see `needs_jit`).
+fn validate_for_load(image: &[u8]) -> Result<(std::borrow::Cow<'_, [u8]>, bool)> {
     if image.is_empty() {
         return Err(Error::new(Status::InvalidImage, "the image is empty"));
     }
     let sm = target_sm();
-    if let Some(verdict) = memo::lookup(image, |info| check_runnable(info, sm)) {
-        return verdict.map(|()| std::borrow::Cow::Borrowed(image));
+    if let Some(verdict) = memo::lookup(image, |info| check_runnable(info, sm).map(|()| needs_jit(info, sm))) {
+        return verdict.map(|jit| (std::borrow::Cow::Borrowed(image), jit));
     }
     let info = image::inspect(image).map_err(|e| Error::new(Status::InvalidImage, e.to_string()))?;
     match info.kind {
@@ -136,14 +148,14 @@ pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
         if !body.ends_with(&[0]) {
             let mut v = body.to_vec();
             v.push(0);
-            return Ok(v.into());
+            return Ok((v.into(), true));
         }
-        return Ok(std::borrow::Cow::Borrowed(image));
+        return Ok((std::borrow::Cow::Borrowed(image), true));
     }
     // Cubin or fatbin, fully checked: its verdict only depends on its bytes (and the GPU's
     // compute capability, checked again on every lookup).
     memo::remember(image, &info);
-    Ok(std::borrow::Cow::Borrowed(image))
+    Ok((std::borrow::Cow::Borrowed(image), needs_jit(&info, sm)))
 }
 
 impl Library {
@@ -159,7 +171,7 @@ impl Library {
     /// `log`, when given, whether the load succeeds or fails.
     pub fn load_data_with(image: &[u8], api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
         let mut prep = load_options::prepare(options, api)?;
-        let code = validate(image)?;
+        let (code, jit) = validate_for_load(image)?;
         let mut lib: sys::CUlibrary = ptr::null_mut();
         let nj = prep.jit_keys.len() as u32;
         let nl = prep.lib_keys.len() as u32;
@@ -184,10 +196,18 @@ impl Library {
                 rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")
             }),
         };
+        // CUDA loads modules lazily: PTX would be compiled at first use, long after this call,
+        // with its errors reported then (and its logs written into buffers the options name).
+        // So a load that needs the JIT is made to compile now, in the current context (device
+        // 0's primary context if the thread has none), while the caller can hear about it.
+        let r = r.and_then(|()| if jit { force_module_load(lib) } else { Ok(()) });
         if let Some(l) = log {
             *l = prep.log();
         }
         if let Err(mut e) = r {
+            if !lib.is_null() {
+                let _ = unload_now(lib, api);
+            }
             if let Some(line) = prep.first_error() {
                 e.message = format!("{}: {line}", e.message);
             }
@@ -197,7 +217,9 @@ impl Library {
         // at an address an unloaded kernel had is that kernel no more. A CUDA that cannot list
         // them (driver 12.0-12.3) leaves the list empty; get_kernel adds them as it finds them.
         let kernels = kernels_of_unchecked(lib).unwrap_or_default();
-        registry::loaded(lib, api, &kernels);
+        // The option arrays (and the log buffers they point to) live as long as the library:
+        // CUDA loads into other contexts (other devices) later, with the same options.
+        registry::loaded(lib, api, &kernels, Some(prep));
         Ok(Library { raw: lib, api })
     }
 
@@ -288,6 +310,31 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
             rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")
         }),
     })
+}
+
+/// Make CUDA load `lib`'s module into the current context now (compiling its PTX).
+fn force_module_load(lib: sys::CUlibrary) -> Result<()> {
+    let d = driver()?;
+    let f = d.need(d.f.cuLibraryGetModule, "cuLibraryGetModule")?;
+    let mut m: sys::CUmodule = ptr::null_mut();
+    // SAFETY: valid out-pointer; `lib` was just loaded.
+    d.with_context(|| d.check(unsafe { f(&mut m, lib) }, "compiling the library's PTX (JIT)"))
+}
+
+/// Unload a library that never entered the registry (its load failed half way).
+fn unload_now(lib: sys::CUlibrary, api: Api) -> Result<()> {
+    match api {
+        Api::Driver => driver().and_then(|d| {
+            let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
+            // SAFETY: a library this thread just loaded and nobody else has seen.
+            d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")
+        }),
+        Api::Runtime => runtime().and_then(|rt| {
+            let f = rt.need(rt.f.cudaLibraryUnload, "cudaLibraryUnload")?;
+            // SAFETY: as above.
+            rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")
+        }),
+    }
 }
 
 fn check_lib(lib: sys::CUlibrary) -> Result<()> {

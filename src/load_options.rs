@@ -176,6 +176,11 @@ pub(crate) fn prepare(options: &[LoadOption], api: Api) -> Result<Box<Prepared>>
     Ok(p)
 }
 
+// SAFETY: the raw pointers in the arrays point into the same boxed value (its own log
+// buffers) or are plain integers; nothing in it is tied to a thread.
+unsafe impl Send for Prepared {}
+unsafe impl Sync for Prepared {}
+
 impl Prepared {
     fn text(&self, buf: &[u8], size_at: usize) -> String {
         // CUDA writes back the bytes it used; never trust it past the buffer.

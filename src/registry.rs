@@ -39,6 +39,9 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 struct Loaded {
     api: Api,
     kernels: Vec<usize>,
+    /// What must live as long as the library (the JIT option arrays and log buffers CUDA may
+    /// write into when it loads the library into another context).
+    _keep: Option<Box<crate::load_options::Prepared>>,
 }
 
 /// A kernel of a library in `Registry::libs`.
@@ -120,7 +123,13 @@ pub(crate) fn check_library(lib: sys::CUlibrary) -> Result<()> {
 
 /// Record a library cudyn just loaded through `api`, with its kernels (as listed by CUDA;
 /// empty when this CUDA cannot list them: kernels then join as `get_kernel` hands them out).
-pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, kernels: &[Kernel]) {
+/// `keep` stays alive until the library is unloaded through cudyn.
+pub(crate) fn loaded(
+    lib: sys::CUlibrary,
+    api: Api,
+    kernels: &[Kernel],
+    keep: Option<Box<crate::load_options::Prepared>>,
+) {
     let key = lib as usize;
     let mut r = write();
     r.dead_libs.remove(&key);
@@ -137,7 +146,7 @@ pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, kernels: &[Kernel]) {
         mine.push(kk);
     }
     DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
-    r.libs.insert(key, Loaded { api, kernels: mine });
+    r.libs.insert(key, Loaded { api, kernels: mine, _keep: keep });
 }
 
 /// Kernels CUDA just returned for `lib` (a lookup or a listing through cudyn): they are live,
@@ -357,7 +366,7 @@ pub unsafe fn prime(k: Kernel, lib: sys::CUlibrary, params: &[Param]) {
     let (kk, lk) = (k.0 as usize, lib as usize);
     let mut r = write();
     r.dead_libs.remove(&lk);
-    r.libs.entry(lk).or_insert_with(|| Loaded { api: Api::Driver, kernels: Vec::new() }).kernels.push(kk);
+    r.libs.entry(lk).or_insert_with(|| Loaded { api: Api::Driver, kernels: Vec::new(), _keep: None }).kernels.push(kk);
     r.kernels.insert(kk, Owned { lib: lk, params: Some(params.into()) });
     if r.dead_kernels.remove(&kk).is_some() {
         DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);

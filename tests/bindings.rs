@@ -32,6 +32,7 @@ const FUNCTIONS: &[&str] = &[
     "cuLibraryEnumerateKernels",
     "cuLibraryGetGlobal",
     "cuLibraryGetManaged",
+    "cuLibraryGetModule",
     "cuLibraryGetUnifiedFunction",
     "cuKernelGetName",
     "cuKernelGetParamInfo",

@@ -295,7 +295,8 @@ pub unsafe extern "C" fn cudyn_library_get_managed(
 
 /// The unified function `name` of the library, through `api` (cuLibraryGetUnifiedFunction /
 /// cudaLibraryGetUnifiedFunction): a pointer callable from host and device code on systems
-/// with unified function support. A name the library does not hold: CUDYN_ERROR_NOT_FOUND.
+/// with unified function support. A name the library does not hold is an error (the driver
+/// says CUDA_ERROR_NOT_FOUND, the runtime cudaErrorInvalidValue).
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_library_get_unified_function(
     library: LibraryHandle,

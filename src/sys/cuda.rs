@@ -17,6 +17,12 @@ pub struct CUctx_st {
 pub type CUcontext = *mut CUctx_st;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct CUmod_st {
+    _unused: [u8; 0],
+}
+pub type CUmodule = *mut CUmod_st;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct CUfunc_st {
     _unused: [u8; 0],
 }
@@ -870,6 +876,7 @@ pub type PFN_cuLibraryEnumerateKernels = unsafe extern "C" fn(
     numKernels: ::std::os::raw::c_uint,
     lib: CUlibrary,
 ) -> CUresult;
+pub type PFN_cuLibraryGetModule = unsafe extern "C" fn(pMod: *mut CUmodule, library: CUlibrary) -> CUresult;
 pub type PFN_cuKernelGetFunction = unsafe extern "C" fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult;
 pub type PFN_cuKernelGetLibrary = unsafe extern "C" fn(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult;
 pub type PFN_cuLibraryGetGlobal = unsafe extern "C" fn(
