@@ -393,8 +393,13 @@ mod tests {
         assert_eq!(ptx_isa_version(b".target sm_90\n"), None);
         let mut long = b".version 8.7\n.target sm_90\n//".to_vec();
         long.resize(4095, b'x');
-        long.extend_from_slice("\u{e9}tail".as_bytes()); // a 2-byte character across byte 4096
+        long.extend_from_slice(b"tail");
         assert_eq!(ptx_isa_version(&long), Some((8, 7)));
+        // PTX is ASCII (ptxas reads ASCII; nvcc writes a non-ASCII path as octal escapes), so
+        // a 2-byte character, here across byte 4096, makes it no PTX at all.
+        long.truncate(4095);
+        long.extend_from_slice("\u{e9}tail".as_bytes());
+        assert_eq!(ptx_isa_version(&long), None);
         // A trailing comment is read the way the image check reads it.
         assert_eq!(ptx_isa_version(b".version 9.0 // ISA\n.target sm_90\n"), Some((9, 0)));
     }
