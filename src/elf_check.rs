@@ -153,7 +153,16 @@ impl<'w> SectionSet<'w> {
     }
     /// The smallest index in the set.
     fn first(&self) -> Option<usize> {
-        let (w, bits) = self.0.iter().enumerate().find(|(_, &bits)| bits != 0)?;
+        self.first_from(0)
+    }
+    /// The smallest index in the set that is `from` or more.
+    fn first_from(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = *self.0.get(w)? & (u64::MAX << (from % 64));
+        while bits == 0 {
+            w += 1;
+            bits = *self.0.get(w)?;
+        }
         Some(w * 64 + bits.trailing_zeros() as usize)
     }
 }
@@ -186,9 +195,12 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
     let names = if shstrndx != 0 { Some(string_table(d, secs, shstrndx, "section names")) } else { None };
     let (mut small, mut large) = ([0; 16], Vec::new());
     let mut kernels = match names {
-        Some(Ok(names)) => {
-            Some(KernelSymbols { names, missing: SectionSet::new(&mut small, &mut large, secs.count()) })
-        }
+        Some(Ok(names)) => Some(KernelSymbols {
+            names,
+            missing: SectionSet::new(&mut small, &mut large, secs.count()),
+            budget: COMPARE_BUDGET + d.len() / 16,
+            deferred: false,
+        }),
         _ => None,
     };
     let pass = check_headers(d, secs, kernels.as_mut())?;
@@ -259,12 +271,19 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
 struct KernelSymbols<'n, 'w> {
     names: &'n [u8],
     missing: SectionSet<'w>,
+    /// Bytes the symbol-by-symbol name comparisons may still read. Real cubins use a tiny part
+    /// of it; an image made to make them slow (many symbols whose names share a long prefix
+    /// with their kernel's) runs it out, and the rest of the check is done by `match_by_hash`,
+    /// in time linear in the tables.
+    budget: usize,
+    /// The budget ran out: the comparisons were left to `match_by_hash`.
+    deferred: bool,
 }
 
 impl KernelSymbols<'_, '_> {
     /// Whether the symbol name at the start of `sym` is the kernel name of section `s`, one of
-    /// `missing` (so its name is known to start with `.text.`).
-    fn is_named_for(&self, s: Sh<'_>, sym: &[u8]) -> bool {
+    /// `missing` (so its name is known to start with `.text.`). False once the budget is spent.
+    fn is_named_for(&mut self, s: Sh<'_>, sym: &[u8]) -> bool {
         let Some(kernel) = after_text_prefix(self.names, s) else { return false };
         // Names that differ in their first byte differ (a NUL there ends one, not the other):
         // most symbols of a kernel's section (the section symbol, unnamed) stop here.
@@ -273,7 +292,150 @@ impl KernelSymbols<'_, '_> {
                 return false;
             }
         }
-        same_cstr(kernel, sym)
+        if self.deferred {
+            return false;
+        }
+        match same_cstr(kernel, sym, &mut self.budget) {
+            Some(same) => same,
+            None => {
+                self.deferred = true;
+                false
+            }
+        }
+    }
+}
+
+/// The most bytes of names compared one symbol at a time, beyond a sixteenth of the image.
+const COMPARE_BUDGET: usize = 64 << 10;
+
+/// The kernel-symbol check for the symbols of `symtab` (names in `strtab`) when comparing them
+/// one by one got too costly: every name (kernel or symbol) is reduced to its length and two
+/// polynomial hashes modulo 2^61 - 1 with bases drawn at random for this call, computed for
+/// all the names of a table in one backward pass over it (a name runs to the table's next NUL,
+/// so it is a suffix of the run it lies in). Equal names have equal keys; for two different
+/// names of length L the keys agree with probability below (L / 2^61)^2, which no image can
+/// arrange, not knowing the bases. Linear in the tables, plus sorting the names' offsets.
+#[cold]
+#[inline(never)]
+fn match_by_hash(symbols: &[u8], strtab: &[u8], secs: Sections<'_>, k: &mut KernelSymbols<'_, '_>) {
+    // The missing kernels' name offsets (after `.text.`), and the candidate symbols.
+    let mut kernels: Vec<(usize, usize)> = Vec::new(); // (section, name offset in `names`)
+    let mut i = 0;
+    while let Some(next) = k.missing.first_from(i) {
+        if let Some(s) = secs.get(next) {
+            kernels.push((next, (s.name() as usize).saturating_add(6)));
+        }
+        i = next + 1;
+    }
+    let candidates: Vec<(usize, usize)> = records::<SYM_LEN>(symbols)
+        .map(|sym| (usize::from(sym.u16::<6>()), sym.u32::<0>() as usize))
+        .filter(|&(sec, _)| k.missing.contains(sec))
+        .collect();
+    let bases = hash_bases();
+    let kernel_keys = NameKeys::new(k.names, kernels.iter().map(|&(_, at)| at), bases);
+    let symbol_keys = NameKeys::new(strtab, candidates.iter().map(|&(_, at)| at), bases);
+    for &(sec, at) in &candidates {
+        if !k.missing.contains(sec) {
+            continue;
+        }
+        let kernel = kernels.binary_search_by_key(&sec, |&(s, _)| s).ok().map(|j| kernels[j].1);
+        let keys = kernel.map(|kat| (kernel_keys.get(kat), symbol_keys.get(at)));
+        if matches!(keys, Some((Some(a), Some(b))) if a == b) {
+            k.missing.remove(sec);
+        }
+    }
+}
+
+const HASH_PRIME: u64 = (1 << 61) - 1;
+
+/// Two bases in 2..2^61-1, different for every call (std's per-process random hash keys).
+fn hash_bases() -> (u64, u64) {
+    use std::hash::BuildHasher;
+    let state = std::collections::hash_map::RandomState::new();
+    let base = |salt: u64| 2 + state.hash_one(salt) % (HASH_PRIME - 2);
+    (base(1), base(2))
+}
+
+fn add_mod(a: u64, b: u64) -> u64 {
+    let r = a + b; // both below 2^61
+    if r >= HASH_PRIME {
+        r - HASH_PRIME
+    } else {
+        r
+    }
+}
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let x = u128::from(a) * u128::from(b);
+    let r = (x as u64 & HASH_PRIME) + (x >> 61) as u64;
+    if r >= HASH_PRIME {
+        r - HASH_PRIME
+    } else {
+        r
+    }
+}
+
+/// (length, hash, hash) of the C string at each of some offsets of a string table, found in
+/// constant time by the offset's rank among them (no sorting: the offsets are marked in a
+/// bit set over the table, with a running count of the marks before each 64-bit word).
+struct NameKeys {
+    table_len: usize,
+    marks: Vec<u64>,
+    /// Marks before each word of `marks`.
+    before: Vec<u32>,
+    /// By rank: the key of the `r`-th marked offset, in increasing offset order.
+    keys: Vec<(u32, u64, u64)>,
+}
+
+impl NameKeys {
+    fn new(table: &[u8], offsets: impl Iterator<Item = usize>, (b1, b2): (u64, u64)) -> Self {
+        // Offsets past the end name the empty string, as the last offset (the table's final
+        // NUL, or its end when it is empty) does.
+        let mut marks = vec![0u64; table.len() / 64 + 1];
+        for o in offsets {
+            let o = o.min(table.len());
+            marks[o / 64] |= 1 << (o % 64);
+        }
+        let mut before = Vec::with_capacity(marks.len());
+        let mut count = 0u32;
+        for w in &marks {
+            before.push(count);
+            count += w.count_ones();
+        }
+        let mut keys = vec![(0, 0, 0); count as usize];
+        let mut r = count as usize;
+        let marked = |o: usize| marks[o / 64] >> (o % 64) & 1 != 0;
+        if marked(table.len()) {
+            r -= 1; // the empty string at the end: its key is (0, 0, 0)
+        }
+        // Below the lowest marked offset nothing is needed.
+        let lowest = marks.iter().position(|&w| w != 0).map_or(table.len(), |w| w * 64);
+        let (mut len, mut h1, mut h2) = (0u32, 0u64, 0u64);
+        for (o, &c) in table.iter().enumerate().skip(lowest).rev() {
+            if c == 0 {
+                (len, h1, h2) = (0, 0, 0);
+            } else {
+                len += 1;
+                h1 = add_mod(mul_mod(h1, b1), u64::from(c));
+                h2 = add_mod(mul_mod(h2, b2), u64::from(c));
+            }
+            if marked(o) {
+                r -= 1;
+                keys[r] = (len, h1, h2);
+            }
+        }
+        NameKeys { table_len: table.len(), marks, before, keys }
+    }
+    /// The key of a marked offset.
+    fn get(&self, offset: usize) -> Option<(u32, u64, u64)> {
+        let o = offset.min(self.table_len);
+        let (w, bit) = (o / 64, o % 64);
+        let word = *self.marks.get(w)?;
+        if word >> bit & 1 == 0 {
+            return None;
+        }
+        let rank = self.before[w] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize;
+        self.keys.get(rank).copied()
     }
 }
 
@@ -379,37 +541,40 @@ fn cstr(b: &[u8]) -> &[u8] {
 }
 
 /// Whether the C string at the start of `sym` is `name`'s: the bytes of `name` up to its NUL
-/// (or its end), then a NUL in `sym`.
+/// (or its end), then a NUL in `sym`. Each byte read is taken off `budget`; None when it runs
+/// out before the answer is known.
 #[inline(never)] // called for few symbols: the symbol loop stays small
-fn same_cstr(name: &[u8], sym: &[u8]) -> bool {
+fn same_cstr(name: &[u8], sym: &[u8], budget: &mut usize) -> Option<bool> {
     // Eight bytes at a time while both sides have eight.
     let mut at = 0;
     while let (Some(a), Some(b)) = (word_at(name, at), word_at(sym, at)) {
+        *budget = budget.checked_sub(8)?;
         let diff = a ^ b;
         // Where `name` ends in this word: the lowest bit set in `nul` is the top bit of its first
         // zero byte (exact for the first; bits above it may be spurious). The strings match if
         // no byte differs up to and including that one: `nul ^ (nul - 1)` masks those bytes.
         let nul = a.wrapping_sub(0x0101_0101_0101_0101) & !a & 0x8080_8080_8080_8080;
         if nul != 0 {
-            return diff & (nul ^ (nul - 1)) == 0;
+            return Some(diff & (nul ^ (nul - 1)) == 0);
         }
         if diff != 0 {
-            return false;
+            return Some(false);
         }
         at += 8;
     }
-    // The last few bytes of a table, one at a time.
-    let (Some(name), Some(sym)) = (name.get(at..), sym.get(at..)) else { return false };
+    // The last few bytes of a table (fewer than 8 on one side), one at a time.
+    let (Some(name), Some(sym)) = (name.get(at..), sym.get(at..)) else { return Some(false) };
+    *budget = budget.checked_sub(8)?;
     for (&a, &b) in name.iter().zip(sym) {
         if a != b {
-            return false;
+            return Some(false);
         }
         if a == 0 {
-            return true; // both end here
+            return Some(true); // both end here
         }
     }
     // `name` ends without a NUL (or `sym` ran out first, and this is None): `sym` ends there.
-    sym.get(name.len()) == Some(&0)
+    Some(sym.get(name.len()) == Some(&0))
 }
 
 /// The eight bytes at `at` in `b` as a little-endian word, if `b` has them.
@@ -468,6 +633,9 @@ fn check_symtab(
             None if u64::from(shndx) < SHN_LORESERVE => return Err(err_symbol_section(k, shndx, n)),
             None => {} // a reserved index (SHN_ABS, SHN_COMMON, ...)
         }
+    }
+    if let Some(k) = kernels.filter(|k| k.deferred) {
+        match_by_hash(b, strtab, secs, k);
     }
     Ok(())
 }
@@ -575,7 +743,18 @@ fn err_header(i: usize, s: Sh<'_>) -> String {
 #[cold]
 #[inline(never)]
 fn err_kernel_symbol(i: usize, kernel: &[u8]) -> String {
-    format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(cstr(kernel)))
+    format!("section {i} (.text.{}) has no symbol of that name", quoted(cstr(kernel)))
+}
+
+/// A name for a message: its first 100 bytes, and how long it is when longer.
+fn quoted(name: &[u8]) -> String {
+    const MAX: usize = 100;
+    match name.get(..MAX) {
+        Some(head) if name.len() > MAX => {
+            format!("{}... ({} bytes)", String::from_utf8_lossy(head), name.len())
+        }
+        _ => String::from_utf8_lossy(name).into_owned(),
+    }
 }
 
 #[cold]
@@ -693,7 +872,12 @@ mod tests {
             if next(4) == 0 {
                 name.truncate(next(name.len() as u64 + 1));
             }
-            assert_eq!(super::same_cstr(&name, &sym), plain(&name, &sym), "{name:?} vs {sym:?}");
+            let mut budget = usize::MAX;
+            assert_eq!(super::same_cstr(&name, &sym, &mut budget), Some(plain(&name, &sym)), "{name:?} vs {sym:?}");
+            // A budget too small for the comparison gives no answer, never a wrong one.
+            let mut small = next(24);
+            let got = super::same_cstr(&name, &sym, &mut small);
+            assert!(got.is_none() || got == Some(plain(&name, &sym)), "{name:?} vs {sym:?}: {got:?}");
         }
     }
 
@@ -718,6 +902,154 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A cubin of one kernel section `.text.<kernel>` and a symbol table of `symbols`, whose
+    /// names are in `strtab`; all its symbols are in the kernel's section.
+    fn crafted_cubin(kernel: &[u8], strtab: &[u8], symbols: &[u32]) -> Vec<u8> {
+        let mut shstrtab = b"\0.shstrtab\0.strtab\0.symtab\0.text.".to_vec();
+        shstrtab.extend_from_slice(kernel);
+        shstrtab.push(0);
+        let text = vec![0u8; 16];
+        let symtab: Vec<u8> = symbols
+            .iter()
+            .flat_map(|&name| {
+                let mut sym = [0u8; 24];
+                sym[0..4].copy_from_slice(&name.to_le_bytes());
+                sym[4] = 0x12; // global function
+                sym[6..8].copy_from_slice(&4u16.to_le_bytes());
+                sym
+            })
+            .collect();
+        let mut d = vec![0u8; 64];
+        let place = |d: &mut Vec<u8>, body: &[u8]| {
+            let at = d.len();
+            d.extend_from_slice(body);
+            d.resize(d.len().next_multiple_of(8), 0);
+            (at as u64, body.len() as u64)
+        };
+        let sections = [
+            (1u32, 3u32, place(&mut d, &shstrtab), 0u32, 0u64),
+            (11, 3, place(&mut d, strtab), 0, 0),
+            (19, 2, place(&mut d, &symtab), 2, 24),
+            (27, 1, place(&mut d, &text), 0, 0),
+        ];
+        let shoff = d.len() as u64;
+        d.extend_from_slice(&[0u8; 64]); // the null section
+        for (name, ty, (off, size), link, entsize) in sections {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&ty.to_le_bytes());
+            h[24..32].copy_from_slice(&off.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            h[40..44].copy_from_slice(&link.to_le_bytes());
+            h[56..64].copy_from_slice(&entsize.to_le_bytes());
+            d.extend_from_slice(&h);
+        }
+        d[..9].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, 8]);
+        d[16..18].copy_from_slice(&2u16.to_le_bytes());
+        d[18..20].copy_from_slice(&190u16.to_le_bytes());
+        d[20..24].copy_from_slice(&1u32.to_le_bytes());
+        d[40..48].copy_from_slice(&shoff.to_le_bytes());
+        d[48..52].copy_from_slice(&0x0600_5a04u32.to_le_bytes());
+        d[52..54].copy_from_slice(&64u16.to_le_bytes());
+        d[58..60].copy_from_slice(&64u16.to_le_bytes());
+        d[60..62].copy_from_slice(&5u16.to_le_bytes());
+        d[62..64].copy_from_slice(&1u16.to_le_bytes());
+        d
+    }
+
+    /// Symbols whose names share a long prefix with their kernel's cost linear time, not
+    /// quadratic (a 15 MB image of this kind took 192 s to refuse), and the message quotes the
+    /// kernel's name shortened. In a release build the refusal takes under 100 ms; a debug
+    /// build (what `cargo test` runs) takes some 140 ms just to walk that many symbols, so
+    /// there the bound is relative: at most four times the time for an image of the same size
+    /// whose symbol names share nothing with the kernel's, plus 100 ms (measured: 2.7 times;
+    /// a quadratic walk takes minutes).
+    #[test]
+    fn kernel_symbol_check_is_linear() {
+        use std::time::{Duration, Instant};
+        const L: usize = 1 << 20;
+        let symbols = (13 << 20) / 24; // 13 MiB of symbols
+        let kernel = [vec![b'A'; L - 1], vec![b'B']].concat();
+        let mut strtab = vec![0u8];
+        strtab.extend(std::iter::repeat_n(b'A', L));
+        strtab.push(0);
+        let time = |image: &[u8]| {
+            // The best of three: the bound is on the work, not on the machine's other load.
+            (0..3)
+                .map(|_| {
+                    let t = Instant::now();
+                    let r = inspect(image);
+                    (t.elapsed(), r)
+                })
+                .min_by_key(|(t, _)| *t)
+                .unwrap()
+        };
+        // The baseline: as many symbols, none of whose names starts as the kernel's does.
+        let mut plain_strtab = strtab.clone();
+        plain_strtab[1] = b'Z';
+        let (baseline, _) = time(&crafted_cubin(&kernel, &plain_strtab, &vec![1; symbols]));
+        let limit =
+            if cfg!(debug_assertions) { baseline * 4 + Duration::from_millis(100) } else { Duration::from_millis(100) };
+        // Every symbol names one string that differs from the kernel's name in its last byte;
+        // or each names another suffix of a run of 'A's.
+        let same_name = crafted_cubin(&kernel, &strtab, &vec![1; symbols]);
+        let suffixes: Vec<u32> = (0..symbols as u32).map(|i| i % L as u32 + 1).collect();
+        let suffixes = crafted_cubin(&kernel, &strtab, &suffixes);
+        for (what, image) in [("one shared name", &same_name), ("overlapping names", &suffixes)] {
+            assert!(image.len() > 14 << 20, "{what}: {} bytes", image.len());
+            let (took, r) = time(image);
+            let e = r.expect_err(what).to_string();
+            assert!(e.contains("has no symbol of that name"), "{what}: {e}");
+            assert!(e.len() < 300, "{what}: a {}-byte message", e.len());
+            assert!(
+                took < limit,
+                "{what}: {took:?} to refuse {} bytes (limit {limit:?}, baseline {baseline:?})",
+                image.len()
+            );
+            eprintln!("{what}: refused {} bytes in {took:?} (baseline {baseline:?})", image.len());
+        }
+        // The same with the kernel's symbol last: found (by the linear path), and accepted.
+        let at = strtab.len() as u32;
+        strtab.extend_from_slice(&kernel);
+        strtab.push(0);
+        let mut names = vec![1; symbols];
+        *names.last_mut().unwrap() = at;
+        let (took, r) = time(&crafted_cubin(&kernel, &strtab, &names));
+        assert_eq!(r.unwrap().kind, CodeKind::Cubin);
+        assert!(took < limit, "{took:?} to accept (limit {limit:?})");
+    }
+
+    /// The linear path agrees with the plain one on small images (a budget of 0 forces it).
+    #[test]
+    fn the_hash_path_finds_the_same_symbols() {
+        let strtab = b"\0kern\0kernel\0kerne\0kernel2\0".to_vec();
+        for (names, found) in [
+            (vec![1, 6, 13], true),
+            (vec![1, 13, 19], false),
+            (vec![2, 8], false), // "ern", "ernel": suffixes, not the name
+            (vec![6], true),
+            (vec![], false),
+        ] {
+            let image = crafted_cubin(b"kernel", &strtab, &names);
+            assert_eq!(inspect(&image).is_ok(), found, "{names:?}");
+            let secs =
+                super::Sections::new(&image, u64::from_le_bytes(image[40..48].try_into().unwrap()), 64, 5).unwrap();
+            let (mut small, mut large) = ([0; 16], Vec::new());
+            let names_table = super::string_table(&image, secs, 1, "names").unwrap();
+            let mut k = super::KernelSymbols {
+                names: names_table,
+                missing: super::SectionSet::new(&mut small, &mut large, 5),
+                budget: 0,
+                deferred: true,
+            };
+            k.missing.insert(4);
+            let symtab = secs.get(3).unwrap();
+            let strtab_body = secs.get(2).unwrap().body(&image).unwrap();
+            super::match_by_hash(symtab.body(&image).unwrap(), strtab_body, secs, &mut k);
+            assert_eq!(!k.missing.contains(4), found, "{names:?}");
         }
     }
 
