@@ -30,6 +30,8 @@ const SHT_REL: u32 = 9;
 const SHT_CUDA_INFO: u32 = 0x7000_0000;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
+/// The 64-bit data relocation.
+const R_CUDA_64: u32 = 2;
 
 /// One section header, in place in the image: each field is read where it is used (one load),
 /// so walking the table copies nothing.
@@ -666,8 +668,13 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
         if sym >= nsyms {
             return Err(err_reloc_symbol(k, i, sym, nsyms));
         }
-        if !target_nobits && offset >= target_size {
-            return Err(err_reloc_offset(k, i, offset, target_size));
+        // The bytes it patches lie within the target: 8 for R_CUDA_64 (type 2, the data
+        // relocation of every cubin; nvcc places some exactly 8 bytes before a section's end),
+        // at least 4 for every other type (32-bit data, or a field of an 8- or 16-byte
+        // instruction that starts at the offset).
+        let width = if r.u64::<8>() as u32 == R_CUDA_64 { 8 } else { 4 };
+        if !target_nobits && offset.checked_add(width).is_none_or(|end| end > target_size) {
+            return Err(err_reloc_offset(k, i, offset, width, target_size));
         }
     }
     Ok(())
@@ -783,8 +790,10 @@ fn err_reloc_symbol(k: usize, i: usize, sym: u64, nsyms: u64) -> String {
 
 #[cold]
 #[inline(never)]
-fn err_reloc_offset(k: usize, i: usize, offset: u64, size: u64) -> String {
-    format!("relocation {k} of section {i}: offset {offset:#x} is outside its section ({size} bytes)")
+fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> String {
+    format!(
+        "relocation {k} of section {i}: its {width} bytes at {offset:#x} are not all inside its section ({size} bytes)"
+    )
 }
 
 #[cold]
@@ -1101,6 +1110,26 @@ mod tests {
         let off = u64_at(&b, shdr(&b, sym) + 24) as usize + 24 * 2;
         b[off + 6..off + 8].copy_from_slice(&0x9000u16.to_le_bytes());
         refused(&b, "does not exist");
+    }
+
+    /// A relocation must patch bytes inside its target: R_CUDA_64 needs 8 of them.
+    #[test]
+    fn relocations_lie_inside_their_target() {
+        let b = cubin();
+        let rel = (1..shnum(&b)).find(|&i| matches!(sec_type(&b, i), 4 | 9)).expect("a relocation section");
+        let target = u32::from_le_bytes(b[shdr(&b, rel) + 44..shdr(&b, rel) + 48].try_into().unwrap()) as usize;
+        let target_size = u64_at(&b, shdr(&b, target) + 32);
+        let at = u64_at(&b, shdr(&b, rel) + 24) as usize;
+        let r_type = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap());
+        assert_eq!(r_type, 2, "nvcc's relocation is R_CUDA_64");
+        let with_offset = |offset: u64| {
+            let mut m = b.clone();
+            m[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+            m
+        };
+        assert!(inspect(&with_offset(target_size - 8)).is_ok());
+        refused(&with_offset(target_size - 7), "not all inside its section");
+        refused(&with_offset(u64::MAX - 3), "not all inside its section");
     }
 
     #[test]
