@@ -22,12 +22,15 @@ const SYM_LEN: usize = 24;
 const REL_READ_LEN: usize = 16;
 
 const SHT_NULL: u32 = 0;
+const SHT_PROGBITS: u32 = 1;
 const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_RELA: u32 = 4;
 const SHT_NOBITS: u32 = 8;
 const SHT_REL: u32 = 9;
 const SHT_CUDA_INFO: u32 = 0x7000_0000;
+/// A second table of 24-byte symbols in newer cubins (linked from type 0x7000_0016 sections).
+const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
 /// The 64-bit data relocation.
@@ -247,14 +250,14 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
             SHT_CUDA_COMPAT => {
                 // No check, but it can say the code is arch-specific.
                 arch_specific |= s.body(d).is_some_and(compat_says_arch_specific);
-                Ok(())
+                check_symbol_info(secs, i, s)
             }
-            _ => Ok(()),
+            _ => check_symbol_info(secs, i, s),
         }
         .map_err(malformed)?;
     }
     if let Some((i, s)) = first_bad_header.and_then(|i| Some((i, secs.get(i)?))) {
-        return Err(malformed(err_header(i, s)));
+        return Err(malformed(err_header(i, s, n)));
     }
     // Each `.text.<kernel>` section is defined by a symbol of that name (CUDA finds kernels and
     // their `.nv.info.<kernel>` / `.nv.constant0.<kernel>` companions by these names), in the
@@ -489,15 +492,18 @@ fn name_limit(names: &[u8]) -> u64 {
 }
 
 /// A section header's own consistency (`err_header` says which part fails): an alignment of 0
-/// or a power of two, and an info link (SHF_INFO_LINK) to a section that exists, of `n`
-/// (`n >= 1`: section 0 is there). Written without branches, as it runs for every section.
+/// or a power of two, an info link (SHF_INFO_LINK) to a section that exists, of `n` (`n >= 1`:
+/// section 0 is there), and a link that is 0 or a section. Written without branches, as it
+/// runs for every section.
 fn header_ok(s: Sh<'_>, n: u64) -> bool {
     let align = s.align();
     // 0, 1 and the powers of two have no bit below their highest (0 - 1 wraps to all ones).
     let align_ok = align & align.wrapping_sub(1) == 0;
     // info - 1 < n - 1 says 1 <= info < n (info 0 wraps to the largest value).
-    let link_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
-    align_ok & link_ok
+    let info_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
+    // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table).
+    let link_ok = u64::from(s.link()) < n;
+    align_ok & info_ok & link_ok
 }
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
@@ -584,6 +590,31 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..)?.first_chunk().map(|w| u64::from_le_bytes(*w))
 }
 
+/// A section that links to a table of symbols (a symbol table, or the 24-byte-entry table of
+/// type 0x7000_0085 that newer cubins have) and has no info link names a symbol of it in
+/// sh_info: in a `.text.<kernel>` section (PROGBITS) the low 24 bits (the kernel's symbol;
+/// the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
+/// 13 and of NVIDIA's CUDA 12 libraries; CUDA's loader reads the kernel's symbol through it.
+fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+    if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB) {
+        return Ok(());
+    }
+    let Some(table) = secs.get(s.link() as usize) else { return Ok(()) }; // refused by header_ok
+    if table.entsize() != SYM_LEN as u64 || !matches!(table.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS) {
+        return Ok(());
+    }
+    let nsyms = table.size() / SYM_LEN as u64;
+    let symbol = if s.ty() == SHT_PROGBITS { s.info() & 0x00ff_ffff } else { s.info() };
+    if u64::from(symbol) >= nsyms {
+        return bad(format!(
+            "section {i}'s info {:#x} names symbol {symbol} of section {}, which has {nsyms}",
+            s.info(),
+            s.link()
+        ));
+    }
+    Ok(())
+}
+
 /// A symbol table: whole 24-byte symbols, names in its string table, each defined symbol
 /// inside its section. `kernels`: for the first symbol table, the kernel-symbol check, which
 /// takes off its list each kernel section that has a symbol named as the kernel.
@@ -600,6 +631,14 @@ fn check_symtab(
             "symbol table {i}: entry size {} / size {} are not 24-byte symbols",
             s.entsize(),
             s.size()
+        ));
+    }
+    if u64::from(s.info()) > s.size() / SYM_LEN as u64 {
+        // One past the last local symbol: at most the count.
+        return bad(format!(
+            "symbol table {i}: its info {} is past its {} symbols",
+            s.info(),
+            s.size() / SYM_LEN as u64
         ));
     }
     let strtab = string_table(d, secs, u64::from(s.link()), "symbol names")?;
@@ -685,8 +724,8 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
 #[inline(never)] // its own function: its loop keeps its values in registers
 fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let nsecs = secs.count() as u64;
-    if s.link() != 0 && u64::from(s.link()) >= nsecs {
-        return bad(format!(".nv.info section {i}: linked section {} does not exist", s.link()));
+    if s.link() != 0 && secs.get(s.link() as usize).is_none_or(|t| t.ty() != SHT_SYMTAB) {
+        return bad(format!(".nv.info section {i}: linked section {} is not a symbol table", s.link()));
     }
     if u64::from(s.info()) >= nsecs {
         return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
@@ -738,12 +777,14 @@ fn err_name(i: usize, name: u32, size: u64) -> String {
 /// The first failing part of a header that `header_ok` refuses.
 #[cold]
 #[inline(never)]
-fn err_header(i: usize, s: Sh<'_>) -> String {
+fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
     let align = s.align();
     if align > 1 && !align.is_power_of_two() {
         format!("section {i}'s alignment {align} is not a power of two")
-    } else {
+    } else if s.flags() & SHF_INFO_LINK != 0 && (s.info() == 0 || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
+    } else {
+        format!("section {i} links to section {}, which does not exist", s.link())
     }
 }
 
@@ -904,9 +945,12 @@ mod tests {
                         h[8..16].copy_from_slice(&flags.to_le_bytes());
                         h[44..48].copy_from_slice(&info.to_le_bytes());
                         h[48..56].copy_from_slice(&align.to_le_bytes());
+                        let link = info.rotate_left(7); // another value, from the same list
+                        h[40..44].copy_from_slice(&link.to_le_bytes());
                         let s = super::Sh(super::Rec::at(&h, 0).unwrap());
                         let plain = (align <= 1 || align.is_power_of_two())
-                            && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n));
+                            && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n))
+                            && u64::from(link) < n;
                         assert_eq!(super::header_ok(s, n), plain, "align {align} info {info} flags {flags:#x} n {n}");
                     }
                 }
@@ -1110,6 +1154,54 @@ mod tests {
         let off = u64_at(&b, shdr(&b, sym) + 24) as usize + 24 * 2;
         b[off + 6..off + 8].copy_from_slice(&0x9000u16.to_le_bytes());
         refused(&b, "does not exist");
+    }
+
+    /// Link and info words name what they must: a section, a symbol of the linked table.
+    #[test]
+    fn link_and_info_words_name_what_they_must() {
+        let b = cubin();
+        let n = shnum(&b);
+        let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        let set = |at: usize, v: u32| {
+            let mut m = b.clone();
+            m[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            m
+        };
+        // Any section's link past the last section.
+        refused(&set(shdr(&b, 1) + 40, n as u32), "links to section");
+        refused(&set(shdr(&b, n - 1) + 40, 0xffff_ffff), "links to section");
+        // A kernel's .text section names its symbol in its info's low 24 bits.
+        let text = (1..n)
+            .find(|&i| {
+                sec_type(&b, i) == 1 && word(&b, shdr(&b, i) + 40) != 0 && u64_at(&b, shdr(&b, i) + 8) & 0x40 == 0
+            })
+            .expect("a .text section linked to the symbol table");
+        let info = word(&b, shdr(&b, text) + 44);
+        assert!(inspect(&set(shdr(&b, text) + 44, info ^ 0x0500_0000)).is_ok(), "the register count is free");
+        refused(&set(shdr(&b, text) + 44, info | 0x00ff_0000), "names symbol");
+        // A symbol table's info (one past its last local symbol) within its symbols.
+        let sym = (1..n).find(|&i| sec_type(&b, i) == 2).unwrap();
+        refused(&set(shdr(&b, sym) + 44, 10_000), "past its");
+        // .nv.info links to the symbol table, or to nothing.
+        let info_sec = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000).expect(".nv.info");
+        refused(&set(shdr(&b, info_sec) + 40, 1), "is not a symbol table");
+    }
+
+    /// Segments are what cubins have: PT_LOAD or PT_PHDR, at address 0, memory >= file size.
+    #[test]
+    fn segments_are_what_cubins_have() {
+        let b = cubin();
+        let phoff = u64_at(&b, 32) as usize;
+        assert!(u16::from_le_bytes([b[56], b[57]]) > 0, "nvcc's cubin has segments");
+        for (at, v, ok) in [(0usize, 3u64, false), (4, 8, false), (16, 0x1000, false), (40, 0, false), (4, 7, true)] {
+            let mut m = b.clone();
+            let width = if at < 8 { 4 } else { 8 };
+            m[phoff + at..phoff + at + width].copy_from_slice(&v.to_le_bytes()[..width]);
+            if at == 40 && u64_at(&b, phoff + 32) == 0 {
+                continue; // no file bytes: any memory size is at least as large
+            }
+            assert_eq!(inspect(&m).is_ok(), ok, "segment word {at} = {v:#x}: {:?}", inspect(&m).err());
+        }
     }
 
     /// A relocation must patch bytes inside its target: R_CUDA_64 needs 8 of them.

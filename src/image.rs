@@ -322,6 +322,10 @@ const EM_CUDA: u16 = 190;
 const ELF64_HEADER_LEN: u64 = 64;
 const ELF64_SHDR_LEN: u64 = 64;
 const ELF64_PHDR_LEN: u64 = 56;
+const ET_REL: u16 = 1;
+const ET_EXEC: u16 = 2;
+const PT_LOAD: u32 = 1;
+const PT_PHDR: u32 = 6;
 /// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
 pub(crate) const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
 /// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
@@ -509,12 +513,8 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     let h = Rec::<64>::at(d, 0).ok_or_else(|| short(WHAT, ELF64_HEADER_LEN, d))?;
     let abi_version = h.u8::<8>();
     let flags = h.u32::<48>();
+    check_elf_header_words(h)?;
     let ehsize = u64::from(h.u16::<52>());
-    if ehsize < ELF64_HEADER_LEN {
-        return Err(ImageError::Malformed(format!(
-            "ELF header size e_ehsize is {ehsize}, less than the {ELF64_HEADER_LEN} bytes of an ELF64 header"
-        )));
-    }
     len = len.max(check_range(d, 0, ehsize, WHAT)?);
 
     // Program headers.
@@ -523,9 +523,9 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     let phnum = u64::from(h.u16::<56>());
     if phnum > 0 {
         const TABLE: &str = "the ELF program header table";
-        if u64::from(phentsize) < ELF64_PHDR_LEN {
+        if u64::from(phentsize) != ELF64_PHDR_LEN {
             return Err(ImageError::Malformed(format!(
-                "ELF program header entry size e_phentsize is {phentsize}, less than {ELF64_PHDR_LEN}"
+                "ELF program header entry size e_phentsize is {phentsize}, not {ELF64_PHDR_LEN}"
             )));
         }
         let size = phnum.checked_mul(u64::from(phentsize)).ok_or_else(|| overflow(TABLE))?;
@@ -538,6 +538,21 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         for p in table.chunks_exact(usize::from(phentsize)).filter_map(|p| Rec::<PHDR>::at(p, 0)) {
             let p_offset = p.u64::<8>();
             let p_filesz = p.u64::<32>();
+            // Every cubin's segments: PT_LOAD or PT_PHDR, permission flags only, at address 0,
+            // at least as large in memory as in the file, aligned to a power of two.
+            let (p_type, p_flags, p_memsz, p_align) = (p.u32::<0>(), p.u32::<4>(), p.u64::<40>(), p.u64::<48>());
+            let bad_segment = !matches!(p_type, PT_LOAD | PT_PHDR)
+                || p_flags & !7 != 0
+                || p.u64::<16>() != 0
+                || p.u64::<24>() != 0
+                || p_memsz < p_filesz
+                || p_align & p_align.wrapping_sub(1) != 0;
+            if bad_segment {
+                return Err(ImageError::Malformed(format!(
+                    "ELF segment of type {p_type:#x}, flags {p_flags:#x}, file size {p_filesz:#x}, memory size {p_memsz:#x}, alignment {p_align:#x} at address {:#x} is not one a cubin has",
+                    p.u64::<16>()
+                )));
+            }
             if p_filesz > 0 {
                 len = len.max(check_range(d, p_offset, p_filesz, "an ELF segment's contents")?);
             }
@@ -560,9 +575,9 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         }
     } else {
         const TABLE: &str = "the ELF section header table";
-        if shentsize < ELF64_SHDR_LEN {
+        if shentsize != ELF64_SHDR_LEN {
             return Err(ImageError::Malformed(format!(
-                "ELF section header entry size e_shentsize is {shentsize}, less than {ELF64_SHDR_LEN}"
+                "ELF section header entry size e_shentsize is {shentsize}, not {ELF64_SHDR_LEN}"
             )));
         }
         // Section 0 first: it carries the real count / string table index when they overflow
@@ -609,6 +624,41 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     }
     let variant = if accel || arch_specific_compat { ArchVariant::A } else { ArchVariant::None };
     Ok(CubinInfo { len: to_usize(len, WHAT)?, sm, variant })
+}
+
+/// The ELF header's words that no offset or size check covers, against what toolkits write
+/// (nvcc 13: OS ABI 0x41, ABI version 8, e_version 1; the cubins of NVIDIA's CUDA 12
+/// libraries: OS ABI 0x33, ABI version 7, e_version 129): the identification bytes, the type
+/// (executable, or relocatable for -rdc), no entry point, a 64-byte header.
+fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
+    let bad = |what: String| Err(ImageError::Malformed(format!("ELF header: {what}")));
+    let ident = h.bytes::<6, 10>();
+    if ident[0] != 1 {
+        return bad(format!("identification version is {}, not 1", ident[0]));
+    }
+    if !matches!(ident[1], 0x33 | 0x41) {
+        return bad(format!("OS ABI is {:#x}, not a CUDA one (0x33, 0x41)", ident[1]));
+    }
+    if !matches!(ident[2], 7 | 8) {
+        return bad(format!("ABI version is {}, not 7 or 8", ident[2]));
+    }
+    if ident[3..].iter().any(|&b| b != 0) {
+        return bad("identification padding (bytes 9..16) is not zero".into());
+    }
+    let (e_type, e_version, e_entry, e_ehsize) = (h.u16::<16>(), h.u32::<20>(), h.u64::<24>(), h.u16::<52>());
+    if !matches!(e_type, ET_REL | ET_EXEC) {
+        return bad(format!("type e_type is {e_type}, not executable (2) or relocatable (1)"));
+    }
+    if !matches!(e_version, 1 | 129) {
+        return bad(format!("version e_version is {e_version}, not 1 or 129"));
+    }
+    if e_entry != 0 {
+        return bad(format!("entry point e_entry is {e_entry:#x}, not 0"));
+    }
+    if u64::from(e_ehsize) != ELF64_HEADER_LEN {
+        return bad(format!("header size e_ehsize is {e_ehsize}, not {ELF64_HEADER_LEN}"));
+    }
+    Ok(())
 }
 
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
@@ -1423,6 +1473,36 @@ mod tests {
         let mut bad = f.clone();
         put_u16(&mut bad, 6, 24);
         refused(&bad, "header size is 24");
+    }
+
+    /// The ELF header's words, against what toolkits write.
+    #[test]
+    fn elf_header_words() {
+        let good = synthetic_cubin(8, 0x0600_5a04);
+        check_invariants(&good).unwrap();
+        // CUDA 12 libraries' cubins: OS ABI 0x33, ABI version 7, e_version 129.
+        let mut old = synthetic_cubin(7, 0x005a_005a);
+        old[7] = 0x33;
+        put_u32(&mut old, 20, 129);
+        check_invariants(&old).unwrap();
+        for (at, v, why) in [
+            (6usize, vec![2u8], "identification version"),
+            (7, vec![0], "OS ABI"),
+            (8, vec![9], "ABI version"),
+            (12, vec![1], "padding"),
+            (16, vec![3, 0], "e_type"),
+            (20, vec![2, 0, 0, 0], "e_version"),
+            (24, vec![0x10], "e_entry"),
+            (52, vec![72, 0], "e_ehsize"),
+            (58, vec![72, 0], "e_shentsize"),
+        ] {
+            let mut bad = good.clone();
+            bad[at..at + v.len()].copy_from_slice(&v);
+            match inspect(&bad) {
+                Err(ImageError::Malformed(m)) => assert!(m.contains(why), "byte {at}: {m}"),
+                other => panic!("byte {at}: expected a refusal for {why}, got {other:?}"),
+            }
+        }
     }
 
     /// Every word of the entry header, against the allowlist.
