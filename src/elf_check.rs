@@ -719,6 +719,60 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
     Ok(())
 }
 
+/// How long a known `.nv.info` attribute's payload is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Len {
+    /// Formats 1 to 3: the value is in the record's header.
+    Value,
+    Fixed(usize),
+    /// Any number of 32-bit words.
+    Words,
+    /// 32-bit instruction offsets into the described kernel's code.
+    Offsets,
+}
+
+/// The `.nv.info` attributes toolkits write, each with its format and payload length: every
+/// one seen in the cubins of nvcc 13.0 (sm_75 to sm_121, -G, -lineinfo, -rdc, clusters,
+/// cooperative groups, printf, dynamic shared memory) and of NVIDIA's CUDA 12 nvJPEG and cuRAND
+/// libraries, always in that format and length. Attributes not listed are walked over by their
+/// declared length (format 4) and otherwise not checked: see docs/hardening.md.
+const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
+    (0x04, 1, Len::Value),     // CTAIDZ_USED
+    (0x05, 4, Len::Fixed(12)), // MAX_THREADS
+    (0x0a, 4, Len::Fixed(8)),  // PARAM_CBANK: symbol, offset and size
+    (0x0f, 4, Len::Fixed(4)),
+    (0x11, 4, Len::Fixed(8)),  // FRAME_SIZE: symbol, size
+    (0x12, 4, Len::Fixed(8)),  // MIN_STACK_SIZE: symbol, size
+    (0x17, 4, Len::Fixed(12)), // KPARAM_INFO
+    (0x19, 3, Len::Value),     // CBANK_PARAM_SIZE
+    (0x1b, 3, Len::Value),     // MAXREG_COUNT
+    (0x1c, 4, Len::Offsets),   // EXIT_INSTR_OFFSETS
+    (0x1d, 4, Len::Offsets),   // S2RCTAID_INSTR_OFFSETS
+    (0x1e, 4, Len::Fixed(4)),  // CRS_STACK_SIZE
+    (0x23, 4, Len::Fixed(8)),  // MAX_STACK_SIZE: symbol, size
+    (0x28, 4, Len::Offsets),   // COOP_GROUP_INSTR_OFFSETS
+    (0x29, 4, Len::Words),     // COOP_GROUP_MASK_REGIDS
+    (0x2a, 1, Len::Value),
+    (0x2f, 4, Len::Fixed(8)), // REGCOUNT: symbol, count
+    (0x30, 1, Len::Value),
+    (0x31, 4, Len::Offsets), // INT_WARP_WIDE_INSTR_OFFSETS
+    (0x34, 4, Len::Words),   // INDIRECT_BRANCH_TARGETS
+    (0x35, 1, Len::Value),
+    (0x36, 4, Len::Fixed(4)), // SW_WAR
+    (0x37, 4, Len::Fixed(4)), // CUDA_API_VERSION
+    (0x3d, 4, Len::Fixed(12)),
+    (0x3e, 1, Len::Value),
+    (0x41, 1, Len::Value),
+    (0x44, 4, Len::Words),
+    (0x46, 4, Len::Fixed(4)),
+    (0x4a, 2, Len::Value),
+    (0x4c, 2, Len::Value),
+    (0x50, 3, Len::Value),
+    (0x53, 1, Len::Value),
+    (0x55, 4, Len::Words),
+    (0x5f, 3, Len::Value),
+];
+
 /// `.nv.info*`: 4-byte records (format, attribute, 16-bit value); format 4 carries that many
 /// bytes after the header. The records must tile the section exactly.
 #[inline(never)] // its own function: its loop keeps its values in registers
@@ -734,12 +788,37 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
     // sizes, parameter bank): the index must name a symbol of the linked table.
     let nsyms =
         secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).map_or(u64::MAX, |t| t.size() / SYM_LEN as u64);
+    // The described section's size (a kernel's code), for the attributes that list
+    // instruction offsets in it; 0 for the global .nv.info, where they have no place.
+    let code_size = if s.info() != 0 { secs.get(s.info() as usize).map_or(0, |t| t.size()) } else { 0 };
     let b = s.body(d).ok_or_else(|| format!(".nv.info section {i} out of range"))?;
     let at = |rest: &[u8]| b.len() - rest.len(); // where a record starts, for the messages
     let mut rest = b;
     while let Some((header, payload)) = rest.split_first_chunk::<4>() {
         let header = u32::from_le_bytes(*header);
         let (format, attr) = (header as u8, (header >> 8) as u8);
+        let len = (header >> 16) as usize;
+        // A known attribute has the one format toolkits write it in, and its length.
+        if let Some(&(_, want, shape)) = NV_INFO_ATTRS.iter().find(|(a, _, _)| *a == attr) {
+            let len_ok = match shape {
+                Len::Value => true,
+                Len::Fixed(n) => len == n,
+                Len::Words | Len::Offsets => len % 4 == 0,
+            };
+            if format != want || (format == 4 && !len_ok) {
+                return Err(err_nv_info_shape(i, at(rest), attr, format, len));
+            }
+            if shape == Len::Offsets {
+                // Instruction offsets in the kernel's code: 8-byte aligned, an instruction's
+                // 8 bytes inside it (the loader may patch there).
+                let words = payload.get(..len).unwrap_or_default();
+                let mut offsets =
+                    words.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+                if let Some(o) = offsets.find(|&o| o % 8 != 0 || o + 8 > code_size) {
+                    return Err(err_nv_info_offset(i, attr, o, code_size));
+                }
+            }
+        }
         if matches!(format, 1..=3) {
             rest = payload; // the value is in the header
             continue;
@@ -747,7 +826,6 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
         if format != 4 {
             return Err(err_nv_info_format(i, at(rest), format));
         }
-        let len = (header >> 16) as usize;
         if len >= 4 && matches!(attr, 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) {
             // A payload cut short by the section's end names no symbol (and is refused below).
             let sym = u64::from(payload.first_chunk::<4>().map_or(u32::MAX, |v| u32::from_le_bytes(*v)));
@@ -841,6 +919,18 @@ fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> S
 #[inline(never)]
 fn err_nv_info(i: usize, pos: usize, what: &str) -> String {
     format!(".nv.info section {i}: record at {pos} {what}")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info_shape(i: usize, pos: usize, attr: u8, format: u8, len: usize) -> String {
+    format!(".nv.info section {i}: record at {pos}, attribute {attr:#x}, has format {format} and length {len}, which toolkits do not write")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info_offset(i: usize, attr: u8, offset: u64, size: u64) -> String {
+    format!(".nv.info section {i}: attribute {attr:#x} lists instruction offset {offset:#x}, not an instruction of its {size}-byte kernel")
 }
 
 #[cold]
@@ -1185,6 +1275,46 @@ mod tests {
         // .nv.info links to the symbol table, or to nothing.
         let info_sec = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000).expect(".nv.info");
         refused(&set(shdr(&b, info_sec) + 40, 1), "is not a symbol table");
+    }
+
+    /// Known .nv.info attributes keep their format and length; instruction offsets point at
+    /// instructions of the kernel.
+    #[test]
+    fn nv_info_records_keep_their_shape() {
+        let b = cubin();
+        let n = shnum(&b);
+        // The first record of the given attribute in a kernel's .nv.info: (section, record offset).
+        let find = |attr: u8| {
+            (1..n).filter(|&i| sec_type(&b, i) == 0x7000_0000).find_map(|i| {
+                let (off, size) = (u64_at(&b, shdr(&b, i) + 24) as usize, u64_at(&b, shdr(&b, i) + 32) as usize);
+                let mut p = off;
+                while p + 4 <= off + size {
+                    let (f, a, len) = (b[p], b[p + 1], u16::from_le_bytes([b[p + 2], b[p + 3]]) as usize);
+                    if a == attr {
+                        return Some((i, p));
+                    }
+                    p += 4 + if f == 4 { len } else { 0 };
+                }
+                None
+            })
+        };
+        let (_, p) = find(0x2f).expect("a REGCOUNT record");
+        let mut m = b.clone();
+        m[p] = 3; // format 3 (a value in the header) instead of 4
+        assert!(inspect(&m).is_err());
+        let (i, p) = find(0x1c).expect("an EXIT_INSTR_OFFSETS record");
+        let text = u32::from_le_bytes(b[shdr(&b, i) + 44..shdr(&b, i) + 48].try_into().unwrap()) as usize;
+        let size = u64_at(&b, shdr(&b, text) + 32) as u32;
+        for (v, why) in
+            [(size, "not an instruction"), (size - 8 + 4, "not an instruction"), (u32::MAX, "not an instruction")]
+        {
+            let mut m = b.clone();
+            m[p + 4..p + 8].copy_from_slice(&v.to_le_bytes());
+            refused(&m, why);
+        }
+        let mut m = b.clone();
+        m[p + 4..p + 8].copy_from_slice(&(size - 8).to_le_bytes());
+        assert!(inspect(&m).is_ok(), "the last instruction is an instruction");
     }
 
     /// Segments are what cubins have: PT_LOAD or PT_PHDR, at address 0, memory >= file size.
