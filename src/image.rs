@@ -18,6 +18,8 @@
 //   0x70000086) as attribute 0x09 with value 1 (records of u8 format, u8 attribute, then a u16
 //   value for formats 1..3 or a u16 length and that many bytes for format 4), which is read too.
 //   A family-specific ('f') cubin is byte-for-byte a plain one, so bare cubins never report F.
+//   The header words that are no offset or size are held to what toolkits write
+//   (`check_elf_header_words`; the table in docs/hardening.md lists every field).
 // * Fatbin: a 16-byte header `u32 magic = 0xBA55ED50, u16 version (1), u16 header_size (16), u64
 //   payload_size`; the image is header_size + payload_size bytes (only the first container is
 //   considered). The payload is a run of entries, each with a header of at least 64 bytes:

@@ -15,9 +15,14 @@ fn every_real_world_fatbin_passes() {
     files.sort();
     assert!(!files.is_empty(), "no files in {dir:?}");
     let (mut entries, mut compressed, mut refused) = (0, 0, Vec::new());
+    let (mut bytes, mut took) = (0, std::time::Duration::ZERO);
     for f in &files {
         let data = std::fs::read(f).unwrap();
-        match inspect(&data) {
+        let t = std::time::Instant::now();
+        let r = inspect(&data);
+        took += t.elapsed();
+        bytes += data.len();
+        match r {
             Ok(info) => {
                 assert!(matches!(info.kind, CodeKind::Fatbin | CodeKind::Cubin), "{}: {}", f.display(), info.kind);
                 assert_eq!(info.len, data.len(), "{}", f.display());
@@ -27,6 +32,9 @@ fn every_real_world_fatbin_passes() {
             Err(e) => refused.push(format!("{}: {e}", f.display())),
         }
     }
-    eprintln!("{} fatbins ({compressed} with compressed entries), {entries} entries", files.len());
+    eprintln!(
+        "{} fatbins ({compressed} with compressed entries), {entries} entries, {bytes} bytes validated in {took:?}",
+        files.len()
+    );
     assert!(refused.is_empty(), "{} of {} refused:\n{}", refused.len(), files.len(), refused.join("\n"));
 }
