@@ -6,6 +6,13 @@
 // processes (a crash there costs only the child), and the crashes are counted.
 //   usage: mutants <cubin> <fatbin> [count=10000] [--raw | --raw-only | --validate-only]
 //          mutants <cubin> <fatbin> <count> --dump <i> <file>   (write mutant i to file)
+//   Structured mode (MUTANTS_STRUCTURED=1; count 0 = all): instead of random mutants, every
+//   field of every structure of each image (ELF header, program and section headers, symbols,
+//   relocations, .nv.info records, fatbin header and entry headers) set to boundary values (0,
+//   1, all ones, powers of two, the image size - 1 / itself / + 1, just past the structure, the
+//   value +- 1), and every single-bit flip of every header byte; each cubin mutant also wrapped,
+//   LZ4-compressed, into a one-entry fatbin. Counts are printed per structure and field.
+//   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
 //   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM,
 //        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
@@ -42,8 +49,230 @@ static void put32(std::vector<char> &v, size_t off, uint32_t x) { if (off + 4 <=
 static void put64(std::vector<char> &v, size_t off, uint64_t x) { if (off + 8 <= v.size()) std::memcpy(&v[off], &x, 8); }
 static void put16(std::vector<char> &v, size_t off, uint16_t x) { if (off + 2 <= v.size()) std::memcpy(&v[off], &x, 2); }
 
+// ---- structured mode ------------------------------------------------------------------------
+
+static uint64_t get(const std::vector<char> &v, size_t off, int w) {
+  uint64_t x = 0;
+  if (off + w <= v.size()) std::memcpy(&x, &v[off], w);
+  return x;
+}
+static void put(std::vector<char> &v, size_t off, int w, uint64_t x) {
+  if (off + w <= v.size()) std::memcpy(&v[off], &x, w);
+}
+
+// One field of one structure of a corpus image: where it is, how wide, and the end of the
+// structure it belongs to (for "just past the structure").
+struct Field {
+  int image;
+  std::string label;  // "section.sh_info": the structure and field, indices left out
+  size_t off;
+  int width;
+  size_t structure_end;
+};
+
+// A mutation: field `field` set to `value`, or (flip >= 0) bit `flip` of byte `off` flipped;
+// `wrap`: the mutated cubin is then LZ4-compressed into a one-entry fatbin.
+struct Mutation {
+  size_t field;
+  uint64_t value;
+  int flip;
+  size_t off;
+  bool wrap;
+};
+
+static std::vector<std::vector<char>> g_corpus;
+static std::vector<Field> g_fields;
+static std::vector<Mutation> g_plan;
+
+static bool is_fatbin(const std::vector<char> &v) { return get(v, 0, 4) == 0xBA55ED50u; }
+static bool is_cubin(const std::vector<char> &v) { return v.size() >= 64 && get(v, 0, 4) == 0x464C457Fu; }
+
+static void add(int image, const std::string &label, size_t off, int width, size_t end) {
+  if (off + width <= g_corpus[image].size()) g_fields.push_back({image, label, off, width, end});
+}
+
+// The fields of a cubin at `base` in image `image` (a fatbin's uncompressed ELF entry too).
+static void cubin_fields(int image, size_t base, const std::string &prefix) {
+  const auto &v = g_corpus[image];
+  static const struct { const char *name; size_t off; int w; } ehdr[] = {
+      {"e_ident.class", 4, 1}, {"e_ident.data", 5, 1}, {"e_ident.version", 6, 1}, {"e_ident.osabi", 7, 1},
+      {"e_ident.abiversion", 8, 1}, {"e_ident.pad", 9, 1}, {"e_type", 16, 2}, {"e_machine", 18, 2},
+      {"e_version", 20, 4}, {"e_entry", 24, 8}, {"e_phoff", 32, 8}, {"e_shoff", 40, 8}, {"e_flags", 48, 4},
+      {"e_ehsize", 52, 2}, {"e_phentsize", 54, 2}, {"e_phnum", 56, 2}, {"e_shentsize", 58, 2},
+      {"e_shnum", 60, 2}, {"e_shstrndx", 62, 2}};
+  for (auto &f : ehdr) add(image, prefix + "ELF header." + f.name, base + f.off, f.w, base + 64);
+  const size_t phoff = get(v, base + 32, 8), shoff = get(v, base + 40, 8);
+  const size_t phnum = get(v, base + 56, 2), shnum = get(v, base + 60, 2);
+  static const struct { const char *name; size_t off; int w; } phdr[] = {
+      {"p_type", 0, 4}, {"p_flags", 4, 4}, {"p_offset", 8, 8}, {"p_vaddr", 16, 8},
+      {"p_paddr", 24, 8}, {"p_filesz", 32, 8}, {"p_memsz", 40, 8}, {"p_align", 48, 8}};
+  for (size_t p = 0; p < phnum && p < 16; ++p)
+    for (auto &f : phdr) add(image, prefix + "program header." + f.name, base + phoff + 56 * p + f.off, f.w, base + phoff + 56 * (p + 1));
+  static const struct { const char *name; size_t off; int w; } shdr[] = {
+      {"sh_name", 0, 4}, {"sh_type", 4, 4}, {"sh_flags", 8, 8}, {"sh_addr", 16, 8}, {"sh_offset", 24, 8},
+      {"sh_size", 32, 8}, {"sh_link", 40, 4}, {"sh_info", 44, 4}, {"sh_addralign", 48, 8}, {"sh_entsize", 56, 8}};
+  for (size_t i = 0; i < shnum && i < 256; ++i) {
+    const size_t sh = base + shoff + 64 * i;
+    for (auto &f : shdr) add(image, prefix + "section header." + f.name, sh + f.off, f.w, sh + 64);
+    const uint32_t type = (uint32_t)get(v, sh + 4, 4);
+    const size_t off = base + get(v, sh + 24, 8), size = get(v, sh + 32, 8);
+    if (off + size > v.size()) continue;
+    if (type == 2) {  // symbols: the first 24
+      static const struct { const char *name; size_t off; int w; } sym[] = {
+          {"st_name", 0, 4}, {"st_info", 4, 1}, {"st_other", 5, 1}, {"st_shndx", 6, 2}, {"st_value", 8, 8}, {"st_size", 16, 8}};
+      for (size_t k = 0; k < size / 24 && k < 24; ++k)
+        for (auto &f : sym) add(image, prefix + "symbol." + f.name, off + 24 * k + f.off, f.w, off + 24 * (k + 1));
+    } else if (type == 4 || type == 9) {  // relocations: the first 16
+      const size_t w = type == 4 ? 24 : 16;
+      for (size_t k = 0; k < size / w && k < 16; ++k) {
+        add(image, prefix + "relocation.r_offset", off + w * k, 8, off + w * (k + 1));
+        add(image, prefix + "relocation.r_type", off + w * k + 8, 4, off + w * (k + 1));
+        add(image, prefix + "relocation.r_sym", off + w * k + 12, 4, off + w * (k + 1));
+        if (w == 24) add(image, prefix + "relocation.r_addend", off + w * k + 16, 8, off + w * (k + 1));
+      }
+    } else if (type == 0x70000000) {  // .nv.info: every record's header and payload words
+      size_t p = off;
+      for (int r = 0; p + 4 <= off + size && r < 64; ++r) {
+        const int format = (uint8_t)v[p];
+        const size_t len = format == 4 ? get(v, p + 2, 2) : 0;
+        const size_t end = p + 4 + len;
+        add(image, prefix + ".nv.info.format", p, 1, end);
+        add(image, prefix + ".nv.info.attribute", p + 1, 1, end);
+        add(image, prefix + ".nv.info.value_or_length", p + 2, 2, end);
+        for (size_t q = p + 4; q + 4 <= end && q + 4 <= off + size && q < p + 4 + 64; q += 4)
+          add(image, prefix + ".nv.info.payload_word", q, 4, end);
+        p = end;
+      }
+    }
+  }
+}
+
+static void fatbin_fields(int image) {
+  const auto &v = g_corpus[image];
+  add(image, "fatbin header.magic", 0, 4, 16);
+  add(image, "fatbin header.version", 4, 2, 16);
+  add(image, "fatbin header.header_size", 6, 2, 16);
+  add(image, "fatbin header.payload_size", 8, 8, 16);
+  static const struct { const char *name; size_t off; int w; } ent[] = {
+      {"kind", 0, 2}, {"word_02", 2, 2}, {"header_size", 4, 4}, {"payload_size", 8, 8},
+      {"compressed_size", 16, 4}, {"options_offset", 20, 4}, {"version", 24, 4}, {"sm", 28, 4},
+      {"name_offset", 32, 4}, {"name_length", 36, 4}, {"flags", 40, 8}, {"word_30", 48, 8},
+      {"uncompressed_size", 56, 8}};
+  const size_t total = 16 + get(v, 8, 8);
+  size_t off = 16;
+  for (int e = 0; off + 64 <= total && off + 64 <= v.size() && e < 64; ++e) {
+    const size_t hs = get(v, off + 4, 4), ps = get(v, off + 8, 8);
+    for (auto &f : ent) add(image, std::string("fatbin entry header.") + f.name, off + f.off, f.w, off + hs);
+    for (size_t q = off + 64; q + 4 <= off + hs && q < off + 256; q += 4) add(image, "fatbin entry header.extension_word", q, 4, off + hs);
+    const uint64_t flags = get(v, off + 40, 8);
+    if (get(v, off, 2) == 2 && !(flags & 0xa000) && is_cubin(std::vector<char>(v.begin() + std::min(v.size(), off + hs), v.begin() + std::min(v.size(), off + hs + 64))))
+      cubin_fields(image, off + hs, "entry cubin ");
+    if (hs < 64 || off + hs + ps <= off) break;
+    off += hs + ps;
+  }
+}
+
+// Boundary values for a field: 0, 1, all ones, powers of two, the image size -1/0/+1, just past
+// the structure and the image (as offsets from where a field of that kind counts), +-1.
+static std::vector<uint64_t> boundary_values(const Field &f, const std::vector<char> &img) {
+  const uint64_t ones = f.width == 8 ? ~0ull : ((1ull << (8 * f.width)) - 1);
+  const uint64_t orig = get(img, f.off, f.width);
+  std::vector<uint64_t> vals = {0, 1, ones, ones >> 1, ones - 1, orig + 1, orig - 1, orig ^ (1ull << (8 * f.width - 1)),
+                                img.size() - 1, img.size(), img.size() + 1, f.structure_end, f.structure_end + 1,
+                                f.structure_end - f.off};
+  for (int k : {1, 2, 3, 4, 6, 8, 12, 15, 16, 24, 31, 32, 48, 63})
+    if (k < 8 * f.width) vals.push_back(1ull << k);
+  std::vector<uint64_t> out;
+  for (uint64_t x : vals) {
+    x &= ones;
+    if (x != orig && std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  }
+  return out;
+}
+
+static void build_plan(const std::vector<char> &cubin, const std::vector<char> &fatbin) {
+  g_corpus = {cubin, fatbin};
+  if (const char *extra = std::getenv("MUTANTS_EXTRA")) {
+    std::string list = extra;
+    for (size_t a = 0, b; a < list.size(); a = b + 1) {
+      b = list.find(':', a);
+      if (b == std::string::npos) b = list.size();
+      if (b > a) g_corpus.push_back(read_file(list.substr(a, b - a).c_str()));
+    }
+  }
+  for (int i = 0; i < (int)g_corpus.size(); ++i) {
+    if (is_cubin(g_corpus[i])) cubin_fields(i, 0, "");
+    else if (is_fatbin(g_corpus[i])) fatbin_fields(i);
+  }
+  for (size_t f = 0; f < g_fields.size(); ++f) {
+    const auto &fd = g_fields[f];
+    const bool wrap_too = is_cubin(g_corpus[fd.image]);
+    for (uint64_t x : boundary_values(fd, g_corpus[fd.image]))
+      for (int w = 0; w <= (wrap_too ? 1 : 0); ++w) g_plan.push_back({f, x, -1, 0, w == 1});
+    // Every bit of every header byte (a field's bytes, once each).
+    for (int b = 0; b < fd.width; ++b)
+      for (int bit = 0; bit < 8; ++bit)
+        for (int w = 0; w <= (wrap_too ? 1 : 0); ++w) g_plan.push_back({f, 0, bit, fd.off + b, w == 1});
+  }
+}
+
+// `cubin` LZ4-compressed (one block of literals) into a one-entry fatbin, as fatbinary lays
+// out a compressed entry (flags 0x2011).
+static std::vector<char> wrap_lz4(const std::vector<char> &cubin, uint32_t sm) {
+  std::vector<char> stream;
+  const size_t n = cubin.size();
+  stream.push_back((char)((n < 15 ? n : 15) << 4));
+  if (n >= 15) {
+    size_t r = n - 15;
+    for (; r >= 255; r -= 255) stream.push_back((char)255);
+    stream.push_back((char)r);
+  }
+  stream.insert(stream.end(), cubin.begin(), cubin.end());
+  const size_t padded = (stream.size() + 7) / 8 * 8;
+  std::vector<char> f(16 + 64 + padded, 0);
+  put(f, 0, 4, 0xBA55ED50u); put(f, 4, 2, 1); put(f, 6, 2, 16); put(f, 8, 8, 64 + padded);
+  put(f, 16, 2, 2); put(f, 18, 2, 0x0101); put(f, 20, 4, 64); put(f, 24, 8, padded);
+  put(f, 32, 4, stream.size()); put(f, 40, 2, 8); put(f, 42, 2, 1); put(f, 44, 4, sm);
+  put(f, 56, 8, 0x2011); put(f, 72, 8, n);
+  std::memcpy(&f[80], stream.data(), stream.size());
+  return f;
+}
+
+static uint32_t cubin_sm(const std::vector<char> &c) {
+  const uint32_t flags = (uint32_t)get(c, 48, 4);
+  return (uint8_t)c[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+}
+
+// With a count below the plan's size, mutant i is spread over the whole plan (every field
+// still gets some), not its first `count` entries.
+static int g_count = 0;
+static const Mutation &planned(int i) {
+  const size_t n = g_plan.size();
+  return g_plan[g_count > 0 && (size_t)g_count < n ? (size_t)i * n / g_count : (size_t)i];
+}
+
+static std::vector<char> structured_mutant(int i) {
+  const Mutation &m = planned(i);
+  const Field &f = g_fields[m.field];
+  std::vector<char> v = g_corpus[f.image];
+  if (m.flip >= 0) v[m.off] ^= (char)(1u << m.flip);
+  else put(v, f.off, f.width, m.value);
+  return m.wrap ? wrap_lz4(v, cubin_sm(g_corpus[f.image])) : v;
+}
+
+static std::string structured_label(int i) {
+  const Mutation &m = planned(i);
+  return "image " + std::to_string(g_fields[m.field].image) + " " + (m.wrap ? "[lz4-wrapped] " : "") +
+         g_fields[m.field].label + (m.flip >= 0 ? " (bit flip)" : "");
+}
+
+static bool structured_mode() {
+  const char *e = std::getenv("MUTANTS_STRUCTURED");
+  return e && std::strcmp(e, "1") == 0;
+}
+
 // Mutant i of the two originals: deterministic, so children can rebuild it from its index.
-static std::vector<char> mutant(const std::vector<char> &cubin, const std::vector<char> &fatbin, int i) {
+static std::vector<char> random_mutant(const std::vector<char> &cubin, const std::vector<char> &fatbin, int i) {
   std::mt19937_64 g(0x5eed0000ull + i);
   const bool is_fat = i % 2;
   std::vector<char> v = is_fat ? fatbin : cubin;
@@ -89,6 +318,10 @@ static std::vector<char> mutant(const std::vector<char> &cubin, const std::vecto
     }
   }
   return v;
+}
+
+static std::vector<char> mutant(const std::vector<char> &cubin, const std::vector<char> &fatbin, int i) {
+  return structured_mode() ? structured_mutant(i) : random_mutant(cubin, fatbin, i);
 }
 
 static int raw_child(const std::vector<char> &cubin, const std::vector<char> &fatbin, int first, int count, const char *progress) {
@@ -182,7 +415,8 @@ static void raw_pass(char **argv, int count) {
   std::printf("\n");
   static const char *kinds[] = {"bit flips", "truncation", "size field lies", "table lies", "section outside", "header noise"};
   std::map<std::string, int> by_kind;
-  for (int i : crashed_at) by_kind[std::string(i % 2 ? "fatbin " : "cubin ") + kinds[(i / 2) % 6]]++;
+  for (int i : crashed_at)
+    by_kind[structured_mode() ? structured_label(i) : std::string(i % 2 ? "fatbin " : "cubin ") + kinds[(i / 2) % 6]]++;
   for (auto &kv : by_kind) std::printf("  raw crashes, %s: %d\n", kv.first.c_str(), kv.second);
   std::printf("  first crashing mutants:");
   for (size_t j = 0; j < crashed_at.size() && j < 40; ++j) std::printf(" %d", crashed_at[j]);
@@ -194,7 +428,12 @@ int main(int argc, char **argv) {
   if (argc < 3) FAIL("usage: %s <cubin> <fatbin> [count] [--raw]", argv[0]);
   auto cubin = read_file(argv[1]);
   auto fatbin = read_file(argv[2]);
-  const int count = argc > 3 ? std::atoi(argv[3]) : 10000;
+  int count = argc > 3 ? std::atoi(argv[3]) : 10000;
+  if (structured_mode()) {
+    build_plan(cubin, fatbin);
+    if (count <= 0 || count > (int)g_plan.size()) count = (int)g_plan.size();
+    g_count = count;
+  }
   if (argc > 6 && std::strcmp(argv[4], "--dump") == 0) {  // write mutant argv[5] to argv[6]
     auto m = mutant(cubin, fatbin, std::atoi(argv[5]));
     FILE *f = std::fopen(argv[6], "wb");
@@ -211,6 +450,8 @@ int main(int argc, char **argv) {
   if (!cpu) require_gpu();
 
   std::map<std::string, int> by_status[2];
+  // Structured mode: statuses per structure and field (both APIs together).
+  std::map<std::string, std::map<std::string, int>> by_field;
   // MUTANTS_TRACE=file records the mutant in flight (to find one that crashes);
   // MUTANTS_FROM=n starts there.
   FILE *trace = std::getenv("MUTANTS_TRACE") ? std::fopen(std::getenv("MUTANTS_TRACE"), "w") : nullptr;
@@ -228,6 +469,10 @@ int main(int argc, char **argv) {
       cudyn_library_t lib = nullptr;
       cudyn_status s = cudyn_library_load_data(g.data, m.size(), api, &lib);
       by_status[a][cudyn_status_string(s)]++;
+      if (structured_mode()) {
+        std::string name = cudyn_status_string(s);
+        by_field[structured_label(i)][name.substr(0, name.find(':'))]++;
+      }
       if (verdicts) {
         const char *msg = s == CUDYN_SUCCESS ? "" : cudyn_last_error_message();
         std::fprintf(verdicts, "%d %s %s ", i, a ? "driver" : "runtime", cudyn_status_string(s));
@@ -242,7 +487,17 @@ int main(int argc, char **argv) {
   }
   if (verdicts) std::fclose(verdicts);
   if (!raw_only) {
-    std::printf("cudyn: %d mutants (cubin and fatbin, alternating) x 2 APIs, 0 crashes\n", count);
+    if (structured_mode()) {
+      std::printf("cudyn, structured: %d mutants of %zu images (%zu fields) x 2 APIs, 0 crashes\n", count, g_corpus.size(), g_fields.size());
+      std::printf("  per image, structure and field (both APIs):\n");
+      for (auto &f : by_field) {
+        std::printf("    %-70s", f.first.c_str());
+        for (auto &kv : f.second) std::printf("  %s %d", kv.first.c_str(), kv.second);
+        std::printf("\n");
+      }
+    } else {
+      std::printf("cudyn: %d mutants (cubin and fatbin, alternating) x 2 APIs, 0 crashes\n", count);
+    }
     for (int a = 0; a < 2; ++a) {
       std::printf("  through the %s:\n", a ? "driver" : "runtime");
       for (auto &kv : by_status[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());

@@ -22,14 +22,19 @@ const SYM_LEN: usize = 24;
 const REL_READ_LEN: usize = 16;
 
 const SHT_NULL: u32 = 0;
+const SHT_PROGBITS: u32 = 1;
 const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_RELA: u32 = 4;
 const SHT_NOBITS: u32 = 8;
 const SHT_REL: u32 = 9;
 const SHT_CUDA_INFO: u32 = 0x7000_0000;
+/// A second table of 24-byte symbols in newer cubins (linked from type 0x7000_0016 sections).
+const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
+/// The 64-bit data relocation.
+const R_CUDA_64: u32 = 2;
 
 /// One section header, in place in the image: each field is read where it is used (one load),
 /// so walking the table copies nothing.
@@ -153,7 +158,16 @@ impl<'w> SectionSet<'w> {
     }
     /// The smallest index in the set.
     fn first(&self) -> Option<usize> {
-        let (w, bits) = self.0.iter().enumerate().find(|(_, &bits)| bits != 0)?;
+        self.first_from(0)
+    }
+    /// The smallest index in the set that is `from` or more.
+    fn first_from(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = *self.0.get(w)? & (u64::MAX << (from % 64));
+        while bits == 0 {
+            w += 1;
+            bits = *self.0.get(w)?;
+        }
         Some(w * 64 + bits.trailing_zeros() as usize)
     }
 }
@@ -186,9 +200,12 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
     let names = if shstrndx != 0 { Some(string_table(d, secs, shstrndx, "section names")) } else { None };
     let (mut small, mut large) = ([0; 16], Vec::new());
     let mut kernels = match names {
-        Some(Ok(names)) => {
-            Some(KernelSymbols { names, missing: SectionSet::new(&mut small, &mut large, secs.count()) })
-        }
+        Some(Ok(names)) => Some(KernelSymbols {
+            names,
+            missing: SectionSet::new(&mut small, &mut large, secs.count()),
+            budget: COMPARE_BUDGET + d.len() / 16,
+            deferred: false,
+        }),
         _ => None,
     };
     let pass = check_headers(d, secs, kernels.as_mut())?;
@@ -233,14 +250,14 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
             SHT_CUDA_COMPAT => {
                 // No check, but it can say the code is arch-specific.
                 arch_specific |= s.body(d).is_some_and(compat_says_arch_specific);
-                Ok(())
+                check_symbol_info(secs, i, s)
             }
-            _ => Ok(()),
+            _ => check_symbol_info(secs, i, s),
         }
         .map_err(malformed)?;
     }
     if let Some((i, s)) = first_bad_header.and_then(|i| Some((i, secs.get(i)?))) {
-        return Err(malformed(err_header(i, s)));
+        return Err(malformed(err_header(i, s, n)));
     }
     // Each `.text.<kernel>` section is defined by a symbol of that name (CUDA finds kernels and
     // their `.nv.info.<kernel>` / `.nv.constant0.<kernel>` companions by these names), in the
@@ -259,12 +276,19 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
 struct KernelSymbols<'n, 'w> {
     names: &'n [u8],
     missing: SectionSet<'w>,
+    /// Bytes the symbol-by-symbol name comparisons may still read. Real cubins use a tiny part
+    /// of it; an image made to make them slow (many symbols whose names share a long prefix
+    /// with their kernel's) runs it out, and the rest of the check is done by `match_by_hash`,
+    /// in time linear in the tables.
+    budget: usize,
+    /// The budget ran out: the comparisons were left to `match_by_hash`.
+    deferred: bool,
 }
 
 impl KernelSymbols<'_, '_> {
     /// Whether the symbol name at the start of `sym` is the kernel name of section `s`, one of
-    /// `missing` (so its name is known to start with `.text.`).
-    fn is_named_for(&self, s: Sh<'_>, sym: &[u8]) -> bool {
+    /// `missing` (so its name is known to start with `.text.`). False once the budget is spent.
+    fn is_named_for(&mut self, s: Sh<'_>, sym: &[u8]) -> bool {
         let Some(kernel) = after_text_prefix(self.names, s) else { return false };
         // Names that differ in their first byte differ (a NUL there ends one, not the other):
         // most symbols of a kernel's section (the section symbol, unnamed) stop here.
@@ -273,7 +297,154 @@ impl KernelSymbols<'_, '_> {
                 return false;
             }
         }
-        same_cstr(kernel, sym)
+        if self.deferred {
+            return false;
+        }
+        match same_cstr(kernel, sym, &mut self.budget) {
+            Some(same) => same,
+            None => {
+                self.deferred = true;
+                false
+            }
+        }
+    }
+}
+
+/// The most bytes of names compared one symbol at a time, beyond a sixteenth of the image.
+const COMPARE_BUDGET: usize = 64 << 10;
+
+/// The kernel-symbol check for the symbols of `symtab` (names in `strtab`) when comparing them
+/// one by one got too costly: every name (kernel or symbol) is reduced to its length and two
+/// polynomial hashes modulo 2^61 - 1 with bases drawn at random for this call, computed for
+/// all the names of a table in one backward pass over it (a name runs to the table's next NUL,
+/// so it is a suffix of the run it lies in). Equal names have equal keys; for two different
+/// names of length L the keys agree with probability below (L / 2^61)^2, which no image can
+/// arrange, not knowing the bases. Linear in the tables, plus sorting the names' offsets.
+#[cold]
+#[inline(never)]
+fn match_by_hash(symbols: &[u8], strtab: &[u8], secs: Sections<'_>, k: &mut KernelSymbols<'_, '_>) {
+    // The missing kernels' name offsets (after `.text.`), and the candidate symbols.
+    let mut kernels: Vec<(usize, usize)> = Vec::new(); // (section, name offset in `names`)
+    let mut i = 0;
+    while let Some(next) = k.missing.first_from(i) {
+        if let Some(s) = secs.get(next) {
+            kernels.push((next, (s.name() as usize).saturating_add(6)));
+        }
+        i = next + 1;
+    }
+    let candidates: Vec<(usize, usize)> = records::<SYM_LEN>(symbols)
+        .map(|sym| (usize::from(sym.u16::<6>()), sym.u32::<0>() as usize))
+        .filter(|&(sec, _)| k.missing.contains(sec))
+        .collect();
+    let bases = hash_bases();
+    let kernel_keys = NameKeys::new(k.names, kernels.iter().map(|&(_, at)| at), bases);
+    let symbol_keys = NameKeys::new(strtab, candidates.iter().map(|&(_, at)| at), bases);
+    for &(sec, at) in &candidates {
+        if !k.missing.contains(sec) {
+            continue;
+        }
+        let kernel = kernels.binary_search_by_key(&sec, |&(s, _)| s).ok().map(|j| kernels[j].1);
+        let keys = kernel.map(|kat| (kernel_keys.get(kat), symbol_keys.get(at)));
+        if matches!(keys, Some((Some(a), Some(b))) if a == b) {
+            k.missing.remove(sec);
+        }
+    }
+}
+
+const HASH_PRIME: u64 = (1 << 61) - 1;
+
+/// Two bases in 2..2^61-1, different for every call (std's per-process random hash keys).
+fn hash_bases() -> (u64, u64) {
+    use std::hash::BuildHasher;
+    let state = std::collections::hash_map::RandomState::new();
+    let base = |salt: u64| 2 + state.hash_one(salt) % (HASH_PRIME - 2);
+    (base(1), base(2))
+}
+
+fn add_mod(a: u64, b: u64) -> u64 {
+    let r = a + b; // both below 2^61
+    if r >= HASH_PRIME {
+        r - HASH_PRIME
+    } else {
+        r
+    }
+}
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let x = u128::from(a) * u128::from(b);
+    let r = (x as u64 & HASH_PRIME) + (x >> 61) as u64;
+    if r >= HASH_PRIME {
+        r - HASH_PRIME
+    } else {
+        r
+    }
+}
+
+/// (length, hash, hash) of the C string at each of some offsets of a string table, found in
+/// constant time by the offset's rank among them (no sorting: the offsets are marked in a
+/// bit set over the table, with a running count of the marks before each 64-bit word).
+struct NameKeys {
+    table_len: usize,
+    marks: Vec<u64>,
+    /// Marks before each word of `marks`.
+    before: Vec<u32>,
+    /// By rank: the key of the `r`-th marked offset, in increasing offset order.
+    keys: Vec<(u32, u64, u64)>,
+}
+
+impl NameKeys {
+    fn new(table: &[u8], offsets: impl Iterator<Item = usize>, (b1, b2): (u64, u64)) -> Self {
+        // Offsets past the end name the empty string, as the last offset (the table's final
+        // NUL, or its end when it is empty) does.
+        let mut marks = vec![0u64; table.len() / 64 + 1];
+        for o in offsets {
+            let o = o.min(table.len());
+            marks[o / 64] |= 1 << (o % 64);
+        }
+        let mut before = Vec::with_capacity(marks.len());
+        let mut count = 0u32;
+        for w in &marks {
+            before.push(count);
+            count += w.count_ones();
+        }
+        let mut keys = vec![(0, 0, 0); count as usize];
+        let mut r = count as usize;
+        let marked = |o: usize| marks[o / 64] >> (o % 64) & 1 != 0;
+        if marked(table.len()) {
+            r -= 1; // the empty string at the end: its key is (0, 0, 0)
+        }
+        // Below the lowest marked offset nothing is needed. A 64-byte chunk at a time, so that
+        // each chunk's marks are read once.
+        let lowest = marks.iter().position(|&w| w != 0).unwrap_or(marks.len());
+        let (mut len, mut h1, mut h2) = (0u32, 0u64, 0u64);
+        for (w, chunk) in table.chunks(64).enumerate().skip(lowest).rev() {
+            let word = marks[w];
+            for (bit, &c) in chunk.iter().enumerate().rev() {
+                if c == 0 {
+                    (len, h1, h2) = (0, 0, 0);
+                } else {
+                    len += 1;
+                    h1 = add_mod(mul_mod(h1, b1), u64::from(c));
+                    h2 = add_mod(mul_mod(h2, b2), u64::from(c));
+                }
+                if word >> bit & 1 != 0 {
+                    r -= 1;
+                    keys[r] = (len, h1, h2);
+                }
+            }
+        }
+        NameKeys { table_len: table.len(), marks, before, keys }
+    }
+    /// The key of a marked offset.
+    fn get(&self, offset: usize) -> Option<(u32, u64, u64)> {
+        let o = offset.min(self.table_len);
+        let (w, bit) = (o / 64, o % 64);
+        let word = *self.marks.get(w)?;
+        if word >> bit & 1 == 0 {
+            return None;
+        }
+        let rank = self.before[w] as usize + (word & ((1u64 << bit) - 1)).count_ones() as usize;
+        self.keys.get(rank).copied()
     }
 }
 
@@ -325,15 +496,18 @@ fn name_limit(names: &[u8]) -> u64 {
 }
 
 /// A section header's own consistency (`err_header` says which part fails): an alignment of 0
-/// or a power of two, and an info link (SHF_INFO_LINK) to a section that exists, of `n`
-/// (`n >= 1`: section 0 is there). Written without branches, as it runs for every section.
+/// or a power of two, an info link (SHF_INFO_LINK) to a section that exists, of `n` (`n >= 1`:
+/// section 0 is there), and a link that is 0 or a section. Written without branches, as it
+/// runs for every section.
 fn header_ok(s: Sh<'_>, n: u64) -> bool {
     let align = s.align();
     // 0, 1 and the powers of two have no bit below their highest (0 - 1 wraps to all ones).
     let align_ok = align & align.wrapping_sub(1) == 0;
     // info - 1 < n - 1 says 1 <= info < n (info 0 wraps to the largest value).
-    let link_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
-    align_ok & link_ok
+    let info_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
+    // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table).
+    let link_ok = u64::from(s.link()) < n;
+    align_ok & info_ok & link_ok
 }
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
@@ -379,42 +553,70 @@ fn cstr(b: &[u8]) -> &[u8] {
 }
 
 /// Whether the C string at the start of `sym` is `name`'s: the bytes of `name` up to its NUL
-/// (or its end), then a NUL in `sym`.
+/// (or its end), then a NUL in `sym`. Each byte read is taken off `budget`; None when it runs
+/// out before the answer is known.
 #[inline(never)] // called for few symbols: the symbol loop stays small
-fn same_cstr(name: &[u8], sym: &[u8]) -> bool {
+fn same_cstr(name: &[u8], sym: &[u8], budget: &mut usize) -> Option<bool> {
     // Eight bytes at a time while both sides have eight.
     let mut at = 0;
     while let (Some(a), Some(b)) = (word_at(name, at), word_at(sym, at)) {
+        *budget = budget.checked_sub(8)?;
         let diff = a ^ b;
         // Where `name` ends in this word: the lowest bit set in `nul` is the top bit of its first
         // zero byte (exact for the first; bits above it may be spurious). The strings match if
         // no byte differs up to and including that one: `nul ^ (nul - 1)` masks those bytes.
         let nul = a.wrapping_sub(0x0101_0101_0101_0101) & !a & 0x8080_8080_8080_8080;
         if nul != 0 {
-            return diff & (nul ^ (nul - 1)) == 0;
+            return Some(diff & (nul ^ (nul - 1)) == 0);
         }
         if diff != 0 {
-            return false;
+            return Some(false);
         }
         at += 8;
     }
-    // The last few bytes of a table, one at a time.
-    let (Some(name), Some(sym)) = (name.get(at..), sym.get(at..)) else { return false };
+    // The last few bytes of a table (fewer than 8 on one side), one at a time.
+    let (Some(name), Some(sym)) = (name.get(at..), sym.get(at..)) else { return Some(false) };
+    *budget = budget.checked_sub(8)?;
     for (&a, &b) in name.iter().zip(sym) {
         if a != b {
-            return false;
+            return Some(false);
         }
         if a == 0 {
-            return true; // both end here
+            return Some(true); // both end here
         }
     }
     // `name` ends without a NUL (or `sym` ran out first, and this is None): `sym` ends there.
-    sym.get(name.len()) == Some(&0)
+    Some(sym.get(name.len()) == Some(&0))
 }
 
 /// The eight bytes at `at` in `b` as a little-endian word, if `b` has them.
 fn word_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..)?.first_chunk().map(|w| u64::from_le_bytes(*w))
+}
+
+/// A section that links to a table of symbols (a symbol table, or the 24-byte-entry table of
+/// type 0x7000_0085 that newer cubins have) and has no info link names a symbol of it in
+/// sh_info: in a `.text.<kernel>` section (PROGBITS) the low 24 bits (the kernel's symbol;
+/// the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
+/// 13 and of NVIDIA's CUDA 12 libraries; CUDA's loader reads the kernel's symbol through it.
+fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+    if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB) {
+        return Ok(());
+    }
+    let Some(table) = secs.get(s.link() as usize) else { return Ok(()) }; // refused by header_ok
+    if table.entsize() != SYM_LEN as u64 || !matches!(table.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS) {
+        return Ok(());
+    }
+    let nsyms = table.size() / SYM_LEN as u64;
+    let symbol = if s.ty() == SHT_PROGBITS { s.info() & 0x00ff_ffff } else { s.info() };
+    if u64::from(symbol) >= nsyms {
+        return bad(format!(
+            "section {i}'s info {:#x} names symbol {symbol} of section {}, which has {nsyms}",
+            s.info(),
+            s.link()
+        ));
+    }
+    Ok(())
 }
 
 /// A symbol table: whole 24-byte symbols, names in its string table, each defined symbol
@@ -433,6 +635,14 @@ fn check_symtab(
             "symbol table {i}: entry size {} / size {} are not 24-byte symbols",
             s.entsize(),
             s.size()
+        ));
+    }
+    if u64::from(s.info()) > s.size() / SYM_LEN as u64 {
+        // One past the last local symbol: at most the count.
+        return bad(format!(
+            "symbol table {i}: its info {} is past its {} symbols",
+            s.info(),
+            s.size() / SYM_LEN as u64
         ));
     }
     let strtab = string_table(d, secs, u64::from(s.link()), "symbol names")?;
@@ -469,6 +679,9 @@ fn check_symtab(
             None => {} // a reserved index (SHN_ABS, SHN_COMMON, ...)
         }
     }
+    if let Some(k) = kernels.filter(|k| k.deferred) {
+        match_by_hash(b, strtab, secs, k);
+    }
     Ok(())
 }
 
@@ -498,20 +711,79 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
         if sym >= nsyms {
             return Err(err_reloc_symbol(k, i, sym, nsyms));
         }
-        if !target_nobits && offset >= target_size {
-            return Err(err_reloc_offset(k, i, offset, target_size));
+        // The bytes it patches lie within the target: 8 for R_CUDA_64 (type 2, the data
+        // relocation of every cubin; nvcc places some exactly 8 bytes before a section's end),
+        // at least 4 for every other type (32-bit data, or a field of an 8- or 16-byte
+        // instruction that starts at the offset).
+        let width = if r.u64::<8>() as u32 == R_CUDA_64 { 8 } else { 4 };
+        if !target_nobits && offset.checked_add(width).is_none_or(|end| end > target_size) {
+            return Err(err_reloc_offset(k, i, offset, width, target_size));
         }
     }
     Ok(())
 }
+
+/// How long a known `.nv.info` attribute's payload is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Len {
+    /// Formats 1 to 3: the value is in the record's header.
+    Value,
+    Fixed(usize),
+    /// Any number of 32-bit words.
+    Words,
+    /// 32-bit instruction offsets into the described kernel's code.
+    Offsets,
+}
+
+/// The `.nv.info` attributes toolkits write, each with its format and payload length: every
+/// one seen in the cubins of nvcc 13.0 (sm_75 to sm_121, -G, -lineinfo, -rdc, clusters,
+/// cooperative groups, printf, dynamic shared memory) and of NVIDIA's CUDA 12 nvJPEG and cuRAND
+/// libraries, always in that format and length. Attributes not listed are walked over by their
+/// declared length (format 4) and otherwise not checked: see docs/hardening.md.
+const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
+    (0x04, 1, Len::Value),     // CTAIDZ_USED
+    (0x05, 4, Len::Fixed(12)), // MAX_THREADS
+    (0x0a, 4, Len::Fixed(8)),  // PARAM_CBANK: symbol, offset and size
+    (0x0f, 4, Len::Fixed(4)),
+    (0x11, 4, Len::Fixed(8)),  // FRAME_SIZE: symbol, size
+    (0x12, 4, Len::Fixed(8)),  // MIN_STACK_SIZE: symbol, size
+    (0x17, 4, Len::Fixed(12)), // KPARAM_INFO
+    (0x19, 3, Len::Value),     // CBANK_PARAM_SIZE
+    (0x1b, 3, Len::Value),     // MAXREG_COUNT
+    (0x1c, 4, Len::Offsets),   // EXIT_INSTR_OFFSETS
+    (0x1d, 4, Len::Offsets),   // S2RCTAID_INSTR_OFFSETS
+    (0x1e, 4, Len::Fixed(4)),  // CRS_STACK_SIZE
+    (0x23, 4, Len::Fixed(8)),  // MAX_STACK_SIZE: symbol, size
+    (0x28, 4, Len::Offsets),   // COOP_GROUP_INSTR_OFFSETS
+    (0x29, 4, Len::Words),     // COOP_GROUP_MASK_REGIDS
+    (0x2a, 1, Len::Value),
+    (0x2f, 4, Len::Fixed(8)), // REGCOUNT: symbol, count
+    (0x30, 1, Len::Value),
+    (0x31, 4, Len::Offsets), // INT_WARP_WIDE_INSTR_OFFSETS
+    (0x34, 4, Len::Words),   // INDIRECT_BRANCH_TARGETS
+    (0x35, 1, Len::Value),
+    (0x36, 4, Len::Fixed(4)), // SW_WAR
+    (0x37, 4, Len::Fixed(4)), // CUDA_API_VERSION
+    (0x3d, 4, Len::Fixed(12)),
+    (0x3e, 1, Len::Value),
+    (0x41, 1, Len::Value),
+    (0x44, 4, Len::Words),
+    (0x46, 4, Len::Fixed(4)),
+    (0x4a, 2, Len::Value),
+    (0x4c, 2, Len::Value),
+    (0x50, 3, Len::Value),
+    (0x53, 1, Len::Value),
+    (0x55, 4, Len::Words),
+    (0x5f, 3, Len::Value),
+];
 
 /// `.nv.info*`: 4-byte records (format, attribute, 16-bit value); format 4 carries that many
 /// bytes after the header. The records must tile the section exactly.
 #[inline(never)] // its own function: its loop keeps its values in registers
 fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let nsecs = secs.count() as u64;
-    if s.link() != 0 && u64::from(s.link()) >= nsecs {
-        return bad(format!(".nv.info section {i}: linked section {} does not exist", s.link()));
+    if s.link() != 0 && secs.get(s.link() as usize).is_none_or(|t| t.ty() != SHT_SYMTAB) {
+        return bad(format!(".nv.info section {i}: linked section {} is not a symbol table", s.link()));
     }
     if u64::from(s.info()) >= nsecs {
         return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
@@ -520,12 +792,37 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
     // sizes, parameter bank): the index must name a symbol of the linked table.
     let nsyms =
         secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).map_or(u64::MAX, |t| t.size() / SYM_LEN as u64);
+    // The described section's size (a kernel's code), for the attributes that list
+    // instruction offsets in it; 0 for the global .nv.info, where they have no place.
+    let code_size = if s.info() != 0 { secs.get(s.info() as usize).map_or(0, |t| t.size()) } else { 0 };
     let b = s.body(d).ok_or_else(|| format!(".nv.info section {i} out of range"))?;
     let at = |rest: &[u8]| b.len() - rest.len(); // where a record starts, for the messages
     let mut rest = b;
     while let Some((header, payload)) = rest.split_first_chunk::<4>() {
         let header = u32::from_le_bytes(*header);
         let (format, attr) = (header as u8, (header >> 8) as u8);
+        let len = (header >> 16) as usize;
+        // A known attribute has the one format toolkits write it in, and its length.
+        if let Some(&(_, want, shape)) = NV_INFO_ATTRS.iter().find(|(a, _, _)| *a == attr) {
+            let len_ok = match shape {
+                Len::Value => true,
+                Len::Fixed(n) => len == n,
+                Len::Words | Len::Offsets => len % 4 == 0,
+            };
+            if format != want || (format == 4 && !len_ok) {
+                return Err(err_nv_info_shape(i, at(rest), attr, format, len));
+            }
+            if shape == Len::Offsets {
+                // Instruction offsets in the kernel's code: 8-byte aligned, an instruction's
+                // 8 bytes inside it (the loader may patch there).
+                let words = payload.get(..len).unwrap_or_default();
+                let mut offsets =
+                    words.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+                if let Some(o) = offsets.find(|&o| o % 8 != 0 || o + 8 > code_size) {
+                    return Err(err_nv_info_offset(i, attr, o, code_size));
+                }
+            }
+        }
         if matches!(format, 1..=3) {
             rest = payload; // the value is in the header
             continue;
@@ -533,7 +830,6 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
         if format != 4 {
             return Err(err_nv_info_format(i, at(rest), format));
         }
-        let len = (header >> 16) as usize;
         if len >= 4 && matches!(attr, 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) {
             // A payload cut short by the section's end names no symbol (and is refused below).
             let sym = u64::from(payload.first_chunk::<4>().map_or(u32::MAX, |v| u32::from_le_bytes(*v)));
@@ -563,19 +859,32 @@ fn err_name(i: usize, name: u32, size: u64) -> String {
 /// The first failing part of a header that `header_ok` refuses.
 #[cold]
 #[inline(never)]
-fn err_header(i: usize, s: Sh<'_>) -> String {
+fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
     let align = s.align();
     if align > 1 && !align.is_power_of_two() {
         format!("section {i}'s alignment {align} is not a power of two")
-    } else {
+    } else if s.flags() & SHF_INFO_LINK != 0 && (s.info() == 0 || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
+    } else {
+        format!("section {i} links to section {}, which does not exist", s.link())
     }
 }
 
 #[cold]
 #[inline(never)]
 fn err_kernel_symbol(i: usize, kernel: &[u8]) -> String {
-    format!("section {i} (.text.{}) has no symbol of that name", String::from_utf8_lossy(cstr(kernel)))
+    format!("section {i} (.text.{}) has no symbol of that name", quoted(cstr(kernel)))
+}
+
+/// A name for a message: its first 100 bytes, and how long it is when longer.
+fn quoted(name: &[u8]) -> String {
+    const MAX: usize = 100;
+    match name.get(..MAX) {
+        Some(head) if name.len() > MAX => {
+            format!("{}... ({} bytes)", String::from_utf8_lossy(head), name.len())
+        }
+        _ => String::from_utf8_lossy(name).into_owned(),
+    }
 }
 
 #[cold]
@@ -604,14 +913,28 @@ fn err_reloc_symbol(k: usize, i: usize, sym: u64, nsyms: u64) -> String {
 
 #[cold]
 #[inline(never)]
-fn err_reloc_offset(k: usize, i: usize, offset: u64, size: u64) -> String {
-    format!("relocation {k} of section {i}: offset {offset:#x} is outside its section ({size} bytes)")
+fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> String {
+    format!(
+        "relocation {k} of section {i}: its {width} bytes at {offset:#x} are not all inside its section ({size} bytes)"
+    )
 }
 
 #[cold]
 #[inline(never)]
 fn err_nv_info(i: usize, pos: usize, what: &str) -> String {
     format!(".nv.info section {i}: record at {pos} {what}")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info_shape(i: usize, pos: usize, attr: u8, format: u8, len: usize) -> String {
+    format!(".nv.info section {i}: record at {pos}, attribute {attr:#x}, has format {format} and length {len}, which toolkits do not write")
+}
+
+#[cold]
+#[inline(never)]
+fn err_nv_info_offset(i: usize, attr: u8, offset: u64, size: u64) -> String {
+    format!(".nv.info section {i}: attribute {attr:#x} lists instruction offset {offset:#x}, not an instruction of its {size}-byte kernel")
 }
 
 #[cold]
@@ -693,7 +1016,12 @@ mod tests {
             if next(4) == 0 {
                 name.truncate(next(name.len() as u64 + 1));
             }
-            assert_eq!(super::same_cstr(&name, &sym), plain(&name, &sym), "{name:?} vs {sym:?}");
+            let mut budget = usize::MAX;
+            assert_eq!(super::same_cstr(&name, &sym, &mut budget), Some(plain(&name, &sym)), "{name:?} vs {sym:?}");
+            // A budget too small for the comparison gives no answer, never a wrong one.
+            let mut small = next(24);
+            let got = super::same_cstr(&name, &sym, &mut small);
+            assert!(got.is_none() || got == Some(plain(&name, &sym)), "{name:?} vs {sym:?}: {got:?}");
         }
     }
 
@@ -711,13 +1039,165 @@ mod tests {
                         h[8..16].copy_from_slice(&flags.to_le_bytes());
                         h[44..48].copy_from_slice(&info.to_le_bytes());
                         h[48..56].copy_from_slice(&align.to_le_bytes());
+                        let link = info.rotate_left(7); // another value, from the same list
+                        h[40..44].copy_from_slice(&link.to_le_bytes());
                         let s = super::Sh(super::Rec::at(&h, 0).unwrap());
                         let plain = (align <= 1 || align.is_power_of_two())
-                            && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n));
+                            && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n))
+                            && u64::from(link) < n;
                         assert_eq!(super::header_ok(s, n), plain, "align {align} info {info} flags {flags:#x} n {n}");
                     }
                 }
             }
+        }
+    }
+
+    /// A cubin of one kernel section `.text.<kernel>` and a symbol table of `symbols`, whose
+    /// names are in `strtab`; all its symbols are in the kernel's section.
+    fn crafted_cubin(kernel: &[u8], strtab: &[u8], symbols: &[u32]) -> Vec<u8> {
+        let mut shstrtab = b"\0.shstrtab\0.strtab\0.symtab\0.text.".to_vec();
+        shstrtab.extend_from_slice(kernel);
+        shstrtab.push(0);
+        let text = vec![0u8; 16];
+        let symtab: Vec<u8> = symbols
+            .iter()
+            .flat_map(|&name| {
+                let mut sym = [0u8; 24];
+                sym[0..4].copy_from_slice(&name.to_le_bytes());
+                sym[4] = 0x12; // global function
+                sym[6..8].copy_from_slice(&4u16.to_le_bytes());
+                sym
+            })
+            .collect();
+        let mut d = vec![0u8; 64];
+        let place = |d: &mut Vec<u8>, body: &[u8]| {
+            let at = d.len();
+            d.extend_from_slice(body);
+            d.resize(d.len().next_multiple_of(8), 0);
+            (at as u64, body.len() as u64)
+        };
+        let sections = [
+            (1u32, 3u32, place(&mut d, &shstrtab), 0u32, 0u64),
+            (11, 3, place(&mut d, strtab), 0, 0),
+            (19, 2, place(&mut d, &symtab), 2, 24),
+            (27, 1, place(&mut d, &text), 0, 0),
+        ];
+        let shoff = d.len() as u64;
+        d.extend_from_slice(&[0u8; 64]); // the null section
+        for (name, ty, (off, size), link, entsize) in sections {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&ty.to_le_bytes());
+            h[24..32].copy_from_slice(&off.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            h[40..44].copy_from_slice(&link.to_le_bytes());
+            h[56..64].copy_from_slice(&entsize.to_le_bytes());
+            d.extend_from_slice(&h);
+        }
+        d[..9].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, 8]);
+        d[16..18].copy_from_slice(&2u16.to_le_bytes());
+        d[18..20].copy_from_slice(&190u16.to_le_bytes());
+        d[20..24].copy_from_slice(&1u32.to_le_bytes());
+        d[40..48].copy_from_slice(&shoff.to_le_bytes());
+        d[48..52].copy_from_slice(&0x0600_5a04u32.to_le_bytes());
+        d[52..54].copy_from_slice(&64u16.to_le_bytes());
+        d[58..60].copy_from_slice(&64u16.to_le_bytes());
+        d[60..62].copy_from_slice(&5u16.to_le_bytes());
+        d[62..64].copy_from_slice(&1u16.to_le_bytes());
+        d
+    }
+
+    /// Symbols whose names share a long prefix with their kernel's cost linear time, not
+    /// quadratic (a 15 MB image of this kind took 192 s to refuse), and the message quotes the
+    /// kernel's name shortened. In a release build the refusal takes under 100 ms (measured:
+    /// 40 ms). A debug build (what `cargo test` runs) takes 130-450 ms just to walk that many
+    /// symbols, more under AddressSanitizer (scripts/sanitize.sh), so there the bound is
+    /// relative: at most 8 times the time for an image of the same size whose symbol names
+    /// share nothing with the kernel's, plus 200 ms (measured: 1.8-2.7 times, 2.4-3.5 under
+    /// ASan on a busy 2-core machine; the quadratic walk was over 1,000 times).
+    #[test]
+    fn kernel_symbol_check_is_linear() {
+        use std::time::{Duration, Instant};
+        const L: usize = 1 << 20;
+        let symbols = (13 << 20) / 24; // 13 MiB of symbols
+        let kernel = [vec![b'A'; L - 1], vec![b'B']].concat();
+        let mut strtab = vec![0u8];
+        strtab.extend(std::iter::repeat_n(b'A', L));
+        strtab.push(0);
+        let time = |image: &[u8]| {
+            // The best of three: the bound is on the work, not on the machine's other load.
+            (0..3)
+                .map(|_| {
+                    let t = Instant::now();
+                    let r = inspect(image);
+                    (t.elapsed(), r)
+                })
+                .min_by_key(|(t, _)| *t)
+                .unwrap()
+        };
+        // The baseline: as many symbols, none of whose names starts as the kernel's does.
+        let mut plain_strtab = strtab.clone();
+        plain_strtab[1] = b'Z';
+        let (baseline, _) = time(&crafted_cubin(&kernel, &plain_strtab, &vec![1; symbols]));
+        let limit =
+            if cfg!(debug_assertions) { baseline * 8 + Duration::from_millis(200) } else { Duration::from_millis(100) };
+        // Every symbol names one string that differs from the kernel's name in its last byte;
+        // or each names another suffix of a run of 'A's.
+        let same_name = crafted_cubin(&kernel, &strtab, &vec![1; symbols]);
+        let suffixes: Vec<u32> = (0..symbols as u32).map(|i| i % L as u32 + 1).collect();
+        let suffixes = crafted_cubin(&kernel, &strtab, &suffixes);
+        for (what, image) in [("one shared name", &same_name), ("overlapping names", &suffixes)] {
+            assert!(image.len() > 14 << 20, "{what}: {} bytes", image.len());
+            let (took, r) = time(image);
+            let e = r.expect_err(what).to_string();
+            assert!(e.contains("has no symbol of that name"), "{what}: {e}");
+            assert!(e.len() < 300, "{what}: a {}-byte message", e.len());
+            assert!(
+                took < limit,
+                "{what}: {took:?} to refuse {} bytes (limit {limit:?}, baseline {baseline:?})",
+                image.len()
+            );
+            eprintln!("{what}: refused {} bytes in {took:?} (baseline {baseline:?})", image.len());
+        }
+        // The same with the kernel's symbol last: found (by the linear path), and accepted.
+        let at = strtab.len() as u32;
+        strtab.extend_from_slice(&kernel);
+        strtab.push(0);
+        let mut names = vec![1; symbols];
+        *names.last_mut().unwrap() = at;
+        let (took, r) = time(&crafted_cubin(&kernel, &strtab, &names));
+        assert_eq!(r.unwrap().kind, CodeKind::Cubin);
+        assert!(took < limit, "{took:?} to accept (limit {limit:?})");
+    }
+
+    /// The linear path agrees with the plain one on small images (a budget of 0 forces it).
+    #[test]
+    fn the_hash_path_finds_the_same_symbols() {
+        let strtab = b"\0kern\0kernel\0kerne\0kernel2\0".to_vec();
+        for (names, found) in [
+            (vec![1, 6, 13], true),
+            (vec![1, 13, 19], false),
+            (vec![2, 8], false), // "ern", "ernel": suffixes, not the name
+            (vec![6], true),
+            (vec![], false),
+        ] {
+            let image = crafted_cubin(b"kernel", &strtab, &names);
+            assert_eq!(inspect(&image).is_ok(), found, "{names:?}");
+            let secs =
+                super::Sections::new(&image, u64::from_le_bytes(image[40..48].try_into().unwrap()), 64, 5).unwrap();
+            let (mut small, mut large) = ([0; 16], Vec::new());
+            let names_table = super::string_table(&image, secs, 1, "names").unwrap();
+            let mut k = super::KernelSymbols {
+                names: names_table,
+                missing: super::SectionSet::new(&mut small, &mut large, 5),
+                budget: 0,
+                deferred: true,
+            };
+            k.missing.insert(4);
+            let symtab = secs.get(3).unwrap();
+            let strtab_body = secs.get(2).unwrap().body(&image).unwrap();
+            super::match_by_hash(symtab.body(&image).unwrap(), strtab_body, secs, &mut k);
+            assert_eq!(!k.missing.contains(4), found, "{names:?}");
         }
     }
 
@@ -769,6 +1249,114 @@ mod tests {
         let off = u64_at(&b, shdr(&b, sym) + 24) as usize + 24 * 2;
         b[off + 6..off + 8].copy_from_slice(&0x9000u16.to_le_bytes());
         refused(&b, "does not exist");
+    }
+
+    /// Link and info words name what they must: a section, a symbol of the linked table.
+    #[test]
+    fn link_and_info_words_name_what_they_must() {
+        let b = cubin();
+        let n = shnum(&b);
+        let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        let set = |at: usize, v: u32| {
+            let mut m = b.clone();
+            m[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            m
+        };
+        // Any section's link past the last section.
+        refused(&set(shdr(&b, 1) + 40, n as u32), "links to section");
+        refused(&set(shdr(&b, n - 1) + 40, 0xffff_ffff), "links to section");
+        // A kernel's .text section names its symbol in its info's low 24 bits.
+        let text = (1..n)
+            .find(|&i| {
+                sec_type(&b, i) == 1 && word(&b, shdr(&b, i) + 40) != 0 && u64_at(&b, shdr(&b, i) + 8) & 0x40 == 0
+            })
+            .expect("a .text section linked to the symbol table");
+        let info = word(&b, shdr(&b, text) + 44);
+        assert!(inspect(&set(shdr(&b, text) + 44, info ^ 0x0500_0000)).is_ok(), "the register count is free");
+        refused(&set(shdr(&b, text) + 44, info | 0x00ff_0000), "names symbol");
+        // A symbol table's info (one past its last local symbol) within its symbols.
+        let sym = (1..n).find(|&i| sec_type(&b, i) == 2).unwrap();
+        refused(&set(shdr(&b, sym) + 44, 10_000), "past its");
+        // .nv.info links to the symbol table, or to nothing.
+        let info_sec = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000).expect(".nv.info");
+        refused(&set(shdr(&b, info_sec) + 40, 1), "is not a symbol table");
+    }
+
+    /// Known .nv.info attributes keep their format and length; instruction offsets point at
+    /// instructions of the kernel.
+    #[test]
+    fn nv_info_records_keep_their_shape() {
+        let b = cubin();
+        let n = shnum(&b);
+        // The first record of the given attribute in a kernel's .nv.info: (section, record offset).
+        let find = |attr: u8| {
+            (1..n).filter(|&i| sec_type(&b, i) == 0x7000_0000).find_map(|i| {
+                let (off, size) = (u64_at(&b, shdr(&b, i) + 24) as usize, u64_at(&b, shdr(&b, i) + 32) as usize);
+                let mut p = off;
+                while p + 4 <= off + size {
+                    let (f, a, len) = (b[p], b[p + 1], u16::from_le_bytes([b[p + 2], b[p + 3]]) as usize);
+                    if a == attr {
+                        return Some((i, p));
+                    }
+                    p += 4 + if f == 4 { len } else { 0 };
+                }
+                None
+            })
+        };
+        let (_, p) = find(0x2f).expect("a REGCOUNT record");
+        let mut m = b.clone();
+        m[p] = 3; // format 3 (a value in the header) instead of 4
+        assert!(inspect(&m).is_err());
+        let (i, p) = find(0x1c).expect("an EXIT_INSTR_OFFSETS record");
+        let text = u32::from_le_bytes(b[shdr(&b, i) + 44..shdr(&b, i) + 48].try_into().unwrap()) as usize;
+        let size = u64_at(&b, shdr(&b, text) + 32) as u32;
+        for (v, why) in
+            [(size, "not an instruction"), (size - 8 + 4, "not an instruction"), (u32::MAX, "not an instruction")]
+        {
+            let mut m = b.clone();
+            m[p + 4..p + 8].copy_from_slice(&v.to_le_bytes());
+            refused(&m, why);
+        }
+        let mut m = b.clone();
+        m[p + 4..p + 8].copy_from_slice(&(size - 8).to_le_bytes());
+        assert!(inspect(&m).is_ok(), "the last instruction is an instruction");
+    }
+
+    /// Segments are what cubins have: PT_LOAD or PT_PHDR, at address 0, memory >= file size.
+    #[test]
+    fn segments_are_what_cubins_have() {
+        let b = cubin();
+        let phoff = u64_at(&b, 32) as usize;
+        assert!(u16::from_le_bytes([b[56], b[57]]) > 0, "nvcc's cubin has segments");
+        for (at, v, ok) in [(0usize, 3u64, false), (4, 8, false), (16, 0x1000, false), (40, 0, false), (4, 7, true)] {
+            let mut m = b.clone();
+            let width = if at < 8 { 4 } else { 8 };
+            m[phoff + at..phoff + at + width].copy_from_slice(&v.to_le_bytes()[..width]);
+            if at == 40 && u64_at(&b, phoff + 32) == 0 {
+                continue; // no file bytes: any memory size is at least as large
+            }
+            assert_eq!(inspect(&m).is_ok(), ok, "segment word {at} = {v:#x}: {:?}", inspect(&m).err());
+        }
+    }
+
+    /// A relocation must patch bytes inside its target: R_CUDA_64 needs 8 of them.
+    #[test]
+    fn relocations_lie_inside_their_target() {
+        let b = cubin();
+        let rel = (1..shnum(&b)).find(|&i| matches!(sec_type(&b, i), 4 | 9)).expect("a relocation section");
+        let target = u32::from_le_bytes(b[shdr(&b, rel) + 44..shdr(&b, rel) + 48].try_into().unwrap()) as usize;
+        let target_size = u64_at(&b, shdr(&b, target) + 32);
+        let at = u64_at(&b, shdr(&b, rel) + 24) as usize;
+        let r_type = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap());
+        assert_eq!(r_type, 2, "nvcc's relocation is R_CUDA_64");
+        let with_offset = |offset: u64| {
+            let mut m = b.clone();
+            m[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+            m
+        };
+        assert!(inspect(&with_offset(target_size - 8)).is_ok());
+        refused(&with_offset(target_size - 7), "not all inside its section");
+        refused(&with_offset(u64::MAX - 3), "not all inside its section");
     }
 
     #[test]

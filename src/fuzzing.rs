@@ -35,6 +35,115 @@ pub fn image_inspect(data: &[u8]) {
         let again = inspect(&data[..info.len]);
         assert_eq!(again.as_ref(), Ok(info), "inspect of the image's own {} bytes differs", info.len);
     }
+    compressed_entry_agrees(data, &result);
+}
+
+/// A cubin compressed into a fatbin entry, either way, is accepted exactly when it is accepted
+/// on its own: the decompressed bytes get the same checks (and the fuzzer reaches them).
+fn compressed_entry_agrees(data: &[u8], alone: &Result<ImageInfo, ImageError>) {
+    if !data.starts_with(b"\x7fELF") {
+        return;
+    }
+    let sm = match alone {
+        Ok(ImageInfo { codes, .. }) => codes.first().map_or(90, ArchCode::sm),
+        Err(_) => 90,
+    };
+    let ok_alone = alone.as_ref().is_ok_and(|i| i.kind == CodeKind::Cubin);
+    for packing in [Packing::Lz4, Packing::Zstd] {
+        let f = fatbin(&[fatbin_entry(FATBIN_KIND_ELF, sm, FATBIN_FLAGS_PLAIN, data, packing)]);
+        let wrapped = inspect(&f);
+        assert_eq!(wrapped.is_ok(), ok_alone, "{packing:?}-compressed entry: {wrapped:?}, alone: {alone:?}");
+        if let Ok(info) = wrapped {
+            assert!(info.compressed);
+            assert_eq!(info.len, f.len());
+        }
+    }
+}
+
+/// How [`fatbin_entry`] stores its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    Plain,
+    /// An LZ4 block of literals only (flag 0x2000).
+    Lz4,
+    /// A zstd frame of raw blocks (flag 0x8000).
+    Zstd,
+}
+
+/// Entry kinds, for [`fatbin_entry`].
+pub const FATBIN_KIND_PTX: u16 = 1;
+pub const FATBIN_KIND_ELF: u16 = 2;
+/// The flags every nvcc entry carries (64-bit, Linux host).
+pub const FATBIN_FLAGS_PLAIN: u64 = 0x11;
+
+/// A fatbin entry as nvcc lays it out: a 64-byte header, then the payload padded to 8 bytes,
+/// compressed if asked (in a valid stream of either format, though not the one nvcc would
+/// choose: the checks must not care).
+pub fn fatbin_entry(kind: u16, arch: u32, flags: u64, data: &[u8], packing: Packing) -> Vec<u8> {
+    let (stream, flags) = match packing {
+        Packing::Plain => (data.to_vec(), flags),
+        Packing::Lz4 => (lz4_literals(data), flags | 0x2000),
+        Packing::Zstd => (zstd_raw(data), flags | 0x8000),
+    };
+    let mut e = vec![0u8; 64];
+    let mut put = |at: usize, v: &[u8]| e[at..at + v.len()].copy_from_slice(v);
+    put(0, &kind.to_le_bytes());
+    put(2, &0x0101u16.to_le_bytes());
+    put(4, &64u32.to_le_bytes());
+    put(8, &(stream.len().next_multiple_of(8) as u64).to_le_bytes());
+    put(28, &arch.to_le_bytes());
+    put(40, &flags.to_le_bytes());
+    if packing != Packing::Plain {
+        put(16, &(stream.len() as u32).to_le_bytes());
+        put(56, &(data.len() as u64).to_le_bytes());
+    }
+    e.extend_from_slice(&stream);
+    e.resize(e.len().next_multiple_of(8), 0);
+    e
+}
+
+/// A fatbin of these entries (from [`fatbin_entry`]).
+pub fn fatbin(entries: &[Vec<u8>]) -> Vec<u8> {
+    let payload = entries.concat();
+    let mut d = Vec::with_capacity(16 + payload.len());
+    d.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+    d.extend_from_slice(&1u16.to_le_bytes());
+    d.extend_from_slice(&16u16.to_le_bytes());
+    d.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    d.extend_from_slice(&payload);
+    d
+}
+
+/// `data` as one LZ4 block of literals.
+fn lz4_literals(data: &[u8]) -> Vec<u8> {
+    let n = data.len();
+    let mut v = vec![(n.min(15) as u8) << 4];
+    if n >= 15 {
+        let mut rest = n - 15;
+        while rest >= 255 {
+            v.push(255);
+            rest -= 255;
+        }
+        v.push(rest as u8);
+    }
+    v.extend_from_slice(data);
+    v
+}
+
+/// `data` as one single-segment zstd frame of raw blocks, with its size recorded.
+fn zstd_raw(data: &[u8]) -> Vec<u8> {
+    let mut v = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    let mut blocks = data.chunks(128 << 10).peekable();
+    if blocks.peek().is_none() {
+        v.extend_from_slice(&[1, 0, 0]); // one empty last block
+    }
+    while let Some(b) = blocks.next() {
+        let header = (b.len() as u32) << 3 | u32::from(blocks.peek().is_none());
+        v.extend_from_slice(&header.to_le_bytes()[..3]);
+        v.extend_from_slice(b);
+    }
+    v
 }
 
 fn check_image_info(data: &[u8], guess: CodeKind, info: &ImageInfo) {

@@ -18,18 +18,24 @@
 //   0x70000086) as attribute 0x09 with value 1 (records of u8 format, u8 attribute, then a u16
 //   value for formats 1..3 or a u16 length and that many bytes for format 4), which is read too.
 //   A family-specific ('f') cubin is byte-for-byte a plain one, so bare cubins never report F.
-// * Fatbin: a 16-byte header `u32 magic = 0xBA55ED50, u16 version, u16 header_size, u64
+//   The header words that are no offset or size are held to what toolkits write
+//   (`check_elf_header_words`; the table in docs/hardening.md lists every field).
+// * Fatbin: a 16-byte header `u32 magic = 0xBA55ED50, u16 version (1), u16 header_size (16), u64
 //   payload_size`; the image is header_size + payload_size bytes (only the first container is
 //   considered). The payload is a run of entries, each with a header of at least 64 bytes:
-//   `u16 kind (1 = PTX, 2 = ELF/SASS, 8 = LTO-IR; others are walked over and not reported),
-//   u16 (0x0101), u32 header_size, u64 payload_size, u32 compressed_size, u32 offset of an
-//   (u32 offset, u32 length) options descriptor within the header or 0, u16 minor, u16 major,
-//   u32 sm (e.g. 90), u32 name_offset, u32 name_length, u64 flags, u64, u64 uncompressed_size`,
-//   followed by the payload. Flags: 0x2000 (older LZ-style) or 0x8000 (zstd) = compressed,
-//   0x100000 = arch-specific ('a'), 0x200000 = family-specific ('f'). Every entry header, its
-//   name and options ranges, and its payload are checked to lie inside the container; an
-//   uncompressed ELF entry is validated as a cubin in its own right.
-// * PTX: UTF-8 text (optionally NUL-terminated) with a line starting with the `.version X.Y`
+//   `u16 kind (1 = PTX, 2 = ELF/SASS, 8 = LTO-IR), u16 0x0101, u32 header_size, u64
+//   payload_size, u32 compressed_size, u32 offset of an (u32 offset, u32 length) options
+//   descriptor within the header or 0, u16 minor, u16 major, u32 sm (e.g. 90), u32 name_offset,
+//   u32 name_length, u64 flags, u64 (0, or a 32-bit value in LTO-IR entries), u64
+//   uncompressed_size`; the name (the source path, then a NUL), the descriptor and the options
+//   follow in the header, which is otherwise zero; then the payload. Flags: 0x1 64-bit, 0x2
+//   debug, 0x10 Linux, 0x2000 LZ4-compressed or 0x8000 zstd-compressed (see image/decompress.rs),
+//   0x1_0000 LTO-IR (scrambled payload), 0x10_0000 arch-specific ('a'), 0x20_0000
+//   family-specific ('f'), 0x100_0000 (newer cubins). Every word is checked against what
+//   toolkits write (`check_entry_header`, an allowlist); a compressed payload is decompressed
+//   and, like a plain one, an ELF entry must be a valid cubin for the entry's sm and a PTX entry
+//   ASCII text (`check_entry_body`).
+// * PTX: ASCII text (optionally NUL-terminated) with a line starting with the `.version X.Y`
 //   directive and a `.target sm_XY[a|f][, ...]` directive; reported as Ptx { sm: XY }.
 // * LTO-IR (NVVM IR as written by NVRTC `-dlto` and `nvcc -ltoir -dlto`, and inside fatbin kind-8
 //   entries): magic bytes ED 43 4E 7F (u32 0x7F4E43ED). The 24-byte header has at 12 a u16 offset
@@ -49,6 +55,8 @@
 use std::fmt;
 
 use crate::elf_check::Sections;
+
+mod decompress;
 
 /// What kind of image a byte slice holds.
 #[repr(u32)]
@@ -316,6 +324,10 @@ const EM_CUDA: u16 = 190;
 const ELF64_HEADER_LEN: u64 = 64;
 const ELF64_SHDR_LEN: u64 = 64;
 const ELF64_PHDR_LEN: u64 = 56;
+const ET_REL: u16 = 1;
+const ET_EXEC: u16 = 2;
+const PT_LOAD: u32 = 1;
+const PT_PHDR: u32 = 6;
 /// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
 pub(crate) const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
 /// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
@@ -327,8 +339,14 @@ const EF_CUDA_ACCELERATORS_V2: u32 = 0x8;
 const EF_CUDA_ACCELERATORS_V1: u32 = 0x800;
 
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+const FATBIN_VERSION: u16 = 1;
 const FATBIN_HEADER_LEN: u64 = 16;
 const FATBIN_ENTRY_HEADER_LEN: u64 = 64;
+/// Entry headers seen: 64 to 144 bytes (a -G build's source path makes them longer).
+const FATBIN_ENTRY_HEADER_MAX: u64 = 4096;
+const FATBIN_ENTRY_MAGIC: u16 = 0x0101;
+/// SM numbers are major*10+minor; 10 to 999 leaves room for architectures to come.
+const FATBIN_ARCH_LIMIT: u32 = 1000;
 const FATBIN_KIND_PTX: u16 = 1;
 const FATBIN_KIND_ELF: u16 = 2;
 const FATBIN_KIND_LTOIR: u16 = 8;
@@ -336,6 +354,21 @@ const FATBIN_FLAG_COMPRESSED_LZ: u64 = 0x2000;
 const FATBIN_FLAG_COMPRESSED_ZSTD: u64 = 0x8000;
 const FATBIN_FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
 const FATBIN_FLAG_FAMILY_SPECIFIC: u64 = 0x20_0000;
+const FATBIN_FLAG_64BIT: u64 = 0x1;
+/// Set on (and only on) LTO-IR entries, whose payload nvcc scrambles.
+const FATBIN_FLAG_LTO_OPAQUE: u64 = 0x1_0000;
+/// Every flag bit a toolkit is known to write: 0x1 64-bit, 0x2 debug (-G), 0x10 Linux host,
+/// the two compression methods, 0x1_0000 (LTO-IR entries), 'a' and 'f', and 0x100_0000 (sm_100+
+/// cubins, and sm_86+ ones in CUDA 12 libraries).
+const FATBIN_FLAGS_KNOWN: u64 = FATBIN_FLAG_64BIT
+    | 0x2
+    | 0x10
+    | FATBIN_FLAG_COMPRESSED_LZ
+    | FATBIN_FLAG_COMPRESSED_ZSTD
+    | FATBIN_FLAG_LTO_OPAQUE
+    | FATBIN_FLAG_ARCH_SPECIFIC
+    | FATBIN_FLAG_FAMILY_SPECIFIC
+    | 0x100_0000;
 
 const LTOIR_MAGIC: u32 = 0x7F4E_43ED;
 const LTOIR_HEADER_LEN: u64 = 24;
@@ -482,12 +515,8 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     let h = Rec::<64>::at(d, 0).ok_or_else(|| short(WHAT, ELF64_HEADER_LEN, d))?;
     let abi_version = h.u8::<8>();
     let flags = h.u32::<48>();
+    check_elf_header_words(h)?;
     let ehsize = u64::from(h.u16::<52>());
-    if ehsize < ELF64_HEADER_LEN {
-        return Err(ImageError::Malformed(format!(
-            "ELF header size e_ehsize is {ehsize}, less than the {ELF64_HEADER_LEN} bytes of an ELF64 header"
-        )));
-    }
     len = len.max(check_range(d, 0, ehsize, WHAT)?);
 
     // Program headers.
@@ -496,9 +525,9 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     let phnum = u64::from(h.u16::<56>());
     if phnum > 0 {
         const TABLE: &str = "the ELF program header table";
-        if u64::from(phentsize) < ELF64_PHDR_LEN {
+        if u64::from(phentsize) != ELF64_PHDR_LEN {
             return Err(ImageError::Malformed(format!(
-                "ELF program header entry size e_phentsize is {phentsize}, less than {ELF64_PHDR_LEN}"
+                "ELF program header entry size e_phentsize is {phentsize}, not {ELF64_PHDR_LEN}"
             )));
         }
         let size = phnum.checked_mul(u64::from(phentsize)).ok_or_else(|| overflow(TABLE))?;
@@ -511,6 +540,21 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         for p in table.chunks_exact(usize::from(phentsize)).filter_map(|p| Rec::<PHDR>::at(p, 0)) {
             let p_offset = p.u64::<8>();
             let p_filesz = p.u64::<32>();
+            // Every cubin's segments: PT_LOAD or PT_PHDR, permission flags only, at address 0,
+            // at least as large in memory as in the file, aligned to a power of two.
+            let (p_type, p_flags, p_memsz, p_align) = (p.u32::<0>(), p.u32::<4>(), p.u64::<40>(), p.u64::<48>());
+            let bad_segment = !matches!(p_type, PT_LOAD | PT_PHDR)
+                || p_flags & !7 != 0
+                || p.u64::<16>() != 0
+                || p.u64::<24>() != 0
+                || p_memsz < p_filesz
+                || p_align & p_align.wrapping_sub(1) != 0;
+            if bad_segment {
+                return Err(ImageError::Malformed(format!(
+                    "ELF segment of type {p_type:#x}, flags {p_flags:#x}, file size {p_filesz:#x}, memory size {p_memsz:#x}, alignment {p_align:#x} at address {:#x} is not one a cubin has",
+                    p.u64::<16>()
+                )));
+            }
             if p_filesz > 0 {
                 len = len.max(check_range(d, p_offset, p_filesz, "an ELF segment's contents")?);
             }
@@ -533,9 +577,9 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         }
     } else {
         const TABLE: &str = "the ELF section header table";
-        if shentsize < ELF64_SHDR_LEN {
+        if shentsize != ELF64_SHDR_LEN {
             return Err(ImageError::Malformed(format!(
-                "ELF section header entry size e_shentsize is {shentsize}, less than {ELF64_SHDR_LEN}"
+                "ELF section header entry size e_shentsize is {shentsize}, not {ELF64_SHDR_LEN}"
             )));
         }
         // Section 0 first: it carries the real count / string table index when they overflow
@@ -584,6 +628,41 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     Ok(CubinInfo { len: to_usize(len, WHAT)?, sm, variant })
 }
 
+/// The ELF header's words that no offset or size check covers, against what toolkits write
+/// (nvcc 13: OS ABI 0x41, ABI version 8, e_version 1; the cubins of NVIDIA's CUDA 12
+/// libraries: OS ABI 0x33, ABI version 7, e_version 129): the identification bytes, the type
+/// (executable, or relocatable for -rdc), no entry point, a 64-byte header.
+fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
+    let bad = |what: String| Err(ImageError::Malformed(format!("ELF header: {what}")));
+    let ident = h.bytes::<6, 10>();
+    if ident[0] != 1 {
+        return bad(format!("identification version is {}, not 1", ident[0]));
+    }
+    if !matches!(ident[1], 0x33 | 0x41) {
+        return bad(format!("OS ABI is {:#x}, not a CUDA one (0x33, 0x41)", ident[1]));
+    }
+    if !matches!(ident[2], 7 | 8) {
+        return bad(format!("ABI version is {}, not 7 or 8", ident[2]));
+    }
+    if ident[3..].iter().any(|&b| b != 0) {
+        return bad("identification padding (bytes 9..16) is not zero".into());
+    }
+    let (e_type, e_version, e_entry, e_ehsize) = (h.u16::<16>(), h.u32::<20>(), h.u64::<24>(), h.u16::<52>());
+    if !matches!(e_type, ET_REL | ET_EXEC) {
+        return bad(format!("type e_type is {e_type}, not executable (2) or relocatable (1)"));
+    }
+    if !matches!(e_version, 1 | 129) {
+        return bad(format!("version e_version is {e_version}, not 1 or 129"));
+    }
+    if e_entry != 0 {
+        return bad(format!("entry point e_entry is {e_entry:#x}, not 0"));
+    }
+    if u64::from(e_ehsize) != ELF64_HEADER_LEN {
+        return bad(format!("header size e_ehsize is {e_ehsize}, not {ELF64_HEADER_LEN}"));
+    }
+    Ok(())
+}
+
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
 pub(crate) fn compat_says_arch_specific(body: &[u8]) -> bool {
     // Records of u8 format, u8 attribute, u16 value; format 4 carries `value` bytes after it.
@@ -611,12 +690,15 @@ pub(crate) fn compat_says_arch_specific(body: &[u8]) -> bool {
 fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
     const WHAT: &str = "the fatbin header";
     check_range(d, 0, FATBIN_HEADER_LEN, WHAT)?;
+    let version = field_u16(d, 0, 4, WHAT)?;
     let header_size = u64::from(field_u16(d, 0, 6, WHAT)?);
     let payload_size = field_u64(d, 0, 8, WHAT)?;
-    if header_size < FATBIN_HEADER_LEN {
-        return Err(ImageError::Malformed(format!(
-            "fatbin header size is {header_size}, less than {FATBIN_HEADER_LEN}"
-        )));
+    // Every toolkit writes version 1 and a 16-byte header; nothing else is known to CUDA's loader.
+    if version != FATBIN_VERSION {
+        return Err(ImageError::Malformed(format!("fatbin version is {version}, not {FATBIN_VERSION}")));
+    }
+    if header_size != FATBIN_HEADER_LEN {
+        return Err(ImageError::Malformed(format!("fatbin header size is {header_size}, not {FATBIN_HEADER_LEN}")));
     }
     let total = header_size.checked_add(payload_size).ok_or_else(|| {
         ImageError::Malformed(format!("fatbin header size {header_size} + payload size {payload_size:#x} overflows"))
@@ -625,6 +707,8 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
 
     let mut codes = Vec::with_capacity(4); // one allocation for the usual few entries
     let mut compressed = false;
+    let mut scratch = Vec::new(); // decompressed entries, one at a time
+    let mut decompressed_total = 0u64;
     let mut off = header_size;
     let mut index = 0u64;
     while off < total {
@@ -640,119 +724,302 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                 "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
             )));
         }
+        let bad = |why: String| ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"));
         // At least 64 bytes remain in the container, which lies within `d`: the entry header is
         // there, and its fields are read without further checks.
         const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
         let h = Rec::<HEADER>::at(d, at).ok_or_else(|| short(ENTRY, off.saturating_add(FATBIN_ENTRY_HEADER_LEN), d))?;
-        let kind = h.u16::<0>();
-        let entry_header_size = u64::from(h.u32::<4>());
-        let entry_payload_size = h.u64::<8>();
-        let compressed_size = u64::from(h.u32::<16>());
-        let options_at = u64::from(h.u32::<20>());
-        let arch = h.u32::<28>();
-        let name_offset = u64::from(h.u32::<32>());
-        let name_len = u64::from(h.u32::<36>());
-        let flags = h.u64::<40>();
-
+        let e = EntryHeader::read(h);
+        let entry_header_size = e.header_size;
         if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
-            return Err(ImageError::Malformed(format!(
-                "fatbin entry {index} at offset {off}: header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}"
-            )));
+            return Err(bad(format!("header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}")));
         }
-        let entry_len = entry_header_size.checked_add(entry_payload_size).filter(|&n| n <= left).ok_or_else(|| {
-            ImageError::Malformed(format!(
-                "fatbin entry {index} at offset {off}: header {entry_header_size} + payload {entry_payload_size} bytes run past the end of the fatbin ({total} bytes)"
+        let entry_len = entry_header_size.checked_add(e.payload_size).filter(|&n| n <= left).ok_or_else(|| {
+            bad(format!(
+                "header {entry_header_size} + payload {} bytes run past the end of the fatbin ({total} bytes)",
+                e.payload_size
             ))
         })?;
-        if name_len != 0 && name_offset.checked_add(name_len).is_none_or(|e| e > entry_len) {
-            return Err(ImageError::Malformed(format!(
-                "fatbin entry {index} at offset {off}: its name ({name_len} bytes at {name_offset}) lies outside the entry"
-            )));
-        }
-        if options_at != 0 {
-            if options_at.checked_add(8).is_none_or(|e| e > entry_header_size) {
-                return Err(ImageError::Malformed(format!(
-                    "fatbin entry {index} at offset {off}: its options descriptor at {options_at} lies outside its {entry_header_size}-byte header"
-                )));
-            }
-            let desc = to_usize(options_at, ENTRY)?;
-            let opt_offset = u64::from(field_u32(d, at, desc, ENTRY)?);
-            let opt_len = u64::from(field_u32(d, at, desc.saturating_add(4), ENTRY)?);
-            if opt_len != 0 && opt_offset.checked_add(opt_len).is_none_or(|e| e > entry_header_size) {
-                return Err(ImageError::Malformed(format!(
-                    "fatbin entry {index} at offset {off}: its options ({opt_len} bytes at {opt_offset}) lie outside its {entry_header_size}-byte header"
-                )));
-            }
-        }
-        let entry_compressed = flags & (FATBIN_FLAG_COMPRESSED_LZ | FATBIN_FLAG_COMPRESSED_ZSTD) != 0;
-        if entry_compressed && compressed_size > entry_payload_size {
-            return Err(ImageError::Malformed(format!(
-                "fatbin entry {index} at offset {off}: compressed size {compressed_size} exceeds its payload of {entry_payload_size} bytes"
-            )));
-        }
-        compressed |= entry_compressed;
+        // The whole entry is within the container: its header and payload are slices of it.
+        let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
+        let payload = d.get(at + entry_header_size as usize..at + entry_len as usize).unwrap_or_default();
+        let code = check_entry_header(&e, header).map_err(bad)?;
 
-        let variant = match (flags & FATBIN_FLAG_ARCH_SPECIFIC != 0, flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0) {
-            (true, _) => ArchVariant::A,
-            (false, true) => ArchVariant::F,
-            (false, false) => ArchVariant::None,
+        let method = e.compression();
+        compressed |= method != Compression::None;
+        // The bytes CUDA will load: the payload, or what it decompresses to. An LTO-IR entry's
+        // payload is opaque (nvcc scrambles it: flag 0x1_0000, not a zstd frame even when the
+        // zstd flag is set) and CUDA's loader cannot run LTO-IR, so only its sizes are checked.
+        let body: &[u8] = match method {
+            _ if code_is_lto(code) => {
+                let padding = payload.get(e.compressed_size as usize..).unwrap_or_default();
+                if method != Compression::None && padding.iter().any(|&b| b != 0) {
+                    return Err(bad("the padding after its compressed payload is not zero".into()));
+                }
+                &[]
+            }
+            Compression::None => payload,
+            _ => {
+                decompressed_total = decompressed_total.saturating_add(e.uncompressed_size);
+                if decompressed_total > decompress::MAX_DECOMPRESSED {
+                    return Err(bad(format!(
+                        "its entries decompress to more than the {}-byte cap",
+                        decompress::MAX_DECOMPRESSED
+                    )));
+                }
+                let (stream, padding) = payload.split_at(e.compressed_size as usize);
+                if padding.iter().any(|&b| b != 0) {
+                    return Err(bad("the padding after its compressed payload is not zero".into()));
+                }
+                let size = e.uncompressed_size as usize;
+                let r = match method {
+                    Compression::Lz4 => decompress::lz4_block(stream, size, &mut scratch),
+                    _ => decompress::zstd_frame(stream, size, &mut scratch),
+                };
+                r.map_err(|why| bad(format!("({code}) its compressed payload is refused: {why}")))?;
+                &scratch
+            }
         };
-        let code = match kind {
-            FATBIN_KIND_PTX => Some(ArchCode::Ptx { sm: arch, variant }),
-            FATBIN_KIND_ELF => Some(ArchCode::Sass { sm: arch, variant }),
-            FATBIN_KIND_LTOIR => Some(ArchCode::LtoIr { sm: arch, variant }),
-            _ => None, // unknown kinds are walked over, not reported
-        };
-        if let Some(code) = code {
-            if arch < 10 {
-                return Err(ImageError::Malformed(format!(
-                    "fatbin entry {index} at offset {off}: architecture {arch} is not an SM number"
-                )));
-            }
-            // The entry's bytes, for the kinds whose payload is checked.
-            let payload = || -> Result<&[u8], ImageError> {
-                let start = to_usize(off.checked_add(entry_header_size).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
-                let end = to_usize(off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?, ENTRY)?;
-                Ok(d.get(start..end).unwrap_or(&[]))
-            };
-            if kind == FATBIN_KIND_ELF && !entry_compressed {
-                let payload = payload()?;
-                if !payload.starts_with(&ELF_MAGIC) {
-                    return Err(ImageError::Malformed(format!(
-                        "fatbin entry {index} ({code}) at offset {off}: its payload is not an ELF cubin"
-                    )));
-                }
-                if let Err(e) = inspect_cubin(payload) {
-                    return Err(ImageError::Malformed(format!(
-                        "fatbin entry {index} ({code}) at offset {off} holds a bad cubin: {e}"
-                    )));
-                }
-            }
-            if kind == FATBIN_KIND_PTX && !entry_compressed {
-                // PTX is text for the driver's JIT compiler: anything else is corruption.
-                let payload = payload()?;
-                let text_end = payload.iter().position(|&b| b == 0).unwrap_or(payload.len());
-                let (text, tail) = payload.split_at(text_end);
-                if let Some(bad) =
-                    text.iter().position(|&b| !(b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b)))
-                {
-                    return Err(ImageError::Malformed(format!(
-                        "fatbin entry {index} ({code}) at offset {off}: its PTX has a non-text byte {:#04x} at {bad}",
-                        text[bad]
-                    )));
-                }
-                if tail.iter().any(|&b| b != 0) {
-                    return Err(ImageError::Malformed(format!(
-                        "fatbin entry {index} ({code}) at offset {off}: bytes follow the PTX text's terminating NUL"
-                    )));
-                }
-            }
-            codes.push(code);
+        if !code_is_lto(code) {
+            check_entry_body(code, body).map_err(|why| bad(format!("({code}) {why}")))?;
         }
+        codes.push(code);
         off = off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?;
         index = index.saturating_add(1);
     }
     Ok(ImageInfo { kind: CodeKind::Fatbin, len: to_usize(total, WHAT)?, codes, compressed, ptx_isa: None })
+}
+
+/// A fatbin entry header's fixed 64 bytes, word by word (see the format notes at the top).
+struct EntryHeader {
+    kind: u16,
+    /// Bytes 2..4: 0x0101 in every toolkit's output.
+    magic: u16,
+    header_size: u64,
+    payload_size: u64,
+    compressed_size: u64,
+    /// Offset, in the header, of the (offset, length) descriptor of the options string; 0: none.
+    options_at: u64,
+    arch: u32,
+    name_offset: u64,
+    name_len: u64,
+    flags: u64,
+    /// Bytes 0x30..0x38: 0, except in LTO-IR entries (a 32-bit value that is not an offset).
+    word_30: u64,
+    uncompressed_size: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    None,
+    Lz4,
+    Zstd,
+}
+
+impl EntryHeader {
+    fn read(h: Rec<'_, { FATBIN_ENTRY_HEADER_LEN as usize }>) -> Self {
+        EntryHeader {
+            kind: h.u16::<0>(),
+            magic: h.u16::<2>(),
+            header_size: u64::from(h.u32::<4>()),
+            payload_size: h.u64::<8>(),
+            compressed_size: u64::from(h.u32::<16>()),
+            options_at: u64::from(h.u32::<20>()),
+            arch: h.u32::<28>(),
+            name_offset: u64::from(h.u32::<32>()),
+            name_len: u64::from(h.u32::<36>()),
+            flags: h.u64::<40>(),
+            word_30: h.u64::<48>(),
+            uncompressed_size: h.u64::<56>(),
+        }
+    }
+    fn compression(&self) -> Compression {
+        if self.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 {
+            Compression::Lz4
+        } else if self.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0 {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// Every word of an entry header against what real toolkits write (an allowlist: nvcc 13.0 in
+/// every mode, and the fatbins of NVIDIA's CUDA 12 libraries); returns the code it holds.
+/// `header` is the whole entry header (`header_size` bytes, within the image).
+fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String> {
+    let hs = e.header_size;
+    if e.magic != FATBIN_ENTRY_MAGIC {
+        return Err(format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
+    }
+    if hs % 8 != 0 || hs > FATBIN_ENTRY_HEADER_MAX {
+        return Err(format!("header size {hs} is not a multiple of 8 up to {FATBIN_ENTRY_HEADER_MAX}"));
+    }
+    let unknown = e.flags & !FATBIN_FLAGS_KNOWN;
+    if unknown != 0 {
+        return Err(format!("its flags {:#x} have bits no toolkit writes ({unknown:#x})", e.flags));
+    }
+    if e.flags & FATBIN_FLAG_64BIT == 0 {
+        return Err(format!("its flags {:#x} do not mark 64-bit code", e.flags));
+    }
+    if e.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 && e.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0 {
+        return Err(format!("its flags {:#x} name two compression methods", e.flags));
+    }
+    let variant = match (e.flags & FATBIN_FLAG_ARCH_SPECIFIC != 0, e.flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0) {
+        (true, true) => return Err(format!("its flags {:#x} say both arch- and family-specific", e.flags)),
+        (true, false) => ArchVariant::A,
+        (false, true) => ArchVariant::F,
+        (false, false) => ArchVariant::None,
+    };
+    if !(10..FATBIN_ARCH_LIMIT).contains(&e.arch) {
+        return Err(format!("architecture {} is not an SM number", e.arch));
+    }
+    let code = match e.kind {
+        FATBIN_KIND_PTX => ArchCode::Ptx { sm: e.arch, variant },
+        FATBIN_KIND_ELF => ArchCode::Sass { sm: e.arch, variant },
+        FATBIN_KIND_LTOIR => ArchCode::LtoIr { sm: e.arch, variant },
+        other => return Err(format!("kind {other:#x} is not PTX (1), ELF (2) or LTO-IR (8)")),
+    };
+    if (e.kind == FATBIN_KIND_LTOIR) != (e.flags & FATBIN_FLAG_LTO_OPAQUE != 0) {
+        return Err(format!("its flags {:#x} and its kind {} disagree on flag 0x10000 (LTO-IR only)", e.flags, e.kind));
+    }
+    if e.kind != FATBIN_KIND_LTOIR && e.word_30 != 0 {
+        return Err(format!("header word 0x30 is {:#x}, not 0", e.word_30));
+    }
+    if e.kind == FATBIN_KIND_LTOIR && e.word_30 > u64::from(u32::MAX) {
+        return Err(format!("header word 0x30 is {:#x}, wider than 32 bits", e.word_30));
+    }
+    // Sizes: a compressed entry's stream fills its payload but for under 8 bytes of padding and
+    // decompresses to a size within the cap; a plain one records neither size.
+    if e.compression() == Compression::None {
+        if e.compressed_size != 0 || e.uncompressed_size != 0 {
+            return Err(format!(
+                "it is not compressed but records compressed size {} and uncompressed size {}",
+                e.compressed_size, e.uncompressed_size
+            ));
+        }
+    } else {
+        if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
+            return Err(format!(
+                "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
+                e.compressed_size, e.payload_size
+            ));
+        }
+        if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_DECOMPRESSED {
+            return Err(format!(
+                "uncompressed size {} is not between 1 and {}",
+                e.uncompressed_size,
+                decompress::MAX_DECOMPRESSED
+            ));
+        }
+    }
+    // What lies in the header after the fixed 64 bytes: the name (then a NUL), the options
+    // descriptor, the options; every other byte there is zero. Nothing may point into the
+    // fixed part or past the header (CUDA reads the name and options from the header).
+    let mut used = [(0u64, 0u64); 3];
+    if e.name_len == 0 {
+        if e.name_offset != 0 {
+            return Err(format!("its name is empty but its name offset is {:#x}, not 0", e.name_offset));
+        }
+    } else {
+        let end = e.name_offset.checked_add(e.name_len).filter(|&end| e.name_offset >= 64 && end < hs);
+        let Some(end) = end else {
+            return Err(format!(
+                "its name ({} bytes at {:#x}, then a NUL) does not lie in its header after the fixed 64 bytes ({hs} bytes)",
+                e.name_len, e.name_offset
+            ));
+        };
+        let name = header.get(e.name_offset as usize..end as usize).unwrap_or_default();
+        // The source file's path, as bytes (nvcc writes a UTF-8 path as it is), then a NUL.
+        if header.get(end as usize) != Some(&0) || name.contains(&0) {
+            return Err("its name is not a string of its declared length followed by a NUL".into());
+        }
+        used[0] = (e.name_offset, end + 1);
+    }
+    if e.options_at != 0 {
+        let at = e.options_at;
+        if at < 64 || at % 4 != 0 || at.checked_add(8).is_none_or(|end| end > hs) {
+            return Err(format!(
+                "its options descriptor at {at:#x} does not lie in its header after the fixed 64 bytes ({hs} bytes)"
+            ));
+        }
+        let word =
+            |o: u64| header.get(o as usize..o as usize + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        let (opt_offset, opt_len) = (u64::from(word(at)), u64::from(word(at + 4)));
+        used[1] = (at, at + 8);
+        if opt_len != 0 {
+            let end = opt_offset.checked_add(opt_len).filter(|&end| opt_offset >= 64 && end <= hs);
+            let Some(end) = end else {
+                return Err(format!(
+                    "its options ({opt_len} bytes at {opt_offset:#x}) do not lie in its header after the fixed 64 bytes ({hs} bytes)"
+                ));
+            };
+            if e.kind == FATBIN_KIND_PTX {
+                // Handed to the JIT compiler as a C string: text, and a NUL before the header ends.
+                let text = header.get(opt_offset as usize..).unwrap_or_default();
+                let nul = text.iter().position(|&b| b == 0);
+                if nul.is_none_or(|n| !is_ptx_text(&text[..n])) {
+                    return Err("its JIT options are not ASCII text ending in a NUL within its header".into());
+                }
+            }
+            used[2] = (opt_offset, end);
+        } else if opt_offset != 0 && (opt_offset < 64 || opt_offset > hs) {
+            return Err(format!("its empty options lie at {opt_offset:#x}, outside its header"));
+        }
+    }
+    let stray = header.iter().enumerate().skip(64).find(|&(i, &b)| {
+        let i = i as u64;
+        b != 0 && !used.iter().any(|&(lo, hi)| (lo..hi).contains(&i))
+    });
+    if let Some((i, b)) = stray {
+        return Err(format!("header byte {i:#x} is {b:#04x}, outside its name and options (must be 0)"));
+    }
+    Ok(code)
+}
+
+fn code_is_lto(code: ArchCode) -> bool {
+    matches!(code, ArchCode::LtoIr { .. })
+}
+
+/// The entry's contents (decompressed if it was): a cubin must be one that passes as a cubin of
+/// its own, for the entry's architecture; PTX must be ASCII text (then NULs only); LTO-IR must
+/// start as LTO-IR does.
+fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
+    match code {
+        ArchCode::Sass { sm, .. } => {
+            if !body.starts_with(&ELF_MAGIC) {
+                return Err("its payload is not an ELF cubin".into());
+            }
+            let cubin = inspect_cubin(body).map_err(|e| format!("holds a bad cubin: {e}"))?;
+            if cubin.sm != sm {
+                return Err(format!("holds a cubin for sm_{}, not for the entry's sm_{sm}", cubin.sm));
+            }
+            Ok(())
+        }
+        ArchCode::Ptx { .. } => {
+            // PTX is text for the driver's JIT compiler: anything else is corruption.
+            let text_end = body.iter().position(|&b| b == 0).unwrap_or(body.len());
+            let (text, tail) = body.split_at(text_end);
+            if let Some(bad) = text.iter().position(|&b| !is_ptx_byte(b)) {
+                return Err(format!("its PTX has a non-text byte {:#04x} at {bad}", text[bad]));
+            }
+            if tail.iter().any(|&b| b != 0) {
+                return Err("bytes follow the PTX text's terminating NUL".into());
+            }
+            Ok(())
+        }
+        ArchCode::LtoIr { .. } => Ok(()), // opaque (see inspect_fatbin)
+    }
+}
+
+/// The bytes PTX may hold, in a fatbin or on its own: ptxas reads ASCII (tab, line ends and
+/// the printable characters).
+fn is_ptx_byte(b: u8) -> bool {
+    b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b)
+}
+
+fn is_ptx_text(text: &[u8]) -> bool {
+    text.iter().all(|&b| is_ptx_byte(b))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -846,6 +1113,13 @@ fn inspect_text(d: &[u8]) -> Result<ImageInfo, ImageError> {
         return Err(ImageError::Unrecognised);
     }
     if let Some(version) = find_directive(text, ".version") {
+        // The same rule as PTX in a fatbin: ptxas reads ASCII.
+        if let Some(bad) = body.iter().position(|&b| !is_ptx_byte(b)) {
+            return Err(ImageError::Malformed(format!(
+                "PTX text has a byte {:#04x} at {bad} that is not ASCII text (tab, line ends, printable)",
+                body[bad]
+            )));
+        }
         let (code, isa) = parse_ptx(text, version)?;
         return Ok(ImageInfo { kind: CodeKind::Ptx, len, codes: vec![code], compressed: false, ptx_isa: isa });
     }
@@ -1146,8 +1420,12 @@ mod tests {
             fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin),
             fatbin_entry(FATBIN_KIND_ELF, 90, 0x11 | FATBIN_FLAG_ARCH_SPECIFIC, &cubin),
             fatbin_entry(FATBIN_KIND_PTX, 90, 0x11, PTX80.as_bytes()),
-            fatbin_entry(FATBIN_KIND_LTOIR, 100, 0x11 | FATBIN_FLAG_FAMILY_SPECIFIC, &[0u8; 40]),
-            fatbin_entry(77, 90, 0x11, b"unknown kind"),
+            fatbin_entry(
+                FATBIN_KIND_LTOIR,
+                100,
+                0x11 | FATBIN_FLAG_LTO_OPAQUE | FATBIN_FLAG_FAMILY_SPECIFIC,
+                &[7u8; 40],
+            ),
         ]);
         let i = check_invariants(&f).unwrap();
         assert_eq!(i.kind, CodeKind::Fatbin);
@@ -1167,30 +1445,196 @@ mod tests {
         longer.extend_from_slice(&[0xAB; 33]);
         assert_eq!(inspect(&longer).unwrap().len, f.len());
 
+        let refused = |d: &[u8], why: &str| match inspect(d) {
+            Err(ImageError::Malformed(m)) => assert!(m.contains(why), "refused for {m}, expected {why}"),
+            other => panic!("expected a refusal for {why}, got {other:?}"),
+        };
         // An entry that claims more than the container holds.
         let mut bad = f.clone();
         put_u64(&mut bad, 16 + 8, 1 << 40);
-        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+        refused(&bad, "run past the end");
         // An entry header that is too small.
         let mut bad = f.clone();
         put_u32(&mut bad, 16 + 4, 8);
-        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+        refused(&bad, "less than 64");
         // A broken cubin inside an uncompressed ELF entry.
         let mut bad = f.clone();
         put_u16(&mut bad, 16 + 64 + 18, 62);
-        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
-        // Compressed flag: the payload is not checked as a cubin, compressed size is.
-        let mut comp = fatbin(&[fatbin_entry(FATBIN_KIND_ELF, 90, 0x8011, &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4])]);
-        put_u32(&mut comp, 16 + 16, 8);
-        let i = check_invariants(&comp).unwrap();
-        assert!(i.compressed);
-        put_u32(&mut comp, 16 + 16, 9);
-        assert!(matches!(inspect(&comp), Err(ImageError::Malformed(_))));
-        // A name that points outside the entry.
-        let mut bad = f;
-        put_u32(&mut bad, 16 + 32, 60);
-        put_u32(&mut bad, 16 + 36, u32::MAX);
-        assert!(matches!(inspect(&bad), Err(ImageError::Malformed(_))));
+        refused(&bad, "bad cubin");
+        // A cubin for another architecture than its entry's.
+        refused(&fatbin(&[fatbin_entry(FATBIN_KIND_ELF, 80, 0x11, &cubin)]), "not for the entry's sm_80");
+        // A kind no toolkit writes.
+        refused(&fatbin(&[fatbin_entry(77, 90, 0x11, b"unknown kind")]), "kind 0x4d");
+        // The LTO flag on a cubin, and an LTO-IR entry without it.
+        refused(&fatbin(&[fatbin_entry(FATBIN_KIND_ELF, 90, 0x10011, &cubin)]), "disagree");
+        refused(&fatbin(&[fatbin_entry(FATBIN_KIND_LTOIR, 90, 0x11, &[7; 8])]), "disagree");
+        // A fatbin header of another version or size.
+        let mut bad = f.clone();
+        put_u16(&mut bad, 4, 2);
+        refused(&bad, "version");
+        let mut bad = f.clone();
+        put_u16(&mut bad, 6, 24);
+        refused(&bad, "header size is 24");
+    }
+
+    /// The ELF header's words, against what toolkits write.
+    #[test]
+    fn elf_header_words() {
+        let good = synthetic_cubin(8, 0x0600_5a04);
+        check_invariants(&good).unwrap();
+        // CUDA 12 libraries' cubins: OS ABI 0x33, ABI version 7, e_version 129.
+        let mut old = synthetic_cubin(7, 0x005a_005a);
+        old[7] = 0x33;
+        put_u32(&mut old, 20, 129);
+        check_invariants(&old).unwrap();
+        for (at, v, why) in [
+            (6usize, vec![2u8], "identification version"),
+            (7, vec![0], "OS ABI"),
+            (8, vec![9], "ABI version"),
+            (12, vec![1], "padding"),
+            (16, vec![3, 0], "e_type"),
+            (20, vec![2, 0, 0, 0], "e_version"),
+            (24, vec![0x10], "e_entry"),
+            (52, vec![72, 0], "e_ehsize"),
+            (58, vec![72, 0], "e_shentsize"),
+        ] {
+            let mut bad = good.clone();
+            bad[at..at + v.len()].copy_from_slice(&v);
+            match inspect(&bad) {
+                Err(ImageError::Malformed(m)) => assert!(m.contains(why), "byte {at}: {m}"),
+                other => panic!("byte {at}: expected a refusal for {why}, got {other:?}"),
+            }
+        }
+    }
+
+    /// Every word of the entry header, against the allowlist.
+    #[test]
+    fn entry_header_words() {
+        let cubin = synthetic_cubin(8, 0x0600_5a04);
+        let f = fatbin(&[fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin)]);
+        let refused = |at: usize, v: &[u8], why: &str| {
+            let mut bad = f.clone();
+            bad[16 + at..16 + at + v.len()].copy_from_slice(v);
+            match inspect(&bad) {
+                Err(ImageError::Malformed(m)) => {
+                    assert!(m.contains(why), "word {at:#x}: refused for {m}, expected {why}")
+                }
+                other => panic!("word {at:#x} = {v:?}: expected a refusal for {why}, got {other:?}"),
+            }
+        };
+        refused(2, &[1, 2], "header word 2");
+        // A longer header takes the cubin's first bytes as its extension.
+        let mut bad = f.clone();
+        put_u32(&mut bad, 16 + 4, 72);
+        put_u64(&mut bad, 16 + 8, cubin.len().next_multiple_of(8) as u64 - 8);
+        assert!(inspect(&bad).unwrap_err().to_string().contains("header byte 0x40"));
+        let mut bad = f.clone();
+        put_u32(&mut bad, 16 + 4, 68);
+        put_u64(&mut bad, 16 + 8, cubin.len().next_multiple_of(8) as u64 - 4);
+        assert!(inspect(&bad).unwrap_err().to_string().contains("multiple of 8"));
+        refused(16, &8u32.to_le_bytes(), "not compressed but records");
+        refused(20, &8u32.to_le_bytes(), "options descriptor");
+        refused(28, &9u32.to_le_bytes(), "not an SM number");
+        refused(28, &1000u32.to_le_bytes(), "not an SM number");
+        // The name offset corrupted high with no name (it crashed CUDA's loader), and names that
+        // do not lie in the header.
+        refused(32, &0x8000_0000u32.to_le_bytes(), "name offset");
+        refused(32, &0x10u32.to_le_bytes(), "name offset");
+        refused(36, &4u32.to_le_bytes(), "its name");
+        refused(40, &0x4011u64.to_le_bytes(), "bits no toolkit writes");
+        refused(40, &0x10u64.to_le_bytes(), "64-bit");
+        refused(40, &0xa011u64.to_le_bytes(), "two compression methods");
+        refused(40, &0x30_0011u64.to_le_bytes(), "both arch- and family-specific");
+        refused(48, &1u64.to_le_bytes(), "word 0x30");
+        refused(56, &1u64.to_le_bytes(), "not compressed but records");
+
+        // A header extended with a name (then a NUL) and an options descriptor is accepted;
+        // a stray byte in the extension, or a name without its NUL, is not.
+        let mut e = fatbin_entry(FATBIN_KIND_PTX, 80, 0x11, PTX80.as_bytes());
+        let payload = e.split_off(64);
+        put_u32(&mut e, 4, 96);
+        put_u32(&mut e, 20, 72); // descriptor at 72: options at 80, 5 bytes
+        put_u32(&mut e, 32, 64);
+        put_u32(&mut e, 36, 4);
+        e.resize(96, 0);
+        e[64..68].copy_from_slice(b"k.cu");
+        put_u32(&mut e, 72, 80);
+        put_u32(&mut e, 76, 5);
+        e[80..85].copy_from_slice(b" -g  ");
+        let good = fatbin(&[[e.clone(), payload.clone()].concat()]);
+        check_invariants(&good).unwrap();
+        for (at, v, why) in [
+            (90usize, 1u8, "header byte 0x5a"),
+            (67, 0, "name is not a string"),
+            (68, b'x', "name is not a string"),
+            (82, 0xff, "JIT options"),
+        ] {
+            let mut bad = e.clone();
+            bad[at] = v;
+            match inspect(&fatbin(&[[bad, payload.clone()].concat()])) {
+                Err(ImageError::Malformed(m)) => assert!(m.contains(why), "byte {at}: {m}"),
+                other => panic!("byte {at}: expected {why}, got {other:?}"),
+            }
+        }
+    }
+
+    /// Compressed entries are checked after decompression, exactly as plain ones.
+    #[test]
+    fn compressed_entries_are_checked() {
+        use crate::fuzzing::Packing;
+        let cubin = synthetic_cubin(8, 0x0600_5a04);
+        let mut broken = cubin.clone();
+        put_u64(&mut broken, 80 + 64 + 32, 10_000); // a section past the end
+        assert!(inspect(&broken).is_err());
+        let mut bad_ptx = PTX80.as_bytes().to_vec();
+        bad_ptx[3] = 0x80;
+        for packing in [Packing::Lz4, Packing::Zstd] {
+            let wrap = |kind, data: &[u8]| {
+                crate::fuzzing::fatbin(&[crate::fuzzing::fatbin_entry(kind, 90, 0x11, data, packing)])
+            };
+            let i = check_invariants(&wrap(FATBIN_KIND_ELF, &cubin)).unwrap();
+            assert!(i.compressed);
+            assert_eq!(i.codes, vec![ArchCode::sass(90)]);
+            check_invariants(&wrap(FATBIN_KIND_PTX, PTX80.as_bytes())).unwrap();
+            let e = inspect(&wrap(FATBIN_KIND_ELF, &broken)).unwrap_err().to_string();
+            assert!(e.contains("bad cubin"), "{packing:?}: {e}");
+            let e = inspect(&wrap(FATBIN_KIND_PTX, &bad_ptx)).unwrap_err().to_string();
+            assert!(e.contains("non-text byte"), "{packing:?}: {e}");
+
+            let good = wrap(FATBIN_KIND_ELF, &cubin);
+            let refused = |d: &[u8], why: &str| {
+                let e = inspect(d).unwrap_err().to_string();
+                assert!(e.contains(why), "{packing:?}: refused for {e}, expected {why}");
+            };
+            // Declared sizes that disagree with the stream, either way.
+            let mut bad = good.clone();
+            put_u64(&mut bad, 16 + 56, cubin.len() as u64 + 1);
+            refused(&bad, "declare");
+            let mut bad = good.clone();
+            put_u64(&mut bad, 16 + 56, cubin.len() as u64 - 1);
+            refused(&bad, "declare");
+            // A compressed size that leaves 8 bytes of the payload unused, or runs past it.
+            let cs = u32::from_le_bytes(good[16 + 16..16 + 20].try_into().unwrap());
+            let mut bad = good.clone();
+            put_u32(&mut bad, 16 + 16, cs - 8);
+            refused(&bad, "does not fill its payload");
+            let mut bad = good.clone();
+            put_u32(&mut bad, 16 + 16, cs + 8);
+            refused(&bad, "does not fill its payload");
+            // One byte fewer of the stream: cut short, and a padding byte that is not zero.
+            let mut bad = good.clone();
+            put_u32(&mut bad, 16 + 16, cs - 1);
+            assert!(inspect(&bad).is_err());
+            if cs % 8 != 0 {
+                let mut bad = good.clone();
+                bad[16 + 64 + cs as usize] = 1;
+                refused(&bad, "padding");
+            }
+            // Declared too large for the cap.
+            let mut bad = good.clone();
+            put_u64(&mut bad, 16 + 56, (1 << 30) + 1);
+            refused(&bad, "uncompressed size");
+        }
     }
 
     #[test]

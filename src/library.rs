@@ -61,6 +61,62 @@ fn cuda_for_ptx_isa(major: u32, minor: u32) -> Option<i32> {
     })
 }
 
+/// The largest file [`Library::load_file`] reads (1 GiB; not configurable). Real images are
+/// kilobytes to a few hundred megabytes; the cap keeps a mistaken path from filling memory.
+pub const MAX_IMAGE_FILE: u64 = 1 << 30;
+
+/// The bytes of the image file at `path`: opened without blocking (O_NONBLOCK: opening a FIFO
+/// with no writer would wait for one), checked with fstat on the open descriptor to be a
+/// regular file within [`MAX_IMAGE_FILE`], and read to its end, which must not pass the cap
+/// (the file may grow while it is read).
+pub(crate) fn read_image_file(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let io = |what: &str, e: std::io::Error| Error::new(Status::Io, format!("{what} {}: {e}", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| io("opening", e))?;
+    let meta = file.metadata().map_err(|e| io("checking", e))?;
+    let ty = meta.file_type();
+    let not_regular = if ty.is_dir() {
+        Some("a directory")
+    } else if ty.is_fifo() {
+        Some("a FIFO")
+    } else if ty.is_char_device() || ty.is_block_device() {
+        Some("a device")
+    } else if ty.is_socket() {
+        Some("a socket")
+    } else if !ty.is_file() {
+        Some("not a regular file")
+    } else {
+        None
+    };
+    if let Some(what) = not_regular {
+        return Err(Error::new(
+            Status::InvalidArgument,
+            format!("{} is {what}: an image file must be a regular file", path.display()),
+        ));
+    }
+    let too_big = |n: u64| {
+        Error::new(
+            Status::InvalidArgument,
+            format!("{} is {n} bytes or more, over the {MAX_IMAGE_FILE}-byte limit for an image file", path.display()),
+        )
+    };
+    if meta.len() > MAX_IMAGE_FILE {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(meta.len() as usize).map_err(|_| too_big(meta.len()))?;
+    file.take(MAX_IMAGE_FILE + 1).read_to_end(&mut bytes).map_err(|e| io("reading", e))?;
+    if bytes.len() as u64 > MAX_IMAGE_FILE {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 /// `.version X.Y` of a PTX text (as `image::inspect` reads it); None for anything else.
 pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u32, u32)> {
     image::inspect(ptx).ok()?.ptx_isa
@@ -233,9 +289,11 @@ impl Library {
 
     /// Load a file. The bytes are read and validated by cudyn and handed to CUDA from memory,
     /// so what CUDA loads is exactly what was checked (no window for the file to change).
+    /// Only a regular file of at most [`MAX_IMAGE_FILE`] bytes is read: a directory, FIFO,
+    /// socket or device (`/dev/zero` never ends, a FIFO can block forever) gets
+    /// `InvalidArgument` at once, without blocking; a file that cannot be opened or read, `Io`.
     pub fn load_file(path: &Path, api: Api) -> Result<Library> {
-        let bytes =
-            std::fs::read(path).map_err(|e| Error::new(Status::Io, format!("reading {}: {e}", path.display())))?;
+        let bytes = read_image_file(path)?;
         Library::load_data(&bytes, api).map_err(|e| e.context(path.display()))
     }
 
@@ -527,8 +585,13 @@ mod tests {
         assert_eq!(ptx_isa_version(b".target sm_90\n"), None);
         let mut long = b".version 8.7\n.target sm_90\n//".to_vec();
         long.resize(4095, b'x');
-        long.extend_from_slice("\u{e9}tail".as_bytes()); // a 2-byte character across byte 4096
+        long.extend_from_slice(b"tail");
         assert_eq!(ptx_isa_version(&long), Some((8, 7)));
+        // PTX is ASCII (ptxas reads ASCII; nvcc writes a non-ASCII path as octal escapes), so
+        // a 2-byte character, here across byte 4096, makes it no PTX at all.
+        long.truncate(4095);
+        long.extend_from_slice("\u{e9}tail".as_bytes());
+        assert_eq!(ptx_isa_version(&long), None);
         // A trailing comment is read the way the image check reads it.
         assert_eq!(ptx_isa_version(b".version 9.0 // ISA\n.target sm_90\n"), Some((9, 0)));
     }

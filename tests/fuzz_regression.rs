@@ -65,6 +65,8 @@ fn replay(target: &str) {
             failures.push(format!("{name}: the check panicked"));
         } else if name.starts_with("ok-") && !accepted(target, &data) {
             failures.push(format!("{name}: refused, but ok-* inputs must be accepted"));
+        } else if name.starts_with("bad-") && accepted(target, &data) {
+            failures.push(format!("{name}: accepted, but bad-* inputs must be refused"));
         }
     }
     assert!(

@@ -51,7 +51,8 @@ pub enum cudyn_load_option_id {
 /// image's own headers before CUDA sees it, and a fatbin/cubin with nothing the current GPU
 /// can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE naming both. On success `*library`
 /// is a handle the caller owns: pass it to cudyn_library_unload with the same `api`. The image
-/// may be freed once this returns.
+/// may be freed once this returns, but must not change while the call runs: cudyn checks the
+/// bytes, then CUDA reads them again, so bytes changed in between reach CUDA unchecked.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_library_load_data(
     image: *const c_void,
@@ -147,7 +148,10 @@ pub unsafe extern "C" fn cudyn_library_load_file_ex(
 }
 
 /// Load a cubin, fatbin or PTX file through `api`. cudyn reads and checks the file and hands
-/// CUDA exactly the bytes it checked. Ownership as for cudyn_library_load_data.
+/// CUDA exactly the bytes it checked. Only a regular file of at most 1 GiB is read; a
+/// directory, FIFO, device or socket gets CUDYN_ERROR_INVALID_ARGUMENT at once (never a
+/// blocking open or an endless read), a file that cannot be opened or read CUDYN_ERROR_IO.
+/// Ownership as for cudyn_library_load_data.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_library_load_file(
     path: *const c_char,
