@@ -282,8 +282,7 @@ impl Library {
     /// `load_file` with load options and the JIT log, as `load_data_with`.
     pub fn load_file_with(path: &Path, api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
         load_options::check(options, api)?;
-        let bytes =
-            std::fs::read(path).map_err(|e| Error::new(Status::Io, format!("reading {}: {e}", path.display())))?;
+        let bytes = read_image_file(path)?;
         Library::load_data_with(&bytes, api, options, log).map_err(|e| e.context(path.display()))
     }
 
@@ -293,8 +292,7 @@ impl Library {
     /// socket or device (`/dev/zero` never ends, a FIFO can block forever) gets
     /// `InvalidArgument` at once, without blocking; a file that cannot be opened or read, `Io`.
     pub fn load_file(path: &Path, api: Api) -> Result<Library> {
-        let bytes = read_image_file(path)?;
-        Library::load_data(&bytes, api).map_err(|e| e.context(path.display()))
+        Library::load_file_with(path, api, &[], None)
     }
 
     /// Take ownership of a raw handle loaded through `api` (e.g. one handed back by the C API).
