@@ -34,7 +34,8 @@ pub struct CompileOptions {
 pub struct Compiled {
     pub code: Vec<u8>,
     pub kind: CodeKind,
-    /// NVRTC's log (empty on a clean compile; a note when served from the cache).
+    /// NVRTC's log (empty on a clean compile; on a cache hit, the log of the compile that
+    /// made the entry, warnings included).
     pub log: String,
     /// (name expression, lowered name), in the order asked.
     pub lowered: Vec<(String, String)>,
@@ -58,8 +59,14 @@ impl From<Error> for CompileFailure {
 
 /// The process-wide cache, from the environment, opened on first use (None when disabled).
 pub fn global_cache() -> Option<&'static Cache> {
-    static C: OnceLock<Option<Cache>> = OnceLock::new();
-    C.get_or_init(|| Cache::from_env().ok()).as_ref()
+    cache_status().ok()
+}
+
+/// The process-wide cache, or why there is none (turned off, a bad setting, an unusable
+/// folder): the reason is kept for `cudyn_cache_status`, never thrown away.
+pub fn cache_status() -> std::result::Result<&'static Cache, &'static Error> {
+    static C: OnceLock<std::result::Result<Cache, Error>> = OnceLock::new();
+    C.get_or_init(Cache::from_env).as_ref()
 }
 
 fn has_arch_option(options: &[String]) -> Option<&str> {
@@ -149,8 +156,9 @@ fn cache_key(
     effective: &[String],
     target: CodeKind,
     nvrtc_version: i32,
+    includes: &[u8; 32],
 ) -> crate::cache::Key {
-    let mut k = KeyBuilder::new("cudyn-compile-v1");
+    let mut k = KeyBuilder::new("cudyn-compile-v2");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
         .part("nvrtc", &nvrtc_version.to_le_bytes())
         .part("target", &(target as u32).to_le_bytes())
@@ -165,13 +173,16 @@ fn cache_key(
     for e in &opts.name_expressions {
         k.part("name-expression", e.as_bytes());
     }
+    k.part("include-files", includes);
     k.finish()
 }
 
-/// Cached payload: lowered names then code; u32 little-endian lengths.
+/// Cached payload: sm, NVRTC's log, lowered names, then code; u32 little-endian lengths.
 fn encode_payload(c: &Compiled) -> Vec<u8> {
-    let mut v = Vec::with_capacity(c.code.len() + 64);
+    let mut v = Vec::with_capacity(c.code.len() + c.log.len() + 64);
     v.extend_from_slice(&c.sm.to_le_bytes());
+    v.extend_from_slice(&(c.log.len() as u32).to_le_bytes());
+    v.extend_from_slice(c.log.as_bytes());
     v.extend_from_slice(&(c.lowered.len() as u32).to_le_bytes());
     for (a, b) in &c.lowered {
         for s in [a, b] {
@@ -192,6 +203,9 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
     }
     let mut at = 0;
     let sm = u32_at(p, &mut at)?;
+    let log_len = u32_at(p, &mut at)? as usize;
+    let log = String::from_utf8(p.get(at..at.checked_add(log_len)?)?.to_vec()).ok()?;
+    at += log_len;
     let n = u32_at(p, &mut at)?;
     let mut lowered = Vec::new();
     for _ in 0..n {
@@ -209,17 +223,12 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
     if code.is_empty() || crate::image::code_kind_of(&code) != kind {
         return None;
     }
-    Some(Compiled { code, kind, log: String::new(), lowered, sm, from_cache: true })
+    Some(Compiled { code, kind, log, lowered, sm, from_cache: true })
 }
 
-/// Compile `source` (named `name` in messages), through `cache` when given.
-/// Whether the options let NVRTC read headers from disk (include paths, pre-includes): their
-/// contents are not part of the cache key, so such compiles bypass the cache rather than risk
-/// serving code built from an older header.
-pub fn reads_header_files(options: &[String]) -> bool {
-    options.iter().any(|o| ["-I", "--include-path", "-include", "--pre-include"].iter().any(|p| o.starts_with(p)))
-}
-
+/// Compile `source` (named `name` in messages), through `cache` when given. The key covers
+/// every file NVRTC could read (see `cache::scan_includes`); a compile whose includes cannot
+/// be followed bypasses the cache. A hit returns the log NVRTC wrote when the entry was made.
 pub fn compile_with(
     source: &str,
     name: &str,
@@ -227,13 +236,16 @@ pub fn compile_with(
     cache: Option<&Cache>,
 ) -> std::result::Result<Compiled, CompileFailure> {
     let nv = nvrtc()?;
-    let (effective, sm, target) = effective_options(opts, default_sm)?;
-    let cache = cache.filter(|_| !reads_header_files(&opts.options));
-    let key = cache.map(|_| cache_key(source, name, opts, &effective, target, nv.version));
+    let (mut effective, sm, target) = effective_options(opts, default_sm)?;
+    effective.extend(default_include_options(nv).iter().cloned());
+    let key = cache.and_then(|_| {
+        let cwd = std::env::current_dir().ok()?;
+        let scan = crate::cache::scan_includes(source, name, &opts.headers, &effective, &cwd).ok()?;
+        Some(cache_key(source, name, opts, &effective, target, nv.version, &scan.digest))
+    });
     if let (Some(c), Some(k)) = (cache, key.as_ref()) {
         if let Some(p) = c.get(k) {
-            if let Some(mut hit) = decode_payload(&p, target) {
-                hit.log = "(from the cudyn cache)".into();
+            if let Some(hit) = decode_payload(&p, target) {
                 return Ok(hit);
             }
         }
@@ -244,6 +256,19 @@ pub fn compile_with(
         let _ = c.put(k, &encode_payload(&out));
     }
     Ok(out)
+}
+
+/// `-I` options for the CUDA headers and CCCL (CUB, Thrust, libcu++) found beside the NVRTC
+/// in use: a toolkit's `include/` (CUDA 13 keeps CCCL in `include/cccl`) or the wheels'
+/// `nvidia/cu13/include` (`nvidia-cuda-cccl` installs there), so `#include <cub/...>` works with
+/// no options. Appended after the caller's own options, so theirs are searched first. Folders
+/// others can write are skipped, as in the library search.
+pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
+    static DIRS: OnceLock<Vec<String>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let Some(lib) = nv.lib.path().and_then(|p| std::fs::canonicalize(p).ok()) else { return Vec::new() };
+        crate::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
+    })
 }
 
 /// Compile through the process-wide cache (see `global_cache`).
@@ -465,14 +490,6 @@ mod tests {
     }
 
     #[test]
-    fn include_paths_bypass_the_cache() {
-        assert!(reads_header_files(&o(&["-std=c++17", "-I/opt/include"])));
-        assert!(reads_header_files(&o(&["--include-path=/x"])));
-        assert!(reads_header_files(&o(&["-include", "pre.h"])));
-        assert!(!reads_header_files(&o(&["-std=c++17", "-DINCLUDE=1", "-arch=sm_90"])));
-    }
-
-    #[test]
     fn version_skew_decision() {
         assert!(ptx_loadable(13000, 13000));
         assert!(ptx_loadable(12080, 13000));
@@ -492,7 +509,7 @@ mod tests {
         let c = Compiled {
             code: b"//\n.version 9.0\n.target sm_90\n.address_size 64\n\0".to_vec(),
             kind: CodeKind::Ptx,
-            log: String::new(),
+            log: "warning: something to keep".into(),
             lowered: vec![("f<int>".into(), "_Z1fIiEvv".into())],
             sm: 90,
             from_cache: false,
@@ -502,6 +519,7 @@ mod tests {
         assert_eq!(back.code, c.code);
         assert_eq!(back.lowered, c.lowered);
         assert_eq!(back.sm, 90);
+        assert_eq!(back.log, c.log);
         for cut in 0..p.len() {
             let _ = decode_payload(&p[..cut], CodeKind::Ptx);
         }
