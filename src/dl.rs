@@ -337,13 +337,14 @@ pub fn candidates(c: Component) -> Vec<String> {
     v
 }
 
-/// A symbol every build of the component exports: a file without it is not the component.
-fn identity_symbol(c: Component) -> &'static CStr {
+/// Symbols of which every build of the component defines at least one: a file with none of
+/// them is not the component (whatever its version).
+fn identity_symbols(c: Component) -> &'static [&'static CStr] {
     match c {
-        Component::Driver => c"cuInit",
-        Component::Runtime => c"cudaRuntimeGetVersion",
-        Component::Nvrtc => c"nvrtcCreateProgram",
-        Component::NvJitLink => c"nvJitLinkCreate",
+        Component::Driver => &[c"cuInit", c"cuGetProcAddress_v2", c"cuGetProcAddress"],
+        Component::Runtime => &[c"cudaRuntimeGetVersion"],
+        Component::Nvrtc => &[c"nvrtcCreateProgram"],
+        Component::NvJitLink => &[c"nvJitLinkCreate"],
     }
 }
 
@@ -414,11 +415,12 @@ pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) ->
         let builtins = if c == Component::Nvrtc && is_path { preload_nvrtc_builtins(Path::new(&cand)) } else { None };
         match open_raw(&cand, false) {
             Ok(lib) => {
-                if !defines(&lib, identity_symbol(c)) {
+                let ids = identity_symbols(c);
+                if !ids.iter().any(|s| defines(&lib, s)) {
                     tried.push(format!(
-                        "{cand} (not {}: it does not define {})",
+                        "{cand} (not {}: it defines none of {})",
                         c.human(),
-                        identity_symbol(c).to_string_lossy()
+                        ids.iter().map(|s| s.to_string_lossy()).collect::<Vec<_>>().join(", ")
                     ));
                     close(&lib);
                     builtins.iter().for_each(close);
