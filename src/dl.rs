@@ -240,7 +240,11 @@ pub fn untrusted_reason(path: &Path) -> Option<String> {
         if let Ok(dm) = std::fs::metadata(d) {
             let sticky = dm.mode() & 0o1000 != 0;
             if dm.mode() & 0o002 != 0 && (first || !sticky) {
-                return Some(format!("its folder {} is writable by others (mode {:o})", d.display(), dm.mode() & 0o7777));
+                return Some(format!(
+                    "its folder {} is writable by others (mode {:o})",
+                    d.display(),
+                    dm.mode() & 0o7777
+                ));
             }
         }
         first = false;

@@ -86,7 +86,16 @@ fn miss_then_hit() {
     assert!(entry.file_name().unwrap().to_str().unwrap().ends_with(".cudyn"));
     assert_eq!(
         fs::symlink_metadata(&entry).unwrap().len() as usize,
-        ENTRY_HEADER_LEN + 4 + 4 + first.log.len() + 4 + 4 + "axpy<float>".len() + 4 + first.lowered[0].1.len() + first.code.len()
+        ENTRY_HEADER_LEN
+            + 4
+            + 4
+            + first.log.len()
+            + 4
+            + 4
+            + "axpy<float>".len()
+            + 4
+            + first.lowered[0].1.len()
+            + first.code.len()
     );
 
     let second = compile(&c, SRC, "axpy.cu", &opts());

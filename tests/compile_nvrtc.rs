@@ -129,7 +129,11 @@ fn nvrtc_location_checks() {
     // symlink (a worktree whose .toolchain links to another checkout's).
     let real_dir = std::fs::canonicalize(&dir).unwrap();
     for b in builtins {
-        assert!(b.starts_with(real_dir.to_str().unwrap()), "builtins mapped from {b}, NVRTC from {}", real_dir.display());
+        assert!(
+            b.starts_with(real_dir.to_str().unwrap()),
+            "builtins mapped from {b}, NVRTC from {}",
+            real_dir.display()
+        );
     }
 }
 

@@ -13,8 +13,11 @@
 //! scan fail, and the compile then bypasses the cache: stale code is never an option.
 
 use sha2::{Digest, Sha256};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// More files than this, or more bytes, and the scan gives up (the compile is not cached).
 const MAX_FILES: usize = 20_000;
@@ -36,11 +39,14 @@ pub struct IncludeScan {
 struct SearchOptions {
     dirs: Vec<PathBuf>,
     pre_includes: Vec<String>,
+    /// -D definitions, for includes named by a macro.
+    defines: Vec<(String, String)>,
 }
 
 fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, String> {
     let mut dirs = Vec::new();
     let mut pre = Vec::new();
+    let mut defines = Vec::new();
     let mut it = options.iter();
     // Spellings NVRTC and nvcc accept: "-Idir", "-I dir", "-I=dir", "--include-path=dir",
     // "--include-path dir", and the same for -include / --pre-include.
@@ -50,6 +56,13 @@ fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, Strin
         let lower = o.to_ascii_lowercase();
         if lower.contains("pch") || lower.starts_with("-optf") || lower.starts_with("--options-file") {
             return Err(format!("the option '{o}' reads files the cache cannot follow"));
+        }
+        for f in ["--define-macro=", "--define-macro", "-D"] {
+            let Some(rest) = o.strip_prefix(f) else { continue };
+            let d = if rest.is_empty() { it.next().cloned().unwrap_or_default() } else { rest.to_string() };
+            let (k, v) = d.split_once('=').unwrap_or((d.as_str(), "1"));
+            defines.push((k.to_string(), v.to_string()));
+            continue 'next;
         }
         for (flags, is_dir) in [(&PRE_FLAGS[..], false), (&DIR_FLAGS[..], true)] {
             for f in flags {
@@ -83,7 +96,7 @@ fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, Strin
             }
         }
     }
-    Ok(SearchOptions { dirs, pre_includes: pre })
+    Ok(SearchOptions { dirs, pre_includes: pre, defines })
 }
 
 /// The source with comments blanked (newlines kept), string and character literals intact.
@@ -184,13 +197,67 @@ fn header_name(s: &str) -> Option<(Wanted, &str)> {
     Some((Wanted { name: name.to_string(), quoted }, &s[end + 1..]))
 }
 
-/// Every header name `text` could make the preprocessor look up; Err names a construct that
-/// cannot be resolved without preprocessing (a macro-named include, #embed).
-fn includes_in(text: &str, what: &str) -> Result<Vec<Wanted>, String> {
-    let joined = text.replace("\\\r\n", "").replace("\\\n", "");
-    let code = strip_comments(&joined);
-    let mut out = Vec::new();
-    for (n, line) in code.lines().enumerate() {
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Byte offsets where the identifier `word` occurs in `line` as a whole identifier.
+fn word_positions<'a>(line: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let b = line.as_bytes();
+    line.match_indices(word)
+        .map(|(i, _)| i)
+        .filter(move |&i| (i == 0 || !is_ident(b[i - 1])) && b.get(i + word.len()).is_none_or(|&c| !is_ident(c)))
+}
+
+/// What one text asks the preprocessor to look up.
+#[derive(Default)]
+struct Found {
+    wanted: Vec<Wanted>,
+    /// Function-like macros that wrap a lookup (`#define HAS(x) __has_include(x)`, as CCCL's
+    /// `_CCCL_HAS_INCLUDE`): their uses are lookups too.
+    lookup_macros: Vec<String>,
+    /// Object-like macros defined (`#define NAME replacement`), for includes named by a macro.
+    defines: Vec<(String, String)>,
+    /// `#include MACRO` arguments, resolved against every definition seen (`resolve_macro_include`).
+    macro_includes: Vec<String>,
+}
+
+/// The header names `text` could make the preprocessor look up: #include lines, and uses of
+/// `lookup_macros` (`__has_include` and wrappers of it found so far). Err names a construct
+/// that cannot be resolved without preprocessing (a macro-named include, #embed).
+#[cfg(test)]
+fn includes_in(text: &str, what: &str, lookup_macros: &[String]) -> Result<Found, String> {
+    includes_in_code(&prepare(text), what, lookup_macros)
+}
+
+/// The text as the directive scanner reads it: continued lines joined, comments blanked, and
+/// only the preprocessor directives kept (`__has_include` is only meaningful in #if/#elif),
+/// so that a header is reduced once to the few lines that matter.
+fn prepare(text: &str) -> String {
+    let code = if text.contains("\\\n") || text.contains("\\\r\n") {
+        strip_comments(&text.replace("\\\r\n", "").replace("\\\n", ""))
+    } else {
+        strip_comments(text)
+    };
+    let mut out = String::new();
+    for line in code.lines() {
+        let t = line.trim_start();
+        if t.starts_with('#') || t.starts_with("%:") || t.starts_with("??=") {
+            out.push_str(t);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `includes_in` on text `prepare` made.
+fn includes_in_code(code: &str, what: &str, lookup_macros: &[String]) -> Result<Found, String> {
+    let mut macros: Vec<&str> = vec!["__has_include", "__has_include_next"];
+    macros.extend(lookup_macros.iter().map(String::as_str));
+    // Most headers use none of them: look for each on a line only if the text has it at all.
+    macros.retain(|m| code.contains(m));
+    let mut out = Found::default();
+    for line in code.lines() {
         let t = line.trim_start();
         let rest = if let Some(r) = t.strip_prefix('#') {
             r
@@ -204,42 +271,158 @@ fn includes_in(text: &str, what: &str) -> Result<Vec<Wanted>, String> {
         let rest = rest.trim_start();
         let word_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let (word, arg) = rest.split_at(word_end);
+        let mut params: Vec<&str> = Vec::new();
+        let mut defining = None;
         match word {
             "include" | "include_next" | "import" => match header_name(arg) {
-                Some((w, _)) => out.push(w),
-                None => return Err(format!("{what}:{}: an #include the cache cannot resolve: {}", n + 1, t.trim())),
+                Some((w, _)) => out.wanted.push(w),
+                None => out.macro_includes.push(arg.trim().to_string()),
             },
-            "embed" => return Err(format!("{what}:{}: #embed reads files the cache cannot follow", n + 1)),
+            "embed" => return Err(format!("{what}: #embed reads files the cache cannot follow")),
+            "define" => {
+                // `#define NAME(a, b) body`: a lookup of a parameter makes NAME a lookup macro.
+                let d = arg.trim_start();
+                let name_end = d.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(d.len());
+                let (name, after) = d.split_at(name_end);
+                if let Some(p) = after.strip_prefix('(') {
+                    if let Some(close) = p.find(')') {
+                        params = p[..close].split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+                    }
+                } else if !name.is_empty() {
+                    out.defines.push((name.to_string(), after.trim().to_string()));
+                }
+                defining = Some(name);
+            }
             _ => {}
         }
-        // __has_include("x") / __has_include(<x>) looks files up too, anywhere on a line.
-        let mut l = line;
-        while let Some(at) = l.find("__has_include") {
-            let after = l[at + "__has_include".len()..].trim_start_matches("_next");
-            let arg = after.trim_start().strip_prefix('(');
-            match arg.and_then(header_name) {
-                Some((w, rest)) => {
-                    out.push(w);
-                    l = rest;
+        for &m in &macros {
+            if !line.contains(m) {
+                continue;
+            }
+            for at in word_positions(line, m) {
+                let after = line[at + m.len()..].trim_start();
+                // `#ifdef __has_include`, `defined(__has_include)`: a test of the feature.
+                let Some(arg) = after.strip_prefix('(') else { continue };
+                if let Some((w, _)) = header_name(arg) {
+                    out.wanted.push(w);
+                    continue;
                 }
-                None => {
-                    // `#ifdef __has_include` and `defined(__has_include)` only test the feature.
-                    let a = after.trim_start();
-                    if a.is_empty() || a.starts_with(')') || a.starts_with("&&") || a.starts_with("||") {
-                        l = after;
-                        continue;
+                let a = arg.trim_start();
+                let ident_end = a.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(a.len());
+                let (ident, close) = a.split_at(ident_end);
+                if let Some(name) = defining.filter(|_| params.contains(&ident) && close.trim_start().starts_with(')'))
+                {
+                    if name != m && !out.lookup_macros.iter().any(|x| x == name) {
+                        out.lookup_macros.push(name.to_string());
                     }
-                    return Err(format!("{what}:{}: a __has_include the cache cannot resolve: {}", n + 1, t.trim()));
+                    continue;
                 }
+                return Err(format!("{what}: a {m}(...) the cache cannot resolve: {}", t.trim()));
             }
         }
     }
     Ok(out)
 }
 
+/// Every header name `arg` (the text after `#include`, not a literal header name) could
+/// become by expanding the object-like macros in `defs`, each to every definition seen, or left
+/// alone (a superset: the scan cannot know which definition is active). Empty when none of the
+/// expansions is a header name.
+fn resolve_macro_include(arg: &str, defs: &HashMap<String, Vec<String>>) -> Vec<Wanted> {
+    const MAX_VARIANTS: usize = 256;
+    let mut variants: Vec<String> = vec![arg.to_string()];
+    let mut i = 0;
+    while i < variants.len() && variants.len() < MAX_VARIANTS {
+        let v = variants[i].clone();
+        i += 1;
+        let b = v.as_bytes();
+        let mut at = 0;
+        let mut in_str = false;
+        while at < b.len() {
+            let c = b[at];
+            if c == b'"' {
+                in_str = !in_str;
+            }
+            if in_str || !(c.is_ascii_alphabetic() || c == b'_') || (at > 0 && is_ident(b[at - 1])) {
+                at += 1;
+                continue;
+            }
+            let end = (at..b.len()).find(|&j| !is_ident(b[j])).unwrap_or(b.len());
+            if let Some(reps) = defs.get(&v[at..end]) {
+                for r in reps {
+                    let nv = format!("{}{}{}", &v[..at], r, &v[end..]);
+                    if !variants.contains(&nv) && variants.len() < MAX_VARIANTS {
+                        variants.push(nv);
+                    }
+                }
+            }
+            at = end;
+        }
+    }
+    let mut out = Vec::new();
+    for v in &variants {
+        if let Some((w, rest)) = header_name(v) {
+            if rest.trim().is_empty() && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// A header read before, known by what `stat` said of it then.
+struct Memo {
+    stamp: [i64; 7],
+    digest: [u8; 32],
+    code: Arc<str>,
+}
+
+fn stamp(m: &std::fs::Metadata) -> [i64; 7] {
+    [m.dev() as i64, m.ino() as i64, m.size() as i64, m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()]
+}
+
+/// Seconds within which a file's change time is too recent to trust a memo of it: a write in
+/// the same timestamp tick as our read would leave the stamp unchanged (ccache's "too new").
+const TOO_NEW_SECS: i64 = 2;
+
+/// A header's SHA-256 and its prepared text. Remembered for the process while its stat stamp
+/// (device, inode, size, mtime and ctime to the nanosecond) stays the same: every write
+/// changes ctime, which no one can set back, so a file with the stamp of a memo has its
+/// content. Files changed in the last TOO_NEW_SECS seconds are read every time.
+fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>), String> {
+    static MEMO: Mutex<Option<HashMap<PathBuf, Memo>>> = Mutex::new(None);
+    let st = stamp(m);
+    if let Ok(g) = MEMO.lock() {
+        if let Some(memo) = g.as_ref().and_then(|map| map.get(path)).filter(|memo| memo.stamp == st) {
+            return Ok((memo.digest, memo.code.clone()));
+        }
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let digest: [u8; 32] = Sha256::digest(&bytes).into();
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let code: Arc<str> = prepare(&text).into();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    // The stamp must still be the one read before the content, and old enough to trust.
+    let after = std::fs::metadata(path).ok().map(|m| stamp(&m));
+    if after == Some(st) && m.ctime() < now - TOO_NEW_SECS && m.mtime() < now - TOO_NEW_SECS {
+        if let Ok(mut g) = MEMO.lock() {
+            let map = g.get_or_insert_with(HashMap::new);
+            if map.len() > 100_000 {
+                map.clear();
+            }
+            map.insert(path.to_path_buf(), Memo { stamp: st, digest, code: code.clone() });
+        }
+    }
+    Ok((digest, code))
+}
+
 /// What a file to scan is: text in memory (the program or a header given by name), or a file.
 struct Item {
-    text: String,
+    /// The text as `prepare` left it.
+    code: Arc<str>,
     dir: Option<PathBuf>,
     what: String,
 }
@@ -254,6 +437,58 @@ pub fn scan_includes(
     cwd: &Path,
 ) -> Result<IncludeScan, String> {
     let so = search_options(options, cwd)?;
+    // A wrapper of __has_include may be defined in a header scanned after ones that use it:
+    // scan again, knowing it from the start, until no new one appears (then the digest is
+    // that of one complete pass, the same whatever the order of discovery).
+    let mut known = Knowledge::default();
+    for (k, v) in &so.defines {
+        known.add_define(k, v);
+    }
+    for _ in 0..8 {
+        let (scan, learned) = scan_pass(source, name, headers, &so, cwd, &known)?;
+        match learned {
+            None => return Ok(scan),
+            Some(k) => known = k,
+        }
+    }
+    Err("the include scan did not settle".into())
+}
+
+/// What one pass learned about macros, used from the start of the next.
+#[derive(Default, Clone, PartialEq, Eq)]
+struct Knowledge {
+    lookup_macros: Vec<String>,
+    defines: HashMap<String, Vec<String>>,
+}
+
+impl Knowledge {
+    fn add_define(&mut self, name: &str, value: &str) {
+        // `#`/`##` in a replacement (stringizing, pasting) is beyond this scan.
+        if value.contains('#') {
+            return;
+        }
+        let v = self.defines.entry(name.to_string()).or_default();
+        if !v.iter().any(|x| x == value) && v.len() < 16 {
+            v.push(value.to_string());
+        }
+    }
+}
+
+fn feed(h: &mut Sha256, tag: &[u8], bytes: &[u8]) {
+    h.update(tag);
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn scan_pass(
+    source: &str,
+    name: &str,
+    headers: &[(String, String)],
+    so: &SearchOptions,
+    cwd: &Path,
+    known: &Knowledge,
+) -> Result<(IncludeScan, Option<Knowledge>), String> {
+    use std::os::unix::ffi::OsStrExt;
     let parent = |n: &str| cwd.join(Path::new(n).parent().unwrap_or(Path::new("")));
     // Folders NVRTC adds for its inputs: the program's and, conservatively, each in-memory
     // header's (by its name), beside the including file's own.
@@ -264,6 +499,8 @@ pub fn scan_includes(
             source_dirs.push(d);
         }
     }
+    let mut learned = known.clone();
+    let mut unresolved: Option<String> = None;
     let mut h = Sha256::new();
     let mut files = Vec::new();
     let mut lookups = 0usize;
@@ -276,24 +513,36 @@ pub fn scan_includes(
     for p in &so.pre_includes {
         pre_source.push_str(&format!("#include \"{p}\"\n"));
     }
-    queue.push_back(Item { text: pre_source, dir: None, what: "(-include options)".into() });
-    queue.push_back(Item { text: source.to_string(), dir: None, what: name.to_string() });
-
-    let feed = |h: &mut Sha256, tag: &[u8], bytes: &[u8]| {
-        h.update(tag);
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
+    queue.push_back(Item { code: prepare(&pre_source).into(), dir: None, what: "(-include options)".into() });
+    queue.push_back(Item { code: prepare(source).into(), dir: None, what: name.to_string() });
 
     while let Some(item) = queue.pop_front() {
-        for w in includes_in(&item.text, &item.what)? {
+        let mut found = includes_in_code(&item.code, &item.what, &known.lookup_macros)?;
+        for m in found.lookup_macros {
+            if !learned.lookup_macros.contains(&m) {
+                learned.lookup_macros.push(m);
+            }
+        }
+        for (k, v) in &found.defines {
+            learned.add_define(k, v);
+        }
+        // Includes named by a macro: resolved with what was known when this pass began, so
+        // the digest does not depend on the order in which definitions were met.
+        for arg in &found.macro_includes {
+            let names = resolve_macro_include(arg, &known.defines);
+            if names.is_empty() && unresolved.is_none() {
+                unresolved = Some(format!("{}: an #include the cache cannot resolve: #include {arg}", item.what));
+            }
+            found.wanted.extend(names);
+        }
+        for w in found.wanted {
             if !seen_lookups.insert((item.dir.clone(), w.clone())) {
                 continue;
             }
             // An in-memory header of that name: its text is in the key already; scan it.
             if let Some((n, body)) = headers.iter().find(|(n, _)| *n == w.name) {
                 if seen_memory.insert(n.clone()) {
-                    queue.push_back(Item { text: body.clone(), dir: None, what: n.clone() });
+                    queue.push_back(Item { code: prepare(body).into(), dir: None, what: n.clone() });
                 }
             }
             let mut candidates: Vec<PathBuf> = Vec::new();
@@ -314,7 +563,6 @@ pub fn scan_includes(
             }
             for c in candidates {
                 lookups += 1;
-                use std::os::unix::ffi::OsStrExt;
                 feed(&mut h, b"L", c.as_os_str().as_bytes());
                 match std::fs::metadata(&c) {
                     Ok(m) if m.is_file() => {
@@ -322,17 +570,16 @@ pub fn scan_includes(
                             feed(&mut h, b"S", b"");
                             continue;
                         }
-                        let bytes = std::fs::read(&c).map_err(|e| format!("reading {}: {e}", c.display()))?;
-                        total += bytes.len() as u64;
+                        total += m.len();
                         if seen_paths.len() >= MAX_FILES || total > MAX_BYTES {
                             return Err(format!("more than {MAX_FILES} headers or {MAX_BYTES} bytes to hash"));
                         }
-                        feed(&mut h, b"F", &Sha256::digest(&bytes));
+                        let (digest, code) = read_header(&c, &m)?;
+                        feed(&mut h, b"F", &digest);
                         seen_paths.insert(c.clone());
                         files.push(c.clone());
-                        let text = String::from_utf8_lossy(&bytes).into_owned();
                         let dir = c.parent().map(Path::to_path_buf);
-                        queue.push_back(Item { text, dir, what: c.display().to_string() });
+                        queue.push_back(Item { code, dir, what: c.display().to_string() });
                     }
                     Ok(m) if m.is_dir() => feed(&mut h, b"D", b""),
                     Ok(_) => feed(&mut h, b"O", b""),
@@ -341,7 +588,13 @@ pub fn scan_includes(
             }
         }
     }
-    Ok(IncludeScan { digest: h.finalize().into(), files, lookups })
+    if learned != *known {
+        return Ok((IncludeScan { digest: [0; 32], files, lookups }, Some(learned)));
+    }
+    if let Some(e) = unresolved {
+        return Err(e);
+    }
+    Ok((IncludeScan { digest: h.finalize().into(), files, lookups }, None))
 }
 
 #[cfg(test)]
@@ -357,7 +610,7 @@ mod tests {
         let src = "#include \"a.h\"\n  #  include <b/c.h>\n// #include \"no.h\"\n/* #include \"no2.h\" */\n\
                    %:include \"d.h\"\n#if __has_include(<e.h>) && defined(__has_include)\n#endif\n\
                    const char* s = \"#include \\\"lit.h\\\"\";\n#include_next <f.h>\n#pragma once\n";
-        let v = includes_in(src, "t").unwrap();
+        let v = includes_in(src, "t", &[]).unwrap().wanted;
         assert_eq!(v, vec![w("a.h", true), w("b/c.h", false), w("d.h", true), w("e.h", false), w("f.h", false)]);
     }
 
@@ -365,17 +618,18 @@ mod tests {
     fn continued_lines_and_block_comments_spanning_lines() {
         let src = "#inc\\\nlude \"x.h\"\n/* start\n#include \"hidden.h\"\nend */ #include \"y.h\"\n";
         // "y.h" after a block comment on the same line is still an include.
-        let v = includes_in(src, "t").unwrap();
+        let v = includes_in(src, "t", &[]).unwrap().wanted;
         assert!(v.contains(&w("x.h", true)), "{v:?}");
         assert!(!v.contains(&w("hidden.h", true)), "{v:?}");
     }
 
     #[test]
     fn unresolvable_constructs_are_refused() {
-        assert!(includes_in("#define H \"a.h\"\n#include H\n", "t").is_err());
-        assert!(includes_in("#include MACRO(x)\n", "t").is_err());
-        assert!(includes_in("#embed \"data.bin\"\n", "t").is_err());
-        assert!(includes_in("#if __has_include(HDR)\n#endif\n", "t").is_err());
+        let cwd = std::env::temp_dir();
+        assert!(scan_includes("#include MACRO(x)\n", "p.cu", &[], &[], &cwd).is_err());
+        assert!(scan_includes("#include UNDEFINED\n", "p.cu", &[], &[], &cwd).is_err());
+        assert!(includes_in("#embed \"data.bin\"\n", "t", &[]).is_err());
+        assert!(includes_in("#if __has_include(HDR)\n#endif\n", "t", &[]).is_err());
         let cwd = std::env::temp_dir();
         for o in [&["--pch"][..], &["--use-pch=x.pch"], &["-I"]] {
             let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
@@ -384,12 +638,56 @@ mod tests {
     }
 
     #[test]
+    fn wrapped_has_include_is_followed() {
+        let def = "#ifdef __has_include\n#define HAS(_X) __has_include(_X)\n#endif\n";
+        let f = includes_in(def, "t", &[]).unwrap();
+        assert_eq!(f.lookup_macros, vec!["HAS".to_string()]);
+        assert!(f.wanted.is_empty());
+        let known = vec!["HAS".to_string()];
+        let f = includes_in("#if HAS(<x.h>) || defined(HAS)\n#endif\n", "t", &known).unwrap();
+        assert_eq!(f.wanted, vec![w("x.h", false)]);
+        assert!(includes_in("#if HAS(NAME)\n#endif\n", "t", &known).is_err());
+        // MY_HAS is another identifier, not a use of HAS.
+        assert!(includes_in("#if MY_HAS(NAME)\n#endif\n", "t", &known).is_ok());
+    }
+
+    #[test]
+    fn macro_named_includes_take_every_definition() {
+        let mut k = Knowledge::default();
+        k.add_define("ROOT", "sys/A");
+        k.add_define("ROOT", "sys/B");
+        k.add_define("HDR", "<ROOT/x.h>");
+        let v = resolve_macro_include("HDR", &k.defines);
+        for want in ["sys/A/x.h", "sys/B/x.h"] {
+            assert!(v.contains(&w(want, false)), "{v:?}");
+        }
+        assert!(resolve_macro_include("NOPE", &k.defines).is_empty());
+        let cwd = std::env::temp_dir();
+        let src = "#include HDR\n#define HDR \"/nonexistent/q.h\"\n";
+        let s = scan_includes(src, "p.cu", &[], &[], &cwd).unwrap();
+        assert_eq!(s.lookups, 1);
+        let d: Vec<String> = ["-DH2=\"/nonexistent/r.h\""].iter().map(|s| s.to_string()).collect();
+        assert_eq!(scan_includes("#include H2\n", "p.cu", &[], &d, &cwd).unwrap().lookups, 1);
+    }
+
+    #[test]
     fn option_spellings() {
         let cwd = Path::new("/w");
-        let o: Vec<String> = ["-I/a", "-I", "b", "--include-path=/c", "--include-path", "/d", "-include", "p.h", "--pre-include=q.h", "-DX=1"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let o: Vec<String> = [
+            "-I/a",
+            "-I",
+            "b",
+            "--include-path=/c",
+            "--include-path",
+            "/d",
+            "-include",
+            "p.h",
+            "--pre-include=q.h",
+            "-DX=1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let so = search_options(&o, cwd).unwrap();
         assert_eq!(so.dirs, ["/a", "/w/b", "/c", "/d"].map(PathBuf::from));
         assert_eq!(so.pre_includes, ["p.h", "q.h"]);

@@ -300,7 +300,8 @@ impl Cache {
     pub fn at(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Cache> {
         let dir = dir.into();
         let fd = prepare_dir(&dir)?;
-        let c = Cache { dir, fd, max_bytes, hits: AtomicU64::new(0), misses: AtomicU64::new(0), seq: AtomicU64::new(0) };
+        let c =
+            Cache { dir, fd, max_bytes, hits: AtomicU64::new(0), misses: AtomicU64::new(0), seq: AtomicU64::new(0) };
         let (file, tmp) = c.create_temp().map_err(|e| {
             io::Error::new(e.kind(), format!("cache directory {} cannot be written: {e}", c.dir.display()))
         })?;

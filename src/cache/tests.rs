@@ -3,8 +3,8 @@
 use super::entry::{OFF_HASH, OFF_KEY, OFF_LEN, OFF_VERSION};
 use super::*;
 use sha2::{Digest, Sha256};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::fs::symlink;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Serialises tests that fork or change the (process-wide) environment.
