@@ -472,10 +472,19 @@ fn cache_from_the_environment() {
 
     let dir = td.join("ok");
     let d = dir.to_str().unwrap();
-    expect_child_ok(spawn_child(TEST, "reason-bad-size", &[("CUDYN_CACHE_DIR", d), ("CUDYN_CACHE_MAX_BYTES", "lots")]), "bad size");
-    expect_child_ok(spawn_child(TEST, "suffix", &[("CUDYN_CACHE_DIR", d), ("CUDYN_CACHE_MAX_BYTES", "256M")]), "suffix");
+    expect_child_ok(
+        spawn_child(TEST, "reason-bad-size", &[("CUDYN_CACHE_DIR", d), ("CUDYN_CACHE_MAX_BYTES", "lots")]),
+        "bad size",
+    );
+    expect_child_ok(
+        spawn_child(TEST, "suffix", &[("CUDYN_CACHE_DIR", d), ("CUDYN_CACHE_MAX_BYTES", "256M")]),
+        "suffix",
+    );
     fs::write(td.join("a-file"), b"x").unwrap();
-    expect_child_ok(spawn_child(TEST, "reason-file", &[("CUDYN_CACHE_DIR", td.join("a-file").to_str().unwrap())]), "file");
+    expect_child_ok(
+        spawn_child(TEST, "reason-file", &[("CUDYN_CACHE_DIR", td.join("a-file").to_str().unwrap())]),
+        "file",
+    );
     // A read-only folder: as root (which writes anyway) the child runs as nobody.
     let ro = td.join("ro");
     fs::create_dir(&ro).unwrap();
@@ -499,6 +508,10 @@ fn cache_from_the_environment() {
     if out.status.code() == Some(126) || String::from_utf8_lossy(&out.stderr).contains("Permission denied") {
         eprintln!("note: read-only folder case skipped (the test binary is not runnable as nobody)");
     } else {
-        assert!(out.status.success() && stdout.contains("1 passed"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

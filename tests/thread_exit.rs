@@ -19,7 +19,15 @@ static MESSAGE_NOT_NULL: AtomicI32 = AtomicI32::new(-1);
 extern "C" fn destructor(_value: *mut libc::c_void) {
     // SAFETY: NULL source is the failure under test; the outputs are never written on failure.
     let s = unsafe {
-        cudyn_compile(std::ptr::null(), std::ptr::null(), std::ptr::null(), 0, 0, std::ptr::null_mut(), std::ptr::null_mut())
+        cudyn_compile(
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            0,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
     };
     FROM_DESTRUCTOR.store(s as i32, Ordering::SeqCst);
     MESSAGE_NOT_NULL.store(i32::from(!cudyn_last_error_message().is_null()), Ordering::SeqCst);
@@ -36,7 +44,15 @@ fn failing_call_from_a_pthread_key_destructor_does_not_abort() {
             // A failure first, so this thread's last-error slot exists (and is destroyed at exit).
             // SAFETY: as in the destructor.
             let s = unsafe {
-                cudyn_compile(std::ptr::null(), std::ptr::null(), std::ptr::null(), 0, 0, std::ptr::null_mut(), std::ptr::null_mut())
+                cudyn_compile(
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    0,
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
             };
             assert_eq!(s as i32, 1, "CUDYN_ERROR_INVALID_ARGUMENT");
             // SAFETY: a key from pthread_key_create; any non-NULL value makes the destructor run.
