@@ -229,6 +229,8 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
 /// Compile `source` (named `name` in messages), through `cache` when given. The key covers
 /// every file NVRTC could read (see `cache::scan_includes`); a compile whose includes cannot
 /// be followed bypasses the cache. A hit returns the log NVRTC wrote when the entry was made.
+/// The same compile again on the same `Cache` is answered from its memory tier while the
+/// entry file and every header lookup are unchanged (one `stat` each).
 pub fn compile_with(
     source: &str,
     name: &str,
@@ -238,14 +240,40 @@ pub fn compile_with(
     let nv = nvrtc()?;
     let (mut effective, sm, target) = effective_options(opts, default_sm)?;
     effective.extend(default_include_options(nv).iter().cloned());
-    let key = cache.and_then(|_| {
-        let cwd = std::env::current_dir().ok()?;
-        let scan = crate::cache::scan_includes(source, name, &opts.headers, &effective, &cwd).ok()?;
-        Some(cache_key(source, name, opts, &effective, target, nv.version, &scan.digest))
-    });
+    let cwd = std::env::current_dir().ok();
+    // The memory tier: the same inputs in this process, with no header changed since.
+    let slot = cache.map(|_| memory_slot(source, name, opts, &effective, target, cwd.as_deref()));
+    if let (Some(c), Some(slot)) = (cache, slot) {
+        if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
+            if m.same_inputs(source, name, opts, &effective, target, cwd.as_deref())
+                && c.entry_stamp(&m.key) == Some(m.entry)
+                && crate::cache::unchanged(&m.checks)
+            {
+                c.count_memory_hit();
+                return Ok(m.compiled.clone());
+            }
+        }
+    }
+    let scan =
+        cache.and_then(|_| crate::cache::scan_includes(source, name, &opts.headers, &effective, cwd.as_deref()?).ok());
+    let key = scan.as_ref().map(|s| cache_key(source, name, opts, &effective, target, nv.version, &s.digest));
+    let remember = |c: &Cache, k: &crate::cache::Key, compiled: &Compiled| {
+        let Some(entry) = c.entry_stamp(k) else { return };
+        if let (Some(slot), Some(s)) = (slot, scan.as_ref().filter(|s| !s.fresh)) {
+            let m = Remembered {
+                key: *k,
+                entry,
+                inputs: inputs_of(source, name, opts, &effective, target, cwd.as_deref()),
+                checks: s.checks.clone(),
+                compiled: Compiled { from_cache: true, ..compiled.clone() },
+            };
+            c.remember(slot, std::sync::Arc::new(m));
+        }
+    };
     if let (Some(c), Some(k)) = (cache, key.as_ref()) {
         if let Some(p) = c.get(k) {
             if let Some(hit) = decode_payload(&p, target) {
+                remember(c, k, &hit);
                 return Ok(hit);
             }
         }
@@ -253,9 +281,85 @@ pub fn compile_with(
     let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
     if let (Some(c), Some(k)) = (cache, key.as_ref()) {
         // A cache that cannot be written is not an error: the code is still good.
-        let _ = c.put(k, &encode_payload(&out));
+        if c.put(k, &encode_payload(&out)).is_ok() {
+            remember(c, k, &out);
+        }
     }
     Ok(out)
+}
+
+/// A compile remembered in a cache's memory tier: its inputs (compared in full, the slot is
+/// only a hash), every lookup its include scan made, and the result.
+struct Remembered {
+    key: crate::cache::Key,
+    /// The entry file as it was (`Cache::entry_stamp`): removed, replaced or evicted, and the
+    /// memory tier no longer answers.
+    entry: [i64; 5],
+    inputs: Vec<u8>,
+    checks: Vec<crate::cache::Check>,
+    compiled: Compiled,
+}
+
+impl Remembered {
+    fn same_inputs(
+        &self,
+        source: &str,
+        name: &str,
+        opts: &CompileOptions,
+        effective: &[String],
+        target: CodeKind,
+        cwd: Option<&std::path::Path>,
+    ) -> bool {
+        self.inputs == inputs_of(source, name, opts, effective, target, cwd)
+    }
+}
+
+/// Every input of a compile as one unambiguous byte string (length-prefixed parts).
+fn inputs_of(
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    target: CodeKind,
+    cwd: Option<&std::path::Path>,
+) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut v = Vec::with_capacity(source.len() + 256);
+    let mut put = |b: &[u8]| {
+        v.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        v.extend_from_slice(b);
+    };
+    put(source.as_bytes());
+    put(name.as_bytes());
+    put(&(target as u32).to_le_bytes());
+    put(cwd.map_or(&b""[..], |c| c.as_os_str().as_bytes()));
+    put(&(effective.len() as u64).to_le_bytes());
+    for o in effective {
+        put(o.as_bytes());
+    }
+    put(&(opts.headers.len() as u64).to_le_bytes());
+    for (n, c) in &opts.headers {
+        put(n.as_bytes());
+        put(c.as_bytes());
+    }
+    for e in &opts.name_expressions {
+        put(e.as_bytes());
+    }
+    v
+}
+
+fn memory_slot(
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    target: CodeKind,
+    cwd: Option<&std::path::Path>,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (source, name, target as u32, cwd, effective, &opts.headers, &opts.name_expressions).hash(&mut h);
+    h.finish()
 }
 
 /// `-I` options for the CUDA headers and CCCL (CUB, Thrust, libcu++) found beside the NVRTC

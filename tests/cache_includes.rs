@@ -232,3 +232,58 @@ extern "C" __global__ void block_sum(const int* in, int* out) {
         warm.as_secs_f64() * 1e3
     );
 }
+
+/// The memory tier: the same compile again on the same cache is answered without reading the
+/// entry (its mtime, which a disk hit refreshes, stays as set), and stops answering as soon as
+/// a header or the entry changes.
+#[test]
+fn memory_tier_answers_and_is_never_stale() {
+    require_project_env();
+    let td = TempDir::new("memory");
+    let c = cache_in(&td);
+    let h = td.join("mem-tier.h");
+    fs::write(&h, header(0x12345)).unwrap();
+    // Headers changed in the last 2 seconds are never remembered (their stamps could hide a
+    // second write in the same tick): wait until this one is old enough.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let src = kernel_including(&format!("#include \"{}\"", h.display()));
+    let o = CompileOptions::default();
+    let first = compile(&c, &src, &o);
+    assert!(!first.from_cache);
+    let entry = fs::read_dir(c.dir())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".cudyn"))
+        .unwrap()
+        .path();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    fs::File::options().write(true).open(&entry).unwrap().set_modified(old).unwrap();
+    // set_modified moved the entry's ctime: the memory tier lets the disk answer once...
+    let disk = compile(&c, &src, &o);
+    assert!(disk.from_cache);
+    fs::File::options().write(true).open(&entry).unwrap().set_modified(old).unwrap();
+    let disk = compile(&c, &src, &o);
+    assert!(disk.from_cache && fs::metadata(&entry).unwrap().modified().unwrap() > old, "a disk hit refreshes mtime");
+    // ...and then answers itself: the entry is not touched.
+    let before = c.stats().hits;
+    let t = Instant::now();
+    let mem = compile(&c, &src, &o);
+    let took = t.elapsed();
+    assert!(mem.from_cache && mem.code == first.code && mem.log == first.log);
+    assert_eq!(c.stats().hits, before + 1);
+    let m1 = fs::metadata(&entry).unwrap().modified().unwrap();
+    let mem2 = compile(&c, &src, &o);
+    assert!(mem2.from_cache);
+    assert_eq!(fs::metadata(&entry).unwrap().modified().unwrap(), m1, "answered from memory, not the entry");
+    eprintln!("memory-tier hit: {:.1} us (debug build)", took.as_secs_f64() * 1e6);
+    // A header change is seen at once.
+    fs::write(&h, header(0x54321)).unwrap();
+    let changed = compile(&c, &src, &o);
+    assert!(!changed.from_cache && has_value(&changed.code, 0x54321));
+    // So is a removed entry.
+    fs::write(&h, header(0x12345)).unwrap();
+    for e in fs::read_dir(c.dir()).unwrap().flatten() {
+        fs::remove_file(e.path()).unwrap();
+    }
+    assert!(!compile(&c, &src, &o).from_cache);
+}

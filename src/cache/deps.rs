@@ -32,6 +32,48 @@ pub struct IncludeScan {
     pub files: Vec<PathBuf>,
     /// Lookups made (found or not).
     pub lookups: usize,
+    /// Each path looked up and what `stat` said, to tell later whether anything changed.
+    pub checks: Vec<Check>,
+    /// Some file found was changed in the last seconds (`TOO_NEW_SECS`): its stamp cannot be
+    /// trusted to reveal a change, so this scan must not be remembered.
+    pub fresh: bool,
+}
+
+/// One lookup of a scan: the path, and its kind (0: an error, with errno in `stamp[0]`;
+/// 1: a file, with its stamp; 2: a folder; 3: something else).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    path: PathBuf,
+    kind: u8,
+    stamp: [i64; 7],
+}
+
+impl Check {
+    fn now(path: &Path) -> Check {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Check { path: path.to_path_buf(), kind: 1, stamp: stamp(&m) },
+            Ok(m) if m.is_dir() => Check { path: path.to_path_buf(), kind: 2, stamp: [0; 7] },
+            Ok(_) => Check { path: path.to_path_buf(), kind: 3, stamp: [0; 7] },
+            Err(e) => Check {
+                path: path.to_path_buf(),
+                kind: 0,
+                stamp: [e.raw_os_error().unwrap_or(0) as i64, 0, 0, 0, 0, 0, 0],
+            },
+        }
+    }
+}
+
+/// Whether every lookup of an earlier scan would give the same answer now: no header changed
+/// (by its stat stamp), appeared or vanished. One `stat` per distinct path.
+pub fn unchanged(checks: &[Check]) -> bool {
+    checks.iter().all(|c| Check::now(&c.path) == *c)
+}
+
+fn too_new(m: &std::fs::Metadata) -> bool {
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
+    let limit = now - i128::from(TOO_NEW_SECS) * 1_000_000_000;
+    ns(m.ctime(), m.ctime_nsec()) >= limit || ns(m.mtime(), m.mtime_nsec()) >= limit
 }
 
 /// What the options tell the scan: include folders, pre-included files; Err for an option
@@ -404,10 +446,9 @@ fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     let code: Arc<str> = prepare(&text).into();
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     // The stamp must still be the one read before the content, and old enough to trust.
     let after = std::fs::metadata(path).ok().map(|m| stamp(&m));
-    if after == Some(st) && m.ctime() < now - TOO_NEW_SECS && m.mtime() < now - TOO_NEW_SECS {
+    if after == Some(st) && !too_new(m) {
         if let Ok(mut g) = MEMO.lock() {
             let map = g.get_or_insert_with(HashMap::new);
             if map.len() > 100_000 {
@@ -504,6 +545,9 @@ fn scan_pass(
     let mut h = Sha256::new();
     let mut files = Vec::new();
     let mut lookups = 0usize;
+    let mut checks: Vec<Check> = Vec::new();
+    let mut checked: HashSet<PathBuf> = HashSet::new();
+    let mut fresh = false;
     let mut total: u64 = 0;
     let mut seen_paths: HashSet<PathBuf> = HashSet::new();
     let mut seen_lookups: HashSet<(Option<PathBuf>, Wanted)> = HashSet::new();
@@ -564,8 +608,23 @@ fn scan_pass(
             for c in candidates {
                 lookups += 1;
                 feed(&mut h, b"L", c.as_os_str().as_bytes());
-                match std::fs::metadata(&c) {
+                let meta = std::fs::metadata(&c);
+                if !checked.contains(&c) {
+                    checked.insert(c.clone());
+                    checks.push(match &meta {
+                        Ok(m) if m.is_file() => Check { path: c.clone(), kind: 1, stamp: stamp(m) },
+                        Ok(m) if m.is_dir() => Check { path: c.clone(), kind: 2, stamp: [0; 7] },
+                        Ok(_) => Check { path: c.clone(), kind: 3, stamp: [0; 7] },
+                        Err(e) => Check {
+                            path: c.clone(),
+                            kind: 0,
+                            stamp: [e.raw_os_error().unwrap_or(0) as i64, 0, 0, 0, 0, 0, 0],
+                        },
+                    });
+                }
+                match meta {
                     Ok(m) if m.is_file() => {
+                        fresh |= too_new(&m);
                         if seen_paths.contains(&c) {
                             feed(&mut h, b"S", b"");
                             continue;
@@ -589,12 +648,12 @@ fn scan_pass(
         }
     }
     if learned != *known {
-        return Ok((IncludeScan { digest: [0; 32], files, lookups }, Some(learned)));
+        return Ok((IncludeScan { digest: [0; 32], files, lookups, checks, fresh }, Some(learned)));
     }
     if let Some(e) = unresolved {
         return Err(e);
     }
-    Ok((IncludeScan { digest: h.finalize().into(), files, lookups }, None))
+    Ok((IncludeScan { digest: h.finalize().into(), files, lookups, checks, fresh }, None))
 }
 
 #[cfg(test)]

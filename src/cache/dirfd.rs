@@ -22,6 +22,8 @@ pub(crate) struct Stat {
     pub dev: u64,
     pub ino: u64,
     pub mtime: SystemTime,
+    /// Change time (seconds, nanoseconds): every write or rename of the file moves it.
+    pub ctime: (i64, i64),
 }
 
 impl Stat {
@@ -32,7 +34,15 @@ impl Stat {
         } else {
             UNIX_EPOCH
         };
-        Stat { mode: st.st_mode, uid: st.st_uid, len: st.st_size.max(0) as u64, dev: st.st_dev, ino: st.st_ino, mtime }
+        Stat {
+            mode: st.st_mode,
+            uid: st.st_uid,
+            len: st.st_size.max(0) as u64,
+            dev: st.st_dev,
+            ino: st.st_ino,
+            mtime,
+            ctime: (st.st_ctime, st.st_ctime_nsec),
+        }
     }
     pub fn is_file(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFREG

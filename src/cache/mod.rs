@@ -24,7 +24,7 @@ mod dirfd;
 mod entry;
 mod key;
 
-pub use deps::{scan_includes, IncludeScan};
+pub use deps::{scan_includes, unchanged, Check, IncludeScan};
 pub use entry::{decode_entry, encode_entry, EntryError, ENTRY_HEADER_LEN, ENTRY_MAGIC, ENTRY_VERSION};
 pub use key::{Key, KeyBuilder};
 
@@ -73,6 +73,9 @@ pub struct Cache {
     hits: AtomicU64,
     misses: AtomicU64,
     seq: AtomicU64,
+    /// The in-memory tier: what a caller (the compiler) keeps of recent hits, by its own key,
+    /// type-erased so that this module knows nothing of compiling.
+    memory: std::sync::Mutex<std::collections::HashMap<u64, std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -300,14 +303,49 @@ impl Cache {
     pub fn at(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Cache> {
         let dir = dir.into();
         let fd = prepare_dir(&dir)?;
-        let c =
-            Cache { dir, fd, max_bytes, hits: AtomicU64::new(0), misses: AtomicU64::new(0), seq: AtomicU64::new(0) };
+        let c = Cache {
+            dir,
+            fd,
+            max_bytes,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            seq: AtomicU64::new(0),
+            memory: Default::default(),
+        };
         let (file, tmp) = c.create_temp().map_err(|e| {
             io::Error::new(e.kind(), format!("cache directory {} cannot be written: {e}", c.dir.display()))
         })?;
         drop(file);
         let _ = c.fd.unlink(&tmp);
         Ok(c)
+    }
+
+    /// The in-memory tier's value under `slot`, if any (see `remember`).
+    pub fn recall(&self, slot: u64) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        self.memory.lock().ok()?.get(&slot).cloned()
+    }
+
+    /// What identifies the entry file for `key` as it is now (device, inode, size, ctime), or
+    /// None when there is none: a remembered hit is good only while its entry is unchanged.
+    pub fn entry_stamp(&self, key: &Key) -> Option<[i64; 5]> {
+        let st = self.fd.stat(&Self::entry_name(key)).ok().filter(|s| s.is_file())?;
+        Some([st.dev as i64, st.ino as i64, st.len as i64, st.ctime.0, st.ctime.1])
+    }
+
+    /// Counts a hit answered from the in-memory tier.
+    pub fn count_memory_hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Keeps `value` in this instance's memory under `slot` (bounded: at most 1,024 slots; the
+    /// tier is emptied when full). The caller checks, on `recall`, that it is still valid.
+    pub fn remember(&self, slot: u64, value: std::sync::Arc<dyn std::any::Any + Send + Sync>) {
+        if let Ok(mut m) = self.memory.lock() {
+            if m.len() >= 1024 {
+                m.clear();
+            }
+            m.insert(slot, value);
+        }
     }
 
     /// The cache directory's path when it was opened (informational: the cache keeps using
@@ -506,10 +544,13 @@ impl Cache {
         }
     }
 
-    /// Removes every entry and temp file in the directory (symlinks under
+    /// Empties the in-memory tier, then removes every entry and temp file in the directory (symlinks under
     /// entry names are unlinked, never followed); leaves other files and
     /// subdirectories alone. Returns the number of entries removed.
     pub fn clear(&self) -> io::Result<u64> {
+        if let Ok(mut m) = self.memory.lock() {
+            m.clear();
+        }
         let mut removed = 0;
         let mut first_err = None;
         for name in self.fd.list()? {
