@@ -240,52 +240,111 @@ pub fn compile_with(
     let nv = nvrtc()?;
     let (mut effective, sm, target) = effective_options(opts, default_sm)?;
     effective.extend(default_include_options(nv).iter().cloned());
+    let Some(c) = cache else { return run_nvrtc(nv, source, name, opts, &effective, target, sm) };
     let cwd = std::env::current_dir().ok();
+    let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref());
     // The memory tier: the same inputs in this process, with no header changed since.
-    let slot = cache.map(|_| memory_slot(source, name, opts, &effective, target, cwd.as_deref()));
-    if let (Some(c), Some(slot)) = (cache, slot) {
-        if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
-            if m.same_inputs(source, name, opts, &effective, target, cwd.as_deref())
-                && c.entry_stamp(&m.key) == Some(m.entry)
-                && crate::cache::unchanged(&m.checks)
-            {
-                c.count_memory_hit();
-                return Ok(m.compiled.clone());
-            }
+    let slot = memory_slot(&inputs);
+    if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
+        if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.checks) {
+            c.count_memory_hit();
+            return Ok(m.compiled.clone());
         }
     }
-    let scan =
-        cache.and_then(|_| crate::cache::scan_includes(source, name, &opts.headers, &effective, cwd.as_deref()?).ok());
-    let key = scan.as_ref().map(|s| cache_key(source, name, opts, &effective, target, nv.version, &s.digest));
-    let remember = |c: &Cache, k: &crate::cache::Key, compiled: &Compiled| {
-        let Some(entry) = c.entry_stamp(k) else { return };
-        if let (Some(slot), Some(s)) = (slot, scan.as_ref().filter(|s| !s.fresh)) {
+    let Some(deps) = dependencies(c, source, name, opts, &effective, cwd.as_deref(), &inputs, |digest| {
+        cache_key(source, name, opts, &effective, target, nv.version, digest)
+    }) else {
+        // Includes the scan cannot follow: never cached.
+        return run_nvrtc(nv, source, name, opts, &effective, target, sm);
+    };
+    let remember = |compiled: &Compiled| {
+        deps.save_manifest(c, &inputs);
+        let Some(entry) = c.entry_stamp(&deps.key) else { return };
+        if !deps.fresh {
             let m = Remembered {
-                key: *k,
+                key: deps.key,
                 entry,
-                inputs: inputs_of(source, name, opts, &effective, target, cwd.as_deref()),
-                checks: s.checks.clone(),
+                inputs: inputs.clone(),
+                checks: deps.checks.clone(),
                 compiled: Compiled { from_cache: true, ..compiled.clone() },
             };
             c.remember(slot, std::sync::Arc::new(m));
         }
     };
-    if let (Some(c), Some(k)) = (cache, key.as_ref()) {
-        if let Some(p) = c.get(k) {
-            if let Some(hit) = decode_payload(&p, target) {
-                remember(c, k, &hit);
-                return Ok(hit);
-            }
+    if let Some(p) = c.get(&deps.key) {
+        if let Some(hit) = decode_payload(&p, target) {
+            remember(&hit);
+            return Ok(hit);
         }
     }
     let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
-    if let (Some(c), Some(k)) = (cache, key.as_ref()) {
-        // A cache that cannot be written is not an error: the code is still good.
-        if c.put(k, &encode_payload(&out)).is_ok() {
-            remember(c, k, &out);
-        }
+    // NVRTC read the headers after the scan did: store the result only if none changed
+    // meanwhile. A cache that cannot be written is not an error: the code is still good.
+    if crate::cache::unchanged(&deps.checks) && c.put(&deps.key, &encode_payload(&out)).is_ok() {
+        remember(&out);
     }
     Ok(out)
+}
+
+/// The key of a compile and what it depends on.
+struct Deps {
+    key: crate::cache::Key,
+    /// Every lookup of the include scan, to tell whether anything changed.
+    checks: Vec<crate::cache::Check>,
+    /// A header was changed in the last seconds: nothing about this compile is remembered.
+    fresh: bool,
+    /// Read from a manifest (then there is no need to write one).
+    from_manifest: bool,
+}
+
+impl Deps {
+    /// Writes the manifest for `inputs`, unless there is nothing to gain (no lookups), it came
+    /// from one, or a header is too new to trust its stamp.
+    fn save_manifest(&self, c: &Cache, inputs: &[u8]) {
+        if self.from_manifest || self.fresh || self.checks.is_empty() {
+            return;
+        }
+        let mut m = self.key.0.to_vec();
+        m.extend_from_slice(&crate::cache::encode_checks(&self.checks));
+        let _ = c.put_manifest(&manifest_key(inputs), &m);
+    }
+}
+
+fn manifest_key(inputs: &[u8]) -> crate::cache::Key {
+    let mut k = KeyBuilder::new("cudyn-deps-v1");
+    k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes()).part("inputs", inputs);
+    k.finish()
+}
+
+/// The compile's key and dependencies: from the manifest a process wrote for the same inputs
+/// when every lookup it made still gives the same answer (one `stat` each, no header read),
+/// else from a full include scan. None when the scan cannot follow the includes.
+#[allow(clippy::too_many_arguments)]
+fn dependencies(
+    c: &Cache,
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    cwd: Option<&std::path::Path>,
+    inputs: &[u8],
+    key_of: impl FnOnce(&[u8; 32]) -> crate::cache::Key,
+) -> Option<Deps> {
+    let might_read_files = source.contains("include")
+        || opts.headers.iter().any(|(_, h)| h.contains("include"))
+        || opts.options.iter().any(|o| o.contains("-include"));
+    if might_read_files {
+        if let Some(m) = c.get_manifest(&manifest_key(inputs)) {
+            let key = m.get(..32).and_then(|k| <[u8; 32]>::try_from(k).ok());
+            if let (Some(key), Some((checks, rest))) = (key, m.get(32..).and_then(crate::cache::decode_checks)) {
+                if rest.is_empty() && crate::cache::unchanged(&checks) {
+                    return Some(Deps { key: crate::cache::Key(key), checks, fresh: false, from_manifest: true });
+                }
+            }
+        }
+    }
+    let scan = crate::cache::scan_includes(source, name, &opts.headers, effective, cwd?).ok()?;
+    Some(Deps { key: key_of(&scan.digest), checks: scan.checks, fresh: scan.fresh, from_manifest: false })
 }
 
 /// A compile remembered in a cache's memory tier: its inputs (compared in full, the slot is
@@ -298,20 +357,6 @@ struct Remembered {
     inputs: Vec<u8>,
     checks: Vec<crate::cache::Check>,
     compiled: Compiled,
-}
-
-impl Remembered {
-    fn same_inputs(
-        &self,
-        source: &str,
-        name: &str,
-        opts: &CompileOptions,
-        effective: &[String],
-        target: CodeKind,
-        cwd: Option<&std::path::Path>,
-    ) -> bool {
-        self.inputs == inputs_of(source, name, opts, effective, target, cwd)
-    }
 }
 
 /// Every input of a compile as one unambiguous byte string (length-prefixed parts).
@@ -348,17 +393,10 @@ fn inputs_of(
     v
 }
 
-fn memory_slot(
-    source: &str,
-    name: &str,
-    opts: &CompileOptions,
-    effective: &[String],
-    target: CodeKind,
-    cwd: Option<&std::path::Path>,
-) -> u64 {
+fn memory_slot(inputs: &[u8]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (source, name, target as u32, cwd, effective, &opts.headers, &opts.name_expressions).hash(&mut h);
+    inputs.hash(&mut h);
     h.finish()
 }
 

@@ -287,3 +287,52 @@ fn memory_tier_answers_and_is_never_stale() {
     }
     assert!(!compile(&c, &src, &o).from_cache);
 }
+
+/// Dependency manifests let a later process check the headers by `stat` alone; they never
+/// make a process serve stale code, and a damaged one only costs a full scan.
+#[test]
+fn manifests_across_processes_are_never_stale() {
+    const TEST: &str = "manifests_across_processes_are_never_stale";
+    if child_mode().as_deref() == Some("compile") {
+        let var = |k: &str| std::env::var(k).unwrap();
+        let c = Cache::at(var("M_CACHE"), 64 << 20).unwrap();
+        let src = kernel_including(&format!("#include \"{}\"", var("M_HEADER")));
+        let r = compile(&c, &src, &CompileOptions::default());
+        assert_eq!(r.from_cache, var("M_HIT") == "1", "from_cache");
+        assert!(has_value(&r.code, u32::from_str_radix(&var("M_VALUE"), 16).unwrap()), "wrong code");
+        return;
+    }
+    require_project_env();
+    let td = TempDir::new("manifest");
+    let (dir, h) = (td.join("cache"), td.join("dep.h"));
+    let run = |hit: bool, value: u32| {
+        let v = format!("{value:x}");
+        let env = [
+            ("M_CACHE", dir.to_str().unwrap()),
+            ("M_HEADER", h.to_str().unwrap()),
+            ("M_HIT", if hit { "1" } else { "0" }),
+            ("M_VALUE", v.as_str()),
+        ];
+        expect_child_ok(spawn_child(TEST, "compile", &env), "manifest child");
+    };
+    let manifests = || {
+        fs::read_dir(&dir)
+            .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".cudyn-deps")).count())
+            .unwrap_or(0)
+    };
+    fs::write(&h, header(0x12345)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    run(false, 0x12345);
+    assert_eq!(manifests(), 1, "a compile with header lookups leaves a manifest");
+    run(true, 0x12345);
+    fs::write(&h, header(0x54321)).unwrap();
+    run(false, 0x54321);
+    run(true, 0x54321);
+    // A damaged manifest is a miss of the manifest only: the scan still finds the entry.
+    for e in fs::read_dir(&dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".cudyn-deps") {
+            fs::write(e.path(), b"garbage").unwrap();
+        }
+    }
+    run(true, 0x54321);
+}

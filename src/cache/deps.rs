@@ -63,10 +63,68 @@ impl Check {
     }
 }
 
+/// `checks` as bytes (for a manifest on disk): per check its kind, stamp and path.
+pub fn encode_checks(checks: &[Check]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut v = Vec::with_capacity(checks.len() * 120);
+    v.extend_from_slice(&(checks.len() as u64).to_le_bytes());
+    for c in checks {
+        v.push(c.kind);
+        for x in c.stamp {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        let p = c.path.as_os_str().as_bytes();
+        v.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        v.extend_from_slice(p);
+    }
+    v
+}
+
+/// The checks `encode_checks` wrote, and the bytes after them; None if malformed.
+pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
+    use std::os::unix::ffi::OsStrExt;
+    let take = |b: &mut &[u8], n: usize| -> Option<Vec<u8>> {
+        let (h, t) = (b.get(..n)?, b.get(n..)?);
+        *b = t;
+        Some(h.to_vec())
+    };
+    let mut b = b;
+    let n = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+    let mut out = Vec::with_capacity(n.min(1 << 20) as usize);
+    for _ in 0..n {
+        let kind = *take(&mut b, 1)?.first()?;
+        let mut stamp = [0i64; 7];
+        for x in stamp.iter_mut() {
+            *x = i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+        }
+        let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&take(&mut b, len)?));
+        out.push(Check { path, kind, stamp });
+    }
+    Some((out, b))
+}
+
 /// Whether every lookup of an earlier scan would give the same answer now: no header changed
 /// (by its stat stamp), appeared or vanished. One `stat` per distinct path.
 pub fn unchanged(checks: &[Check]) -> bool {
     checks.iter().all(|c| Check::now(&c.path) == *c)
+}
+
+/// The first component of `p` below its deepest existing folder: absent while `p` is absent
+/// because of it, so its state stands for `p`'s.
+fn first_missing(p: &Path, known_dirs: &mut HashSet<PathBuf>) -> PathBuf {
+    let mut cur = p.to_path_buf();
+    while let Some(parent) = cur.parent() {
+        if parent.as_os_str().is_empty() {
+            break;
+        }
+        if known_dirs.contains(parent) || std::fs::metadata(parent).is_ok_and(|m| m.is_dir()) {
+            known_dirs.insert(parent.to_path_buf());
+            break;
+        }
+        cur = parent.to_path_buf();
+    }
+    cur
 }
 
 fn too_new(m: &std::fs::Metadata) -> bool {
@@ -547,6 +605,7 @@ fn scan_pass(
     let mut lookups = 0usize;
     let mut checks: Vec<Check> = Vec::new();
     let mut checked: HashSet<PathBuf> = HashSet::new();
+    let mut known_dirs: HashSet<PathBuf> = HashSet::new();
     let mut fresh = false;
     let mut total: u64 = 0;
     let mut seen_paths: HashSet<PathBuf> = HashSet::new();
@@ -611,16 +670,20 @@ fn scan_pass(
                 let meta = std::fs::metadata(&c);
                 if !checked.contains(&c) {
                     checked.insert(c.clone());
-                    checks.push(match &meta {
-                        Ok(m) if m.is_file() => Check { path: c.clone(), kind: 1, stamp: stamp(m) },
-                        Ok(m) if m.is_dir() => Check { path: c.clone(), kind: 2, stamp: [0; 7] },
-                        Ok(_) => Check { path: c.clone(), kind: 3, stamp: [0; 7] },
-                        Err(e) => Check {
-                            path: c.clone(),
-                            kind: 0,
-                            stamp: [e.raw_os_error().unwrap_or(0) as i64, 0, 0, 0, 0, 0, 0],
-                        },
-                    });
+                    match &meta {
+                        Ok(m) if m.is_file() => checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m) }),
+                        Ok(m) if m.is_dir() => checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7] }),
+                        Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7] }),
+                        // Not there: what proves it is the first component missing (or not a
+                        // folder) on the way — `dir/cuda` absent covers every `dir/cuda/...` —
+                        // so that many lookups share one check.
+                        Err(_) => {
+                            let w = first_missing(&c, &mut known_dirs);
+                            if w == c || checked.insert(w.clone()) {
+                                checks.push(Check::now(&w));
+                            }
+                        }
+                    }
                 }
                 match meta {
                     Ok(m) if m.is_file() => {
@@ -727,6 +790,32 @@ mod tests {
         assert_eq!(s.lookups, 1);
         let d: Vec<String> = ["-DH2=\"/nonexistent/r.h\""].iter().map(|s| s.to_string()).collect();
         assert_eq!(scan_includes("#include H2\n", "p.cu", &[], &d, &cwd).unwrap().lookups, 1);
+    }
+
+    #[test]
+    fn checks_round_trip_and_absent_prefixes_are_shared() {
+        let td = std::env::temp_dir().join(format!("cudyn-deps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&td);
+        std::fs::create_dir_all(td.join("inc")).unwrap();
+        std::fs::write(td.join("inc/a.h"), "#include <sub/b.h>\n#include <sub/c.h>\n#include <sub/d/e.h>\n").unwrap();
+        let o = vec![format!("-I{}", td.join("inc").display())];
+        let s = scan_includes("#include <a.h>\n", "p.cu", &[], &o, &td).unwrap();
+        // sub/b.h, sub/c.h, sub/d/e.h are absent in each folder because sub is: one check per folder.
+        let subs = s.checks.iter().filter(|c| c.path.ends_with("sub")).count();
+        assert!(subs >= 1 && s.checks.iter().all(|c| !c.path.ends_with("b.h")), "{:?}", s.checks);
+        assert!(unchanged(&s.checks));
+        let bytes = encode_checks(&s.checks);
+        let (back, rest) = decode_checks(&bytes).unwrap();
+        assert_eq!(back, s.checks);
+        assert!(rest.is_empty());
+        for cut in 0..bytes.len() {
+            let _ = decode_checks(&bytes[..cut]);
+        }
+        // A header appearing under the absent folder is a change.
+        std::fs::create_dir_all(td.join("inc/sub")).unwrap();
+        std::fs::write(td.join("inc/sub/c.h"), "").unwrap();
+        assert!(!unchanged(&s.checks));
+        let _ = std::fs::remove_dir_all(&td);
     }
 
     #[test]

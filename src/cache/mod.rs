@@ -24,7 +24,7 @@ mod dirfd;
 mod entry;
 mod key;
 
-pub use deps::{scan_includes, unchanged, Check, IncludeScan};
+pub use deps::{decode_checks, encode_checks, scan_includes, unchanged, Check, IncludeScan};
 pub use entry::{decode_entry, encode_entry, EntryError, ENTRY_HEADER_LEN, ENTRY_MAGIC, ENTRY_VERSION};
 pub use key::{Key, KeyBuilder};
 
@@ -40,6 +40,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// File name extension of entry files.
 pub const ENTRY_EXT: &str = ".cudyn";
+/// File name extension of dependency manifests: for a compile's inputs, the key its include
+/// scan gave and every lookup it made, so that a later process can check the headers by
+/// `stat` instead of reading them (same format as an entry; evicted alike; not counted in
+/// `entries`).
+pub const MANIFEST_EXT: &str = ".cudyn-deps";
 /// Default size bound when `CUDYN_CACHE_MAX_BYTES` is not set (256 MiB).
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -81,6 +86,7 @@ pub struct Cache {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Entry,
+    Manifest,
     Temp,
     Other,
 }
@@ -92,16 +98,17 @@ fn classify(name: &OsStr) -> Kind {
     if name.starts_with(TMP_PREFIX) {
         return Kind::Temp;
     }
-    match name.strip_suffix(ENTRY_EXT) {
-        Some(stem) if stem.len() == 64 && stem.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) => {
-            Kind::Entry
-        }
+    let hex = |stem: &str| stem.len() == 64 && stem.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    match (name.strip_suffix(ENTRY_EXT), name.strip_suffix(MANIFEST_EXT)) {
+        (Some(stem), _) if hex(stem) => Kind::Entry,
+        (_, Some(stem)) if hex(stem) => Kind::Manifest,
         _ => Kind::Other,
     }
 }
 
 struct EntryFile {
     name: OsString,
+    manifest: bool,
     len: u64,
     mtime: SystemTime,
 }
@@ -328,7 +335,7 @@ impl Cache {
     /// What identifies the entry file for `key` as it is now (device, inode, size, ctime), or
     /// None when there is none: a remembered hit is good only while its entry is unchanged.
     pub fn entry_stamp(&self, key: &Key) -> Option<[i64; 5]> {
-        let st = self.fd.stat(&Self::entry_name(key)).ok().filter(|s| s.is_file())?;
+        let st = self.fd.stat(&Self::file_name(key, ENTRY_EXT)).ok().filter(|s| s.is_file())?;
         Some([st.dev as i64, st.ino as i64, st.len as i64, st.ctime.0, st.ctime.1])
     }
 
@@ -359,13 +366,13 @@ impl Cache {
         self.max_bytes
     }
 
-    fn entry_name(key: &Key) -> OsString {
-        OsString::from(format!("{}{ENTRY_EXT}", key.hex()))
+    fn file_name(key: &Key, ext: &str) -> OsString {
+        OsString::from(format!("{}{ext}", key.hex()))
     }
 
     /// Path of the entry file for `key` (under the name the directory was opened by).
     pub fn entry_path(&self, key: &Key) -> PathBuf {
-        self.dir.join(Self::entry_name(key))
+        self.dir.join(Self::file_name(key, ENTRY_EXT))
     }
 
     /// The payload stored for `key`, or `None` (a miss). Invalid entries
@@ -373,7 +380,7 @@ impl Cache {
     /// file, over the size bound) are misses and are removed, best effort.
     /// A hit refreshes the entry's mtime, which is its LRU recency.
     pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
-        let r = self.lookup(key);
+        let r = self.lookup(key, ENTRY_EXT);
         let counter = if r.is_some() { &self.hits } else { &self.misses };
         counter.fetch_add(1, Ordering::Relaxed);
         r
@@ -387,8 +394,19 @@ impl Cache {
         }
     }
 
-    fn lookup(&self, key: &Key) -> Option<Vec<u8>> {
-        let name = Self::entry_name(key);
+    /// The dependency manifest stored for `key`, if any (validated as an entry is; not
+    /// counted in the hit/miss statistics).
+    pub fn get_manifest(&self, key: &Key) -> Option<Vec<u8>> {
+        self.lookup(key, MANIFEST_EXT)
+    }
+
+    /// Stores a dependency manifest under `key` (as `put` stores an entry).
+    pub fn put_manifest(&self, key: &Key, payload: &[u8]) -> io::Result<()> {
+        self.store(key, payload, MANIFEST_EXT)
+    }
+
+    fn lookup(&self, key: &Key, ext: &str) -> Option<Vec<u8>> {
+        let name = Self::file_name(key, ext);
         // O_NONBLOCK: never hang on a FIFO planted under an entry name.
         let file = match self.fd.open_file(&name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
             Ok(f) => f,
@@ -441,6 +459,10 @@ impl Cache {
     /// temp file behind. An entry that alone exceeds the bound is not stored
     /// and gives an error of kind `FileTooLarge`.
     pub fn put(&self, key: &Key, payload: &[u8]) -> io::Result<()> {
+        self.store(key, payload, ENTRY_EXT)
+    }
+
+    fn store(&self, key: &Key, payload: &[u8], ext: &str) -> io::Result<()> {
         let size = (ENTRY_HEADER_LEN + payload.len()) as u64;
         if size > self.max_bytes {
             return Err(io::Error::new(
@@ -453,7 +475,7 @@ impl Cache {
         let mut guard = TempGuard { dir: &self.fd, name: &tmp, armed: true };
         file.write_all(&bytes)?;
         drop(file);
-        let name = Self::entry_name(key);
+        let name = Self::file_name(key, ext);
         self.fd.rename(&tmp, &name)?;
         guard.armed = false;
         self.evict(&name);
@@ -491,7 +513,9 @@ impl Cache {
                 continue;
             }
             match kind {
-                Kind::Entry => out.push(EntryFile { name, len: st.len, mtime: st.mtime }),
+                Kind::Entry | Kind::Manifest => {
+                    out.push(EntryFile { name, manifest: kind == Kind::Manifest, len: st.len, mtime: st.mtime })
+                }
                 Kind::Temp => {
                     if sweep && stale_before.is_some_and(|t| st.mtime < t) {
                         let _ = self.fd.unlink(&name);
@@ -540,7 +564,7 @@ impl Cache {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             bytes: entries.iter().map(|e| e.len).sum(),
-            entries: entries.len() as u64,
+            entries: entries.iter().filter(|e| !e.manifest).count() as u64,
         }
     }
 
