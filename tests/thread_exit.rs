@@ -56,7 +56,7 @@ fn failing_call_from_a_pthread_key_destructor_does_not_abort() {
             };
             assert_eq!(s as i32, 1, "CUDYN_ERROR_INVALID_ARGUMENT");
             // SAFETY: a key from pthread_key_create; any non-NULL value makes the destructor run.
-            assert_eq!(unsafe { libc::pthread_setspecific(key, 1 as *const libc::c_void) }, 0);
+            assert_eq!(unsafe { libc::pthread_setspecific(key, std::ptr::addr_of!(FROM_DESTRUCTOR).cast()) }, 0);
         })
         .join()
         .unwrap();

@@ -359,15 +359,7 @@ fn includes_in_code(code: &str, what: &str, lookup_macros: &[String]) -> Result<
     let mut out = Found::default();
     for line in code.lines() {
         let t = line.trim_start();
-        let rest = if let Some(r) = t.strip_prefix('#') {
-            r
-        } else if let Some(r) = t.strip_prefix("%:") {
-            r
-        } else if let Some(r) = t.strip_prefix("??=") {
-            r
-        } else {
-            ""
-        };
+        let rest = t.strip_prefix('#').or_else(|| t.strip_prefix("%:")).or_else(|| t.strip_prefix("??=")).unwrap_or("");
         let rest = rest.trim_start();
         let word_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let (word, arg) = rest.split_at(word_end);
