@@ -210,7 +210,7 @@ pub fn python_site_dirs() -> Vec<PathBuf> {
 }
 
 /// Why a file found by path may not be opened: None when it may. The file (after symlinks)
-/// must be a regular file owned by root or by us and not writable by group or others; its
+/// must be a regular file owned by root or by us and not writable by others; its
 /// folder must not be writable by others; no folder above it may be writable by others
 /// unless sticky (/tmp), where others can add files but not rename ours.
 pub fn untrusted_reason(path: &Path) -> Option<String> {
@@ -231,7 +231,9 @@ pub fn untrusted_reason(path: &Path) -> Option<String> {
     if m.uid() != 0 && m.uid() != me {
         return Some(format!("{} is owned by uid {}, neither root nor us (uid {me})", real.display(), m.uid()));
     }
-    if m.mode() & 0o022 != 0 {
+    // World-writable only: group-writable installs (a shared conda environment) are common
+    // and the group is chosen by the owner.
+    if m.mode() & 0o002 != 0 {
         return Some(format!("{} is writable by others (mode {:o})", real.display(), m.mode() & 0o7777));
     }
     let mut dir = real.parent();
@@ -385,9 +387,9 @@ fn close(lib: &Lib) {
 pub fn install_hint(c: Component) -> &'static str {
     match c {
         Component::Driver => "libcuda.so.1 comes with the NVIDIA driver (not with pip or the toolkit): install the driver, or set CUDYN_LIBCUDA to the library file",
-        Component::Runtime => "install it with pip (nvidia-cuda-runtime for CUDA 13, nvidia-cuda-runtime-cu12 for CUDA 12), or set CUDA_PATH to a CUDA toolkit, or CUDYN_LIBCUDART to the library file",
-        Component::Nvrtc => "install it with pip (nvidia-cuda-nvrtc for CUDA 13, nvidia-cuda-nvrtc-cu12 for CUDA 12), or set CUDA_PATH to a CUDA toolkit, or CUDYN_LIBNVRTC to the library file",
-        Component::NvJitLink => "install it with pip (nvidia-nvjitlink for CUDA 13, nvidia-nvjitlink-cu12 for CUDA 12), or set CUDA_PATH to a CUDA toolkit, or CUDYN_LIBNVJITLINK to the library file",
+        Component::Runtime => "Install it with pip (nvidia-cuda-runtime for CUDA 13, nvidia-cuda-runtime-cu12 for CUDA 12), or set CUDA_PATH to a CUDA toolkit, or CUDYN_LIBCUDART to the library file",
+        Component::Nvrtc => "Install it with pip (nvidia-cuda-nvrtc for CUDA 13, nvidia-cuda-nvrtc-cu12 for CUDA 12), or set CUDA_PATH to a CUDA toolkit, or CUDYN_LIBNVRTC to the library file",
+        Component::NvJitLink => "Install it with pip (nvidia-nvjitlink for CUDA 13, nvidia-nvjitlink-cu12 for CUDA 12), or set CUDA_PATH to a CUDA toolkit, or CUDYN_LIBNVJITLINK to the library file",
     }
 }
 

@@ -271,7 +271,8 @@ fn strip_comments(text: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    // Only whole comments (delimited by ASCII) were removed: still UTF-8 when the input was.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// One header name a file asks for.
@@ -334,11 +335,14 @@ fn includes_in(text: &str, what: &str, lookup_macros: &[String]) -> Result<Found
 /// only the preprocessor directives kept (`__has_include` is only meaningful in #if/#elif),
 /// so that a header is reduced once to the few lines that matter.
 fn prepare(text: &str) -> String {
-    let code = if text.contains("\\\n") || text.contains("\\\r\n") {
-        strip_comments(&text.replace("\\\r\n", "").replace("\\\n", ""))
+    let joined: std::borrow::Cow<str> = if text.contains("\\\n") || text.contains("\\\r\n") {
+        text.replace("\\\r\n", "").replace("\\\n", "").into()
     } else {
-        strip_comments(text)
+        text.into()
     };
+    // Without a comment there is nothing to blank (a string cannot start a directive line).
+    let code: std::borrow::Cow<str> =
+        if joined.contains("/*") || joined.contains("//") { strip_comments(&joined).into() } else { joined };
     let mut out = String::new();
     for line in code.lines() {
         let t = line.trim_start();
