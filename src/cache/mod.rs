@@ -18,6 +18,12 @@
 //! or processes) see either the old or the new complete file. Readers open with
 //! `O_NOFOLLOW` and validate everything; anything invalid is a miss and is
 //! removed so the caller recompiles and `put` replaces it.
+//!
+//! The directory is opened and checked once and every operation is relative to
+//! that descriptor (`dirfd`), so a folder swapped in under the same name is never
+//! used. Dependency manifests (`<key>.cudyn-deps`, same format) and an in-memory
+//! tier serve the compiler (`crate::compile`); `deps` finds every file a compile
+//! could read, for its key.
 
 mod deps;
 mod dirfd;
@@ -60,9 +66,9 @@ pub struct CacheStats {
     pub hits: u64,
     /// `get` calls of this instance that returned `None`.
     pub misses: u64,
-    /// Total size in bytes of the entry files now in the directory.
+    /// Total size in bytes of the entry files and dependency manifests now in the directory.
     pub bytes: u64,
-    /// Number of entry files now in the directory.
+    /// Number of entry files now in the directory (manifests not counted).
     pub entries: u64,
 }
 
