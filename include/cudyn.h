@@ -151,7 +151,7 @@ typedef struct cudyn_link_input {
 typedef struct cudyn_cache_stats_t {
   uint64_t hits;
   uint64_t misses;
-  // Bytes of entries in the cache folder.
+  // Bytes of entries and dependency manifests in the cache folder.
   uint64_t bytes;
   uint64_t entries;
   // 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,

@@ -406,7 +406,7 @@ pub unsafe extern "C" fn cudyn_link(
 pub struct cudyn_cache_stats_t {
     pub hits: u64,
     pub misses: u64,
-    /// Bytes of entries in the cache folder.
+    /// Bytes of entries and dependency manifests in the cache folder.
     pub bytes: u64,
     pub entries: u64,
     /// 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,
