@@ -24,5 +24,13 @@ int main(void) {
       printf("  %-20s absent: %s\n", names[c], cudyn_last_error_message());
     }
   }
+  /* The compile cache: on, or why not (turned off, a bad setting, a folder it cannot use). */
+  cudyn_cache_stats_t cs;
+  if (cudyn_cache_status() == CUDYN_SUCCESS && cudyn_cache_stats(&cs) == CUDYN_SUCCESS) {
+    printf("  %-20s on: %s (%llu entries, %llu bytes)\n", "compile cache", cudyn_cache_dir(),
+           (unsigned long long)cs.entries, (unsigned long long)cs.bytes);
+  } else {
+    printf("  %-20s off: %s\n", "compile cache", cudyn_last_error_message());
+  }
   return 0;
 }

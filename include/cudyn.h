@@ -175,10 +175,11 @@ typedef struct cudyn_link_input {
 typedef struct cudyn_cache_stats_t {
   uint64_t hits;
   uint64_t misses;
-  // Bytes of entries in the cache folder.
+  // Bytes of entries and dependency manifests in the cache folder.
   uint64_t bytes;
   uint64_t entries;
-  // 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable).
+  // 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,
+  // cudyn_cache_status says why.
   int32_t enabled;
 } cudyn_cache_stats_t;
 
@@ -295,6 +296,15 @@ enum cudyn_status cudyn_link(const struct cudyn_link_input *inputs,
 
 // Read the cache's counters.
 enum cudyn_status cudyn_cache_stats(struct cudyn_cache_stats_t *stats);
+
+// Whether the compile cache is on, and if not, why: CUDYN_SUCCESS when it is; otherwise
+// CUDYN_ERROR_NOT_FOUND when it was turned off (CUDYN_CACHE=0, CUDYN_CACHE_MAX_BYTES=0, or a
+// setuid/setgid process), CUDYN_ERROR_INVALID_ARGUMENT for a setting cudyn cannot read
+// (CUDYN_CACHE_MAX_BYTES=lots, a relative CUDYN_CACHE_DIR), CUDYN_ERROR_IO for a folder it
+// cannot use (read-only, a file, a symlink, someone else's, group/world writable); then
+// cudyn_last_error_message says which and why. The answer is fixed for the life of the
+// process (the cache is set up once, on first use). Compiles work either way.
+enum cudyn_status cudyn_cache_status(void);
 
 // Remove every cache entry (only cudyn's own files). `removed` may be NULL.
 enum cudyn_status cudyn_cache_clear(uint64_t *removed);

@@ -34,7 +34,8 @@ pub struct CompileOptions {
 pub struct Compiled {
     pub code: Vec<u8>,
     pub kind: CodeKind,
-    /// NVRTC's log (empty on a clean compile; a note when served from the cache).
+    /// NVRTC's log (empty on a clean compile; on a cache hit, the log of the compile that
+    /// made the entry, warnings included).
     pub log: String,
     /// (name expression, lowered name), in the order asked.
     pub lowered: Vec<(String, String)>,
@@ -58,8 +59,14 @@ impl From<Error> for CompileFailure {
 
 /// The process-wide cache, from the environment, opened on first use (None when disabled).
 pub fn global_cache() -> Option<&'static Cache> {
-    static C: OnceLock<Option<Cache>> = OnceLock::new();
-    C.get_or_init(|| Cache::from_env().ok()).as_ref()
+    cache_status().ok()
+}
+
+/// The process-wide cache, or why there is none (turned off, a bad setting, an unusable
+/// folder): the reason is kept for `cudyn_cache_status`, never thrown away.
+pub fn cache_status() -> std::result::Result<&'static Cache, &'static Error> {
+    static C: OnceLock<std::result::Result<Cache, Error>> = OnceLock::new();
+    C.get_or_init(Cache::from_env).as_ref()
 }
 
 fn has_arch_option(options: &[String]) -> Option<&str> {
@@ -149,8 +156,9 @@ fn cache_key(
     effective: &[String],
     target: CodeKind,
     nvrtc_version: i32,
+    includes: &[u8; 32],
 ) -> crate::cache::Key {
-    let mut k = KeyBuilder::new("cudyn-compile-v1");
+    let mut k = KeyBuilder::new("cudyn-compile-v2");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
         .part("nvrtc", &nvrtc_version.to_le_bytes())
         .part("target", &(target as u32).to_le_bytes())
@@ -165,13 +173,16 @@ fn cache_key(
     for e in &opts.name_expressions {
         k.part("name-expression", e.as_bytes());
     }
+    k.part("include-files", includes);
     k.finish()
 }
 
-/// Cached payload: lowered names then code; u32 little-endian lengths.
+/// Cached payload: sm, NVRTC's log, lowered names, then code; u32 little-endian lengths.
 fn encode_payload(c: &Compiled) -> Vec<u8> {
-    let mut v = Vec::with_capacity(c.code.len() + 64);
+    let mut v = Vec::with_capacity(c.code.len() + c.log.len() + 64);
     v.extend_from_slice(&c.sm.to_le_bytes());
+    v.extend_from_slice(&(c.log.len() as u32).to_le_bytes());
+    v.extend_from_slice(c.log.as_bytes());
     v.extend_from_slice(&(c.lowered.len() as u32).to_le_bytes());
     for (a, b) in &c.lowered {
         for s in [a, b] {
@@ -192,6 +203,9 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
     }
     let mut at = 0;
     let sm = u32_at(p, &mut at)?;
+    let log_len = u32_at(p, &mut at)? as usize;
+    let log = String::from_utf8(p.get(at..at.checked_add(log_len)?)?.to_vec()).ok()?;
+    at += log_len;
     let n = u32_at(p, &mut at)?;
     let mut lowered = Vec::new();
     for _ in 0..n {
@@ -209,17 +223,14 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
     if code.is_empty() || crate::image::code_kind_of(&code) != kind {
         return None;
     }
-    Some(Compiled { code, kind, log: String::new(), lowered, sm, from_cache: true })
+    Some(Compiled { code, kind, log, lowered, sm, from_cache: true })
 }
 
-/// Compile `source` (named `name` in messages), through `cache` when given.
-/// Whether the options let NVRTC read headers from disk (include paths, pre-includes): their
-/// contents are not part of the cache key, so such compiles bypass the cache rather than risk
-/// serving code built from an older header.
-pub fn reads_header_files(options: &[String]) -> bool {
-    options.iter().any(|o| ["-I", "--include-path", "-include", "--pre-include"].iter().any(|p| o.starts_with(p)))
-}
-
+/// Compile `source` (named `name` in messages), through `cache` when given. The key covers
+/// every file NVRTC could read (see `cache::scan_includes`); a compile whose includes cannot
+/// be followed bypasses the cache. A hit returns the log NVRTC wrote when the entry was made.
+/// The same compile again on the same `Cache` is answered from its memory tier while the
+/// entry file and every header lookup are unchanged (one `stat` each).
 pub fn compile_with(
     source: &str,
     name: &str,
@@ -227,23 +238,179 @@ pub fn compile_with(
     cache: Option<&Cache>,
 ) -> std::result::Result<Compiled, CompileFailure> {
     let nv = nvrtc()?;
-    let (effective, sm, target) = effective_options(opts, default_sm)?;
-    let cache = cache.filter(|_| !reads_header_files(&opts.options));
-    let key = cache.map(|_| cache_key(source, name, opts, &effective, target, nv.version));
-    if let (Some(c), Some(k)) = (cache, key.as_ref()) {
-        if let Some(p) = c.get(k) {
-            if let Some(mut hit) = decode_payload(&p, target) {
-                hit.log = "(from the cudyn cache)".into();
-                return Ok(hit);
-            }
+    let (mut effective, sm, target) = effective_options(opts, default_sm)?;
+    effective.extend(default_include_options(nv).iter().cloned());
+    let Some(c) = cache else { return run_nvrtc(nv, source, name, opts, &effective, target, sm) };
+    let cwd = std::env::current_dir().ok();
+    let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref());
+    // The memory tier: the same inputs in this process, with no header changed since.
+    let slot = memory_slot(&inputs);
+    if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
+        if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.checks) {
+            c.count_memory_hit();
+            return Ok(m.compiled.clone());
+        }
+    }
+    let Some(deps) = dependencies(c, source, name, opts, &effective, cwd.as_deref(), &inputs, |digest| {
+        cache_key(source, name, opts, &effective, target, nv.version, digest)
+    }) else {
+        // Includes the scan cannot follow: never cached.
+        return run_nvrtc(nv, source, name, opts, &effective, target, sm);
+    };
+    let remember = |compiled: &Compiled| {
+        deps.save_manifest(c, &inputs);
+        let Some(entry) = c.entry_stamp(&deps.key) else { return };
+        if !deps.fresh {
+            let m = Remembered {
+                key: deps.key,
+                entry,
+                inputs: inputs.clone(),
+                checks: deps.checks.clone(),
+                compiled: Compiled { from_cache: true, ..compiled.clone() },
+            };
+            c.remember(slot, std::sync::Arc::new(m));
+        }
+    };
+    if let Some(p) = c.get(&deps.key) {
+        if let Some(hit) = decode_payload(&p, target) {
+            remember(&hit);
+            return Ok(hit);
         }
     }
     let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
-    if let (Some(c), Some(k)) = (cache, key.as_ref()) {
-        // A cache that cannot be written is not an error: the code is still good.
-        let _ = c.put(k, &encode_payload(&out));
+    // NVRTC read the headers after the scan did: store the result only if none changed
+    // meanwhile. A cache that cannot be written is not an error: the code is still good.
+    if crate::cache::unchanged(&deps.checks) && c.put(&deps.key, &encode_payload(&out)).is_ok() {
+        remember(&out);
     }
     Ok(out)
+}
+
+/// The key of a compile and what it depends on.
+struct Deps {
+    key: crate::cache::Key,
+    /// Every lookup of the include scan, to tell whether anything changed.
+    checks: Vec<crate::cache::Check>,
+    /// A header was changed in the last seconds: nothing about this compile is remembered.
+    fresh: bool,
+    /// Read from a manifest (then there is no need to write one).
+    from_manifest: bool,
+}
+
+impl Deps {
+    /// Writes the manifest for `inputs`, unless there is nothing to gain (no lookups), it came
+    /// from one, or a header is too new to trust its stamp.
+    fn save_manifest(&self, c: &Cache, inputs: &[u8]) {
+        if self.from_manifest || self.fresh || self.checks.is_empty() {
+            return;
+        }
+        let mut m = self.key.0.to_vec();
+        m.extend_from_slice(&crate::cache::encode_checks(&self.checks));
+        let _ = c.put_manifest(&manifest_key(inputs), &m);
+    }
+}
+
+fn manifest_key(inputs: &[u8]) -> crate::cache::Key {
+    let mut k = KeyBuilder::new("cudyn-deps-v1");
+    k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes()).part("inputs", inputs);
+    k.finish()
+}
+
+/// The compile's key and dependencies: from the manifest a process wrote for the same inputs
+/// when every lookup it made still gives the same answer (one `stat` each, no header read),
+/// else from a full include scan. None when the scan cannot follow the includes.
+#[allow(clippy::too_many_arguments)]
+fn dependencies(
+    c: &Cache,
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    cwd: Option<&std::path::Path>,
+    inputs: &[u8],
+    key_of: impl FnOnce(&[u8; 32]) -> crate::cache::Key,
+) -> Option<Deps> {
+    let might_read_files = source.contains("include")
+        || opts.headers.iter().any(|(_, h)| h.contains("include"))
+        || opts.options.iter().any(|o| o.contains("-include"));
+    if might_read_files {
+        if let Some(m) = c.get_manifest(&manifest_key(inputs)) {
+            let key = m.get(..32).and_then(|k| <[u8; 32]>::try_from(k).ok());
+            if let (Some(key), Some((checks, rest))) = (key, m.get(32..).and_then(crate::cache::decode_checks)) {
+                if rest.is_empty() && crate::cache::unchanged(&checks) {
+                    return Some(Deps { key: crate::cache::Key(key), checks, fresh: false, from_manifest: true });
+                }
+            }
+        }
+    }
+    let scan = crate::cache::scan_includes(source, name, &opts.headers, effective, cwd?).ok()?;
+    Some(Deps { key: key_of(&scan.digest), checks: scan.checks, fresh: scan.fresh, from_manifest: false })
+}
+
+/// A compile remembered in a cache's memory tier: its inputs (compared in full, the slot is
+/// only a hash), every lookup its include scan made, and the result.
+struct Remembered {
+    key: crate::cache::Key,
+    /// The entry file as it was (`Cache::entry_stamp`): removed, replaced or evicted, and the
+    /// memory tier no longer answers.
+    entry: [i64; 5],
+    inputs: Vec<u8>,
+    checks: Vec<crate::cache::Check>,
+    compiled: Compiled,
+}
+
+/// Every input of a compile as one unambiguous byte string (length-prefixed parts).
+fn inputs_of(
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    effective: &[String],
+    target: CodeKind,
+    cwd: Option<&std::path::Path>,
+) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut v = Vec::with_capacity(source.len() + 256);
+    let mut put = |b: &[u8]| {
+        v.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        v.extend_from_slice(b);
+    };
+    put(source.as_bytes());
+    put(name.as_bytes());
+    put(&(target as u32).to_le_bytes());
+    put(cwd.map_or(&b""[..], |c| c.as_os_str().as_bytes()));
+    put(&(effective.len() as u64).to_le_bytes());
+    for o in effective {
+        put(o.as_bytes());
+    }
+    put(&(opts.headers.len() as u64).to_le_bytes());
+    for (n, c) in &opts.headers {
+        put(n.as_bytes());
+        put(c.as_bytes());
+    }
+    for e in &opts.name_expressions {
+        put(e.as_bytes());
+    }
+    v
+}
+
+fn memory_slot(inputs: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    inputs.hash(&mut h);
+    h.finish()
+}
+
+/// `-I` options for the CUDA headers and CCCL (CUB, Thrust, libcu++) found beside the NVRTC
+/// in use: a toolkit's `include/` (CUDA 13 keeps CCCL in `include/cccl`) or the wheels'
+/// `nvidia/cu13/include` (`nvidia-cuda-cccl` installs there), so `#include <cub/...>` works with
+/// no options. Appended after the caller's own options, so theirs are searched first. Folders
+/// others can write are skipped, as in the library search.
+pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
+    static DIRS: OnceLock<Vec<String>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let Some(lib) = nv.lib.path().and_then(|p| std::fs::canonicalize(p).ok()) else { return Vec::new() };
+        crate::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
+    })
 }
 
 /// Compile through the process-wide cache (see `global_cache`).
@@ -465,14 +632,6 @@ mod tests {
     }
 
     #[test]
-    fn include_paths_bypass_the_cache() {
-        assert!(reads_header_files(&o(&["-std=c++17", "-I/opt/include"])));
-        assert!(reads_header_files(&o(&["--include-path=/x"])));
-        assert!(reads_header_files(&o(&["-include", "pre.h"])));
-        assert!(!reads_header_files(&o(&["-std=c++17", "-DINCLUDE=1", "-arch=sm_90"])));
-    }
-
-    #[test]
     fn version_skew_decision() {
         assert!(ptx_loadable(13000, 13000));
         assert!(ptx_loadable(12080, 13000));
@@ -492,7 +651,7 @@ mod tests {
         let c = Compiled {
             code: b"//\n.version 9.0\n.target sm_90\n.address_size 64\n\0".to_vec(),
             kind: CodeKind::Ptx,
-            log: String::new(),
+            log: "warning: something to keep".into(),
             lowered: vec![("f<int>".into(), "_Z1fIiEvv".into())],
             sm: 90,
             from_cache: false,
@@ -502,6 +661,7 @@ mod tests {
         assert_eq!(back.code, c.code);
         assert_eq!(back.lowered, c.lowered);
         assert_eq!(back.sm, 90);
+        assert_eq!(back.log, c.log);
         for cut in 0..p.len() {
             let _ = decode_payload(&p[..cut], CodeKind::Ptx);
         }

@@ -102,11 +102,13 @@ thread_local! {
     static LAST: RefCell<LastError> = RefCell::new(LastError { message: CString::default(), cuda_code: 0 });
 }
 
-/// Record `e` as this thread's last failure.
+/// Record `e` as this thread's last failure. During thread exit (a pthread key destructor
+/// that calls cudyn after Rust's thread-locals were destroyed) there is nowhere to record it:
+/// the message is dropped rather than panicking, since a panic there would abort.
 pub fn set_last_error(e: &Error) {
     // An interior NUL cannot come from our own text; strip it rather than lose the message.
     let msg = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
-    LAST.with(|l| {
+    let _ = LAST.try_with(|l| {
         if let Ok(mut l) = l.try_borrow_mut() {
             l.message = msg;
             l.cuda_code = e.cuda_code;
@@ -115,16 +117,18 @@ pub fn set_last_error(e: &Error) {
 }
 
 /// Pointer to this thread's last message; valid until the thread's next failing cudyn call.
+/// "" when there is none, or during thread exit.
 pub fn last_error_message_ptr() -> *const std::os::raw::c_char {
-    LAST.with(|l| l.try_borrow().map(|l| l.message.as_ptr()).unwrap_or(c"".as_ptr()))
+    LAST.try_with(|l| l.try_borrow().map(|l| l.message.as_ptr()).unwrap_or(c"".as_ptr())).unwrap_or(c"".as_ptr())
 }
 
 pub fn last_error_message() -> String {
-    LAST.with(|l| l.try_borrow().map(|l| l.message.to_string_lossy().into_owned()).unwrap_or_default())
+    LAST.try_with(|l| l.try_borrow().map(|l| l.message.to_string_lossy().into_owned()).unwrap_or_default())
+        .unwrap_or_default()
 }
 
 pub fn last_cuda_error() -> i32 {
-    LAST.with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0))
+    LAST.try_with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0)).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -324,14 +324,17 @@ pub fn compile_payload(data: &[u8]) {
         assert!(!c.code.is_empty());
         assert_eq!(code_kind_of(&c.code), kind);
         assert!(data.ends_with(&c.code), "the code is not the payload's tail");
-        assert_eq!(model_encode_payload(c.sm, &c.lowered, &c.code), data, "re-encoding differs");
+        assert_eq!(model_encode_payload(c.sm, &c.log, &c.lowered, &c.code), data, "re-encoding differs");
     }
 }
 
-/// `compile::encode_payload`'s format: u32 sm, u32 count, (u32 len, bytes) x 2 per name, code.
-fn model_encode_payload(sm: u32, lowered: &[(String, String)], code: &[u8]) -> Vec<u8> {
+/// `compile::encode_payload`'s format: u32 sm, (u32 len, bytes) NVRTC's log, u32 count,
+/// (u32 len, bytes) x 2 per name, code.
+fn model_encode_payload(sm: u32, log: &str, lowered: &[(String, String)], code: &[u8]) -> Vec<u8> {
     let mut v = Vec::new();
     v.extend_from_slice(&sm.to_le_bytes());
+    v.extend_from_slice(&(log.len() as u32).to_le_bytes());
+    v.extend_from_slice(log.as_bytes());
     v.extend_from_slice(&(lowered.len() as u32).to_le_bytes());
     for (a, b) in lowered {
         for s in [a, b] {

@@ -49,7 +49,8 @@ fn load() -> Result<Nvrtc> {
         match f.nvrtcVersion {
             // SAFETY: valid out-pointers.
             Some(v) => unsafe { v(&mut major, &mut minor) },
-            None => return Err(Error::new(Status::UnsupportedVersion, "library has no nvrtcVersion")),
+            // Every NVRTC has nvrtcVersion: a file without it is something else.
+            None => return Err(Error::new(Status::NvrtcNotFound, "not NVRTC: the library has no nvrtcVersion")),
         };
         if major < 12 {
             return Err(Error::new(

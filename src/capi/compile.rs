@@ -406,10 +406,11 @@ pub unsafe extern "C" fn cudyn_link(
 pub struct cudyn_cache_stats_t {
     pub hits: u64,
     pub misses: u64,
-    /// Bytes of entries in the cache folder.
+    /// Bytes of entries and dependency manifests in the cache folder.
     pub bytes: u64,
     pub entries: u64,
-    /// 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable).
+    /// 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,
+    /// cudyn_cache_status says why.
     pub enabled: i32,
 }
 
@@ -427,6 +428,18 @@ pub extern "C" fn cudyn_cache_stats(stats: *mut cudyn_cache_stats_t) -> cudyn_st
         };
         Ok(())
     })
+}
+
+/// Whether the compile cache is on, and if not, why: CUDYN_SUCCESS when it is; otherwise
+/// CUDYN_ERROR_NOT_FOUND when it was turned off (CUDYN_CACHE=0, CUDYN_CACHE_MAX_BYTES=0, or a
+/// setuid/setgid process), CUDYN_ERROR_INVALID_ARGUMENT for a setting cudyn cannot read
+/// (CUDYN_CACHE_MAX_BYTES=lots, a relative CUDYN_CACHE_DIR), CUDYN_ERROR_IO for a folder it
+/// cannot use (read-only, a file, a symlink, someone else's, group/world writable); then
+/// cudyn_last_error_message says which and why. The answer is fixed for the life of the
+/// process (the cache is set up once, on first use). Compiles work either way.
+#[no_mangle]
+pub extern "C" fn cudyn_cache_status() -> cudyn_status {
+    ffi!({ compile::cache_status().map(drop).map_err(Clone::clone) })
 }
 
 /// Remove every cache entry (only cudyn's own files). `removed` may be NULL.

@@ -1,0 +1,839 @@
+//! Every file a compile could read, found without NVRTC's help, so the cache key can cover
+//! them all: NVRTC 13.0 has no dependency output, yet reads headers from disk with no option
+//! at all (`#include "/abs/x.h"`, a quoted include found beside the program's name, which is
+//! relative to the working directory) as well as through `-I` and `-include`.
+//!
+//! The scan is conservative rather than exact: for every `#include`/`__has_include` in the
+//! source, the in-memory headers and every file found, it looks the name up in every folder
+//! NVRTC might search (the including file's folder, the program's and each in-memory header's
+//! folder, every include path), whatever the order, and feeds each outcome (the file's bytes,
+//! "absent", "a folder") into a digest. Any change to any file that could have been read, or a
+//! file appearing where none was, changes the digest and so the key. A construct it cannot
+//! follow (an include named by a macro, `#embed`, precompiled headers, options files) makes the
+//! scan fail, and the compile then bypasses the cache: stale code is never an option.
+
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// More files than this, or more bytes, and the scan gives up (the compile is not cached).
+const MAX_FILES: usize = 20_000;
+const MAX_BYTES: u64 = 512 << 20;
+
+/// The outcome of a successful scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncludeScan {
+    /// SHA-256 over every lookup made and its result, in a fixed order.
+    pub digest: [u8; 32],
+    /// The files found on disk (each hashed into `digest`).
+    pub files: Vec<PathBuf>,
+    /// Lookups made (found or not).
+    pub lookups: usize,
+    /// Each path looked up and what `stat` said, to tell later whether anything changed.
+    pub checks: Vec<Check>,
+    /// Some file found was changed in the last seconds (`TOO_NEW_SECS`): its stamp cannot be
+    /// trusted to reveal a change, so this scan must not be remembered.
+    pub fresh: bool,
+}
+
+/// One lookup of a scan: the path, and its kind (0: an error, with errno in `stamp[0]`;
+/// 1: a file, with its stamp; 2: a folder; 3: something else).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    path: PathBuf,
+    kind: u8,
+    stamp: [i64; 7],
+}
+
+impl Check {
+    fn now(path: &Path) -> Check {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Check { path: path.to_path_buf(), kind: 1, stamp: stamp(&m) },
+            Ok(m) if m.is_dir() => Check { path: path.to_path_buf(), kind: 2, stamp: [0; 7] },
+            Ok(_) => Check { path: path.to_path_buf(), kind: 3, stamp: [0; 7] },
+            Err(e) => Check {
+                path: path.to_path_buf(),
+                kind: 0,
+                stamp: [e.raw_os_error().unwrap_or(0) as i64, 0, 0, 0, 0, 0, 0],
+            },
+        }
+    }
+}
+
+/// `checks` as bytes (for a manifest on disk): per check its kind, stamp and path.
+pub fn encode_checks(checks: &[Check]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut v = Vec::with_capacity(checks.len() * 120);
+    v.extend_from_slice(&(checks.len() as u64).to_le_bytes());
+    for c in checks {
+        v.push(c.kind);
+        for x in c.stamp {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        let p = c.path.as_os_str().as_bytes();
+        v.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        v.extend_from_slice(p);
+    }
+    v
+}
+
+/// The checks `encode_checks` wrote, and the bytes after them; None if malformed.
+pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
+    use std::os::unix::ffi::OsStrExt;
+    let take = |b: &mut &[u8], n: usize| -> Option<Vec<u8>> {
+        let (h, t) = (b.get(..n)?, b.get(n..)?);
+        *b = t;
+        Some(h.to_vec())
+    };
+    let mut b = b;
+    let n = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+    let mut out = Vec::with_capacity(n.min(1 << 20) as usize);
+    for _ in 0..n {
+        let kind = *take(&mut b, 1)?.first()?;
+        let mut stamp = [0i64; 7];
+        for x in stamp.iter_mut() {
+            *x = i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+        }
+        let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&take(&mut b, len)?));
+        out.push(Check { path, kind, stamp });
+    }
+    Some((out, b))
+}
+
+/// Whether every lookup of an earlier scan would give the same answer now: no header changed
+/// (by its stat stamp), appeared or vanished. One `stat` per distinct path.
+pub fn unchanged(checks: &[Check]) -> bool {
+    checks.iter().all(|c| Check::now(&c.path) == *c)
+}
+
+/// The first component of `p` below its deepest existing folder: absent while `p` is absent
+/// because of it, so its state stands for `p`'s.
+fn first_missing(p: &Path, known_dirs: &mut HashSet<PathBuf>) -> PathBuf {
+    let mut cur = p.to_path_buf();
+    while let Some(parent) = cur.parent() {
+        if parent.as_os_str().is_empty() {
+            break;
+        }
+        if known_dirs.contains(parent) || std::fs::metadata(parent).is_ok_and(|m| m.is_dir()) {
+            known_dirs.insert(parent.to_path_buf());
+            break;
+        }
+        cur = parent.to_path_buf();
+    }
+    cur
+}
+
+fn too_new(m: &std::fs::Metadata) -> bool {
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
+    let limit = now - i128::from(TOO_NEW_SECS) * 1_000_000_000;
+    ns(m.ctime(), m.ctime_nsec()) >= limit || ns(m.mtime(), m.mtime_nsec()) >= limit
+}
+
+/// What the options tell the scan: include folders, pre-included files; Err for an option
+/// that reads files the scan cannot follow.
+struct SearchOptions {
+    dirs: Vec<PathBuf>,
+    pre_includes: Vec<String>,
+    /// -D definitions, for includes named by a macro.
+    defines: Vec<(String, String)>,
+}
+
+fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, String> {
+    let mut dirs = Vec::new();
+    let mut pre = Vec::new();
+    let mut defines = Vec::new();
+    let mut it = options.iter();
+    // Spellings NVRTC and nvcc accept: "-Idir", "-I dir", "-I=dir", "--include-path=dir",
+    // "--include-path dir", and the same for -include / --pre-include.
+    const DIR_FLAGS: [&str; 4] = ["--include-path", "-I", "-isystem", "--system-include"];
+    const PRE_FLAGS: [&str; 2] = ["--pre-include", "-include"];
+    'next: while let Some(o) = it.next() {
+        let lower = o.to_ascii_lowercase();
+        if lower.contains("pch") || lower.starts_with("-optf") || lower.starts_with("--options-file") {
+            return Err(format!("the option '{o}' reads files the cache cannot follow"));
+        }
+        for f in ["--define-macro=", "--define-macro", "-D"] {
+            let Some(rest) = o.strip_prefix(f) else { continue };
+            let d = if rest.is_empty() { it.next().cloned().unwrap_or_default() } else { rest.to_string() };
+            let (k, v) = d.split_once('=').unwrap_or((d.as_str(), "1"));
+            defines.push((k.to_string(), v.to_string()));
+            continue 'next;
+        }
+        for (flags, is_dir) in [(&PRE_FLAGS[..], false), (&DIR_FLAGS[..], true)] {
+            for f in flags {
+                let Some(rest) = o.strip_prefix(f) else { continue };
+                // "--include-pathX" is another option, not this one with a value.
+                if f.starts_with("--") && !rest.is_empty() && !rest.starts_with('=') {
+                    continue;
+                }
+                let rest = if f.starts_with("--") { rest.strip_prefix('=').unwrap_or(rest) } else { rest };
+                let value = if rest.is_empty() {
+                    match it.next() {
+                        Some(v) => v.clone(),
+                        None => return Err(format!("the option '{o}' has no value")),
+                    }
+                } else {
+                    rest.to_string()
+                };
+                // "-I=dir" may mean "dir" or a folder named "=dir": keep both (a superset).
+                let mut values = vec![value.clone()];
+                if let Some(v) = value.strip_prefix('=').filter(|_| !f.starts_with("--")) {
+                    values.push(v.to_string());
+                }
+                for v in values {
+                    if is_dir {
+                        dirs.push(cwd.join(v));
+                    } else {
+                        pre.push(v);
+                    }
+                }
+                continue 'next;
+            }
+        }
+    }
+    Ok(SearchOptions { dirs, pre_includes: pre, defines })
+}
+
+/// The source with comments blanked (newlines kept), string and character literals intact.
+fn strip_comments(text: &str) -> String {
+    #[derive(PartialEq)]
+    enum S {
+        Code,
+        Line,
+        Block,
+        Str(u8),
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut s = S::Code;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        match s {
+            S::Code => {
+                if c == b'/' && next == Some(b'/') {
+                    s = S::Line;
+                    i += 2;
+                    out.push(b' ');
+                    continue;
+                }
+                if c == b'/' && next == Some(b'*') {
+                    s = S::Block;
+                    i += 2;
+                    out.push(b' ');
+                    continue;
+                }
+                if c == b'"' || c == b'\'' {
+                    s = S::Str(c);
+                }
+                out.push(c);
+            }
+            S::Line => {
+                if c == b'\\' && next == Some(b'\n') {
+                    i += 2;
+                    out.push(b'\n');
+                    continue;
+                }
+                if c == b'\n' {
+                    s = S::Code;
+                    out.push(c);
+                }
+            }
+            S::Block => {
+                if c == b'*' && next == Some(b'/') {
+                    s = S::Code;
+                    i += 2;
+                    continue;
+                }
+                if c == b'\n' {
+                    out.push(c);
+                }
+            }
+            S::Str(q) => {
+                if c == b'\\' && next.is_some() {
+                    out.push(c);
+                    out.push(b[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                // An unterminated literal ends at the line's end, as the preprocessor's does.
+                if c == q || c == b'\n' {
+                    s = S::Code;
+                }
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    // Only whole comments (delimited by ASCII) were removed: still UTF-8 when the input was.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// One header name a file asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Wanted {
+    name: String,
+    quoted: bool,
+}
+
+/// `"x"` or `<x>` at the start of `s` (after spaces); None for anything else.
+fn header_name(s: &str) -> Option<(Wanted, &str)> {
+    let s = s.trim_start();
+    let (close, quoted) = match s.as_bytes().first()? {
+        b'"' => ('"', true),
+        b'<' => ('>', false),
+        _ => return None,
+    };
+    let end = s[1..].find(close)? + 1;
+    let name = &s[1..end];
+    if name.is_empty() || name.contains('\n') {
+        return None;
+    }
+    Some((Wanted { name: name.to_string(), quoted }, &s[end + 1..]))
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Byte offsets where the identifier `word` occurs in `line` as a whole identifier.
+fn word_positions<'a>(line: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let b = line.as_bytes();
+    line.match_indices(word)
+        .map(|(i, _)| i)
+        .filter(move |&i| (i == 0 || !is_ident(b[i - 1])) && b.get(i + word.len()).is_none_or(|&c| !is_ident(c)))
+}
+
+/// What one text asks the preprocessor to look up.
+#[derive(Default)]
+struct Found {
+    wanted: Vec<Wanted>,
+    /// Function-like macros that wrap a lookup (`#define HAS(x) __has_include(x)`, as CCCL's
+    /// `_CCCL_HAS_INCLUDE`): their uses are lookups too.
+    lookup_macros: Vec<String>,
+    /// Object-like macros defined (`#define NAME replacement`), for includes named by a macro.
+    defines: Vec<(String, String)>,
+    /// `#include MACRO` arguments, resolved against every definition seen (`resolve_macro_include`).
+    macro_includes: Vec<String>,
+}
+
+/// The header names `text` could make the preprocessor look up: #include lines, and uses of
+/// `lookup_macros` (`__has_include` and wrappers of it found so far). Err names a construct
+/// that cannot be resolved without preprocessing (a macro-named include, #embed).
+#[cfg(test)]
+fn includes_in(text: &str, what: &str, lookup_macros: &[String]) -> Result<Found, String> {
+    includes_in_code(&prepare(text), what, lookup_macros)
+}
+
+/// The text as the directive scanner reads it: continued lines joined, comments blanked, and
+/// only the preprocessor directives kept (`__has_include` is only meaningful in #if/#elif),
+/// so that a header is reduced once to the few lines that matter.
+fn prepare(text: &str) -> String {
+    let joined: std::borrow::Cow<str> = if text.contains("\\\n") || text.contains("\\\r\n") {
+        text.replace("\\\r\n", "").replace("\\\n", "").into()
+    } else {
+        text.into()
+    };
+    // Without a comment there is nothing to blank (a string cannot start a directive line).
+    let code: std::borrow::Cow<str> =
+        if joined.contains("/*") || joined.contains("//") { strip_comments(&joined).into() } else { joined };
+    let mut out = String::new();
+    for line in code.lines() {
+        let t = line.trim_start();
+        if t.starts_with('#') || t.starts_with("%:") || t.starts_with("??=") {
+            out.push_str(t);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `includes_in` on text `prepare` made.
+fn includes_in_code(code: &str, what: &str, lookup_macros: &[String]) -> Result<Found, String> {
+    let mut macros: Vec<&str> = vec!["__has_include", "__has_include_next"];
+    macros.extend(lookup_macros.iter().map(String::as_str));
+    // Most headers use none of them: look for each on a line only if the text has it at all.
+    macros.retain(|m| code.contains(m));
+    let mut out = Found::default();
+    for line in code.lines() {
+        let t = line.trim_start();
+        let rest = t.strip_prefix('#').or_else(|| t.strip_prefix("%:")).or_else(|| t.strip_prefix("??=")).unwrap_or("");
+        let rest = rest.trim_start();
+        let word_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let (word, arg) = rest.split_at(word_end);
+        let mut params: Vec<&str> = Vec::new();
+        let mut defining = None;
+        match word {
+            "include" | "include_next" | "import" => match header_name(arg) {
+                Some((w, _)) => out.wanted.push(w),
+                None => out.macro_includes.push(arg.trim().to_string()),
+            },
+            "embed" => return Err(format!("{what}: #embed reads files the cache cannot follow")),
+            "define" => {
+                // `#define NAME(a, b) body`: a lookup of a parameter makes NAME a lookup macro.
+                let d = arg.trim_start();
+                let name_end = d.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(d.len());
+                let (name, after) = d.split_at(name_end);
+                if let Some(p) = after.strip_prefix('(') {
+                    if let Some(close) = p.find(')') {
+                        params = p[..close].split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+                    }
+                } else if !name.is_empty() {
+                    out.defines.push((name.to_string(), after.trim().to_string()));
+                }
+                defining = Some(name);
+            }
+            _ => {}
+        }
+        for &m in &macros {
+            if !line.contains(m) {
+                continue;
+            }
+            for at in word_positions(line, m) {
+                let after = line[at + m.len()..].trim_start();
+                // `#ifdef __has_include`, `defined(__has_include)`: a test of the feature.
+                let Some(arg) = after.strip_prefix('(') else { continue };
+                if let Some((w, _)) = header_name(arg) {
+                    out.wanted.push(w);
+                    continue;
+                }
+                let a = arg.trim_start();
+                let ident_end = a.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(a.len());
+                let (ident, close) = a.split_at(ident_end);
+                if let Some(name) = defining.filter(|_| params.contains(&ident) && close.trim_start().starts_with(')'))
+                {
+                    if name != m && !out.lookup_macros.iter().any(|x| x == name) {
+                        out.lookup_macros.push(name.to_string());
+                    }
+                    continue;
+                }
+                return Err(format!("{what}: a {m}(...) the cache cannot resolve: {}", t.trim()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every header name `arg` (the text after `#include`, not a literal header name) could
+/// become by expanding the object-like macros in `defs`, each to every definition seen, or left
+/// alone (a superset: the scan cannot know which definition is active). Empty when none of the
+/// expansions is a header name.
+fn resolve_macro_include(arg: &str, defs: &HashMap<String, Vec<String>>) -> Vec<Wanted> {
+    const MAX_VARIANTS: usize = 256;
+    let mut variants: Vec<String> = vec![arg.to_string()];
+    let mut i = 0;
+    while i < variants.len() && variants.len() < MAX_VARIANTS {
+        let v = variants[i].clone();
+        i += 1;
+        let b = v.as_bytes();
+        let mut at = 0;
+        let mut in_str = false;
+        while at < b.len() {
+            let c = b[at];
+            if c == b'"' {
+                in_str = !in_str;
+            }
+            if in_str || !(c.is_ascii_alphabetic() || c == b'_') || (at > 0 && is_ident(b[at - 1])) {
+                at += 1;
+                continue;
+            }
+            let end = (at..b.len()).find(|&j| !is_ident(b[j])).unwrap_or(b.len());
+            if let Some(reps) = defs.get(&v[at..end]) {
+                for r in reps {
+                    let nv = format!("{}{}{}", &v[..at], r, &v[end..]);
+                    if !variants.contains(&nv) && variants.len() < MAX_VARIANTS {
+                        variants.push(nv);
+                    }
+                }
+            }
+            at = end;
+        }
+    }
+    let mut out = Vec::new();
+    for v in &variants {
+        if let Some((w, rest)) = header_name(v) {
+            if rest.trim().is_empty() && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// A header read before, known by what `stat` said of it then.
+struct Memo {
+    stamp: [i64; 7],
+    digest: [u8; 32],
+    code: Arc<str>,
+}
+
+fn stamp(m: &std::fs::Metadata) -> [i64; 7] {
+    [m.dev() as i64, m.ino() as i64, m.size() as i64, m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()]
+}
+
+/// Seconds within which a file's change time is too recent to trust a memo of it: a write in
+/// the same timestamp tick as our read would leave the stamp unchanged (ccache's "too new").
+const TOO_NEW_SECS: i64 = 2;
+
+/// A header's SHA-256 and its prepared text. Remembered for the process while its stat stamp
+/// (device, inode, size, mtime and ctime to the nanosecond) stays the same: every write
+/// changes ctime, which no one can set back, so a file with the stamp of a memo has its
+/// content. Files changed in the last TOO_NEW_SECS seconds are read every time.
+fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>), String> {
+    static MEMO: Mutex<Option<HashMap<PathBuf, Memo>>> = Mutex::new(None);
+    let st = stamp(m);
+    if let Ok(g) = MEMO.lock() {
+        if let Some(memo) = g.as_ref().and_then(|map| map.get(path)).filter(|memo| memo.stamp == st) {
+            return Ok((memo.digest, memo.code.clone()));
+        }
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let digest: [u8; 32] = Sha256::digest(&bytes).into();
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let code: Arc<str> = prepare(&text).into();
+    // The stamp must still be the one read before the content, and old enough to trust.
+    let after = std::fs::metadata(path).ok().map(|m| stamp(&m));
+    if after == Some(st) && !too_new(m) {
+        if let Ok(mut g) = MEMO.lock() {
+            let map = g.get_or_insert_with(HashMap::new);
+            if map.len() > 100_000 {
+                map.clear();
+            }
+            map.insert(path.to_path_buf(), Memo { stamp: st, digest, code: code.clone() });
+        }
+    }
+    Ok((digest, code))
+}
+
+/// What a file to scan is: text in memory (the program or a header given by name), or a file.
+struct Item {
+    /// The text as `prepare` left it.
+    code: Arc<str>,
+    dir: Option<PathBuf>,
+    what: String,
+}
+
+/// Scan `source` (named `name`), the in-memory `headers` and every file they could include,
+/// given the compile `options`, with relative names resolved against `cwd`.
+pub fn scan_includes(
+    source: &str,
+    name: &str,
+    headers: &[(String, String)],
+    options: &[String],
+    cwd: &Path,
+) -> Result<IncludeScan, String> {
+    let so = search_options(options, cwd)?;
+    // A wrapper of __has_include may be defined in a header scanned after ones that use it:
+    // scan again, knowing it from the start, until no new one appears (then the digest is
+    // that of one complete pass, the same whatever the order of discovery).
+    let mut known = Knowledge::default();
+    for (k, v) in &so.defines {
+        known.add_define(k, v);
+    }
+    for _ in 0..8 {
+        let (scan, learned) = scan_pass(source, name, headers, &so, cwd, &known)?;
+        match learned {
+            None => return Ok(scan),
+            Some(k) => known = k,
+        }
+    }
+    Err("the include scan did not settle".into())
+}
+
+/// What one pass learned about macros, used from the start of the next.
+#[derive(Default, Clone, PartialEq, Eq)]
+struct Knowledge {
+    lookup_macros: Vec<String>,
+    defines: HashMap<String, Vec<String>>,
+}
+
+impl Knowledge {
+    fn add_define(&mut self, name: &str, value: &str) {
+        // `#`/`##` in a replacement (stringizing, pasting) is beyond this scan.
+        if value.contains('#') {
+            return;
+        }
+        let v = self.defines.entry(name.to_string()).or_default();
+        if !v.iter().any(|x| x == value) && v.len() < 16 {
+            v.push(value.to_string());
+        }
+    }
+}
+
+fn feed(h: &mut Sha256, tag: &[u8], bytes: &[u8]) {
+    h.update(tag);
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn scan_pass(
+    source: &str,
+    name: &str,
+    headers: &[(String, String)],
+    so: &SearchOptions,
+    cwd: &Path,
+    known: &Knowledge,
+) -> Result<(IncludeScan, Option<Knowledge>), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let parent = |n: &str| cwd.join(Path::new(n).parent().unwrap_or(Path::new("")));
+    // Folders NVRTC adds for its inputs: the program's and, conservatively, each in-memory
+    // header's (by its name), beside the including file's own.
+    let mut source_dirs = vec![parent(name)];
+    for (n, _) in headers {
+        let d = parent(n);
+        if !source_dirs.contains(&d) {
+            source_dirs.push(d);
+        }
+    }
+    let mut learned = known.clone();
+    let mut unresolved: Option<String> = None;
+    let mut h = Sha256::new();
+    let mut files = Vec::new();
+    let mut lookups = 0usize;
+    let mut checks: Vec<Check> = Vec::new();
+    let mut checked: HashSet<PathBuf> = HashSet::new();
+    let mut known_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut fresh = false;
+    let mut total: u64 = 0;
+    let mut seen_paths: HashSet<PathBuf> = HashSet::new();
+    let mut seen_lookups: HashSet<(Option<PathBuf>, Wanted)> = HashSet::new();
+    let mut seen_memory: HashSet<String> = HashSet::new();
+    let mut queue: VecDeque<Item> = VecDeque::new();
+    let mut pre_source = String::new();
+    for p in &so.pre_includes {
+        pre_source.push_str(&format!("#include \"{p}\"\n"));
+    }
+    queue.push_back(Item { code: prepare(&pre_source).into(), dir: None, what: "(-include options)".into() });
+    queue.push_back(Item { code: prepare(source).into(), dir: None, what: name.to_string() });
+
+    while let Some(item) = queue.pop_front() {
+        let mut found = includes_in_code(&item.code, &item.what, &known.lookup_macros)?;
+        for m in found.lookup_macros {
+            if !learned.lookup_macros.contains(&m) {
+                learned.lookup_macros.push(m);
+            }
+        }
+        for (k, v) in &found.defines {
+            learned.add_define(k, v);
+        }
+        // Includes named by a macro: resolved with what was known when this pass began, so
+        // the digest does not depend on the order in which definitions were met.
+        for arg in &found.macro_includes {
+            let names = resolve_macro_include(arg, &known.defines);
+            if names.is_empty() && unresolved.is_none() {
+                unresolved = Some(format!("{}: an #include the cache cannot resolve: #include {arg}", item.what));
+            }
+            found.wanted.extend(names);
+        }
+        for w in found.wanted {
+            if !seen_lookups.insert((item.dir.clone(), w.clone())) {
+                continue;
+            }
+            // An in-memory header of that name: its text is in the key already; scan it.
+            if let Some((n, body)) = headers.iter().find(|(n, _)| *n == w.name) {
+                if seen_memory.insert(n.clone()) {
+                    queue.push_back(Item { code: prepare(body).into(), dir: None, what: n.clone() });
+                }
+            }
+            let mut candidates: Vec<PathBuf> = Vec::new();
+            let p = Path::new(&w.name);
+            if p.is_absolute() {
+                candidates.push(p.to_path_buf());
+            } else {
+                let mut dirs: Vec<&PathBuf> = Vec::new();
+                dirs.extend(item.dir.as_ref());
+                dirs.extend(&source_dirs);
+                dirs.extend(&so.dirs);
+                for d in dirs {
+                    let c = d.join(p);
+                    if !candidates.contains(&c) {
+                        candidates.push(c);
+                    }
+                }
+            }
+            for c in candidates {
+                lookups += 1;
+                feed(&mut h, b"L", c.as_os_str().as_bytes());
+                let meta = std::fs::metadata(&c);
+                if !checked.contains(&c) {
+                    checked.insert(c.clone());
+                    match &meta {
+                        Ok(m) if m.is_file() => checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m) }),
+                        Ok(m) if m.is_dir() => checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7] }),
+                        Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7] }),
+                        // Not there: what proves it is the first component missing (or not a
+                        // folder) on the way — `dir/cuda` absent covers every `dir/cuda/...` —
+                        // so that many lookups share one check.
+                        Err(_) => {
+                            let w = first_missing(&c, &mut known_dirs);
+                            if w == c || checked.insert(w.clone()) {
+                                checks.push(Check::now(&w));
+                            }
+                        }
+                    }
+                }
+                match meta {
+                    Ok(m) if m.is_file() => {
+                        fresh |= too_new(&m);
+                        if seen_paths.contains(&c) {
+                            feed(&mut h, b"S", b"");
+                            continue;
+                        }
+                        total += m.len();
+                        if seen_paths.len() >= MAX_FILES || total > MAX_BYTES {
+                            return Err(format!("more than {MAX_FILES} headers or {MAX_BYTES} bytes to hash"));
+                        }
+                        let (digest, code) = read_header(&c, &m)?;
+                        feed(&mut h, b"F", &digest);
+                        seen_paths.insert(c.clone());
+                        files.push(c.clone());
+                        let dir = c.parent().map(Path::to_path_buf);
+                        queue.push_back(Item { code, dir, what: c.display().to_string() });
+                    }
+                    Ok(m) if m.is_dir() => feed(&mut h, b"D", b""),
+                    Ok(_) => feed(&mut h, b"O", b""),
+                    Err(e) => feed(&mut h, b"E", &e.raw_os_error().unwrap_or(0).to_le_bytes()),
+                }
+            }
+        }
+    }
+    if learned != *known {
+        return Ok((IncludeScan { digest: [0; 32], files, lookups, checks, fresh }, Some(learned)));
+    }
+    if let Some(e) = unresolved {
+        return Err(e);
+    }
+    Ok((IncludeScan { digest: h.finalize().into(), files, lookups, checks, fresh }, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(name: &str, quoted: bool) -> Wanted {
+        Wanted { name: name.into(), quoted }
+    }
+
+    #[test]
+    fn finds_includes_and_ignores_comments() {
+        let src = "#include \"a.h\"\n  #  include <b/c.h>\n// #include \"no.h\"\n/* #include \"no2.h\" */\n\
+                   %:include \"d.h\"\n#if __has_include(<e.h>) && defined(__has_include)\n#endif\n\
+                   const char* s = \"#include \\\"lit.h\\\"\";\n#include_next <f.h>\n#pragma once\n";
+        let v = includes_in(src, "t", &[]).unwrap().wanted;
+        assert_eq!(v, vec![w("a.h", true), w("b/c.h", false), w("d.h", true), w("e.h", false), w("f.h", false)]);
+    }
+
+    #[test]
+    fn continued_lines_and_block_comments_spanning_lines() {
+        let src = "#inc\\\nlude \"x.h\"\n/* start\n#include \"hidden.h\"\nend */ #include \"y.h\"\n";
+        // "y.h" after a block comment on the same line is still an include.
+        let v = includes_in(src, "t", &[]).unwrap().wanted;
+        assert!(v.contains(&w("x.h", true)), "{v:?}");
+        assert!(!v.contains(&w("hidden.h", true)), "{v:?}");
+    }
+
+    #[test]
+    fn unresolvable_constructs_are_refused() {
+        let cwd = std::env::temp_dir();
+        assert!(scan_includes("#include MACRO(x)\n", "p.cu", &[], &[], &cwd).is_err());
+        assert!(scan_includes("#include UNDEFINED\n", "p.cu", &[], &[], &cwd).is_err());
+        assert!(includes_in("#embed \"data.bin\"\n", "t", &[]).is_err());
+        assert!(includes_in("#if __has_include(HDR)\n#endif\n", "t", &[]).is_err());
+        let cwd = std::env::temp_dir();
+        for o in [&["--pch"][..], &["--use-pch=x.pch"], &["-I"]] {
+            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+            assert!(scan_includes("", "p.cu", &[], &o, &cwd).is_err(), "{o:?}");
+        }
+    }
+
+    #[test]
+    fn wrapped_has_include_is_followed() {
+        let def = "#ifdef __has_include\n#define HAS(_X) __has_include(_X)\n#endif\n";
+        let f = includes_in(def, "t", &[]).unwrap();
+        assert_eq!(f.lookup_macros, vec!["HAS".to_string()]);
+        assert!(f.wanted.is_empty());
+        let known = vec!["HAS".to_string()];
+        let f = includes_in("#if HAS(<x.h>) || defined(HAS)\n#endif\n", "t", &known).unwrap();
+        assert_eq!(f.wanted, vec![w("x.h", false)]);
+        assert!(includes_in("#if HAS(NAME)\n#endif\n", "t", &known).is_err());
+        // MY_HAS is another identifier, not a use of HAS.
+        assert!(includes_in("#if MY_HAS(NAME)\n#endif\n", "t", &known).is_ok());
+    }
+
+    #[test]
+    fn macro_named_includes_take_every_definition() {
+        let mut k = Knowledge::default();
+        k.add_define("ROOT", "sys/A");
+        k.add_define("ROOT", "sys/B");
+        k.add_define("HDR", "<ROOT/x.h>");
+        let v = resolve_macro_include("HDR", &k.defines);
+        for want in ["sys/A/x.h", "sys/B/x.h"] {
+            assert!(v.contains(&w(want, false)), "{v:?}");
+        }
+        assert!(resolve_macro_include("NOPE", &k.defines).is_empty());
+        let cwd = std::env::temp_dir();
+        let src = "#include HDR\n#define HDR \"/nonexistent/q.h\"\n";
+        let s = scan_includes(src, "p.cu", &[], &[], &cwd).unwrap();
+        assert_eq!(s.lookups, 1);
+        let d: Vec<String> = ["-DH2=\"/nonexistent/r.h\""].iter().map(|s| s.to_string()).collect();
+        assert_eq!(scan_includes("#include H2\n", "p.cu", &[], &d, &cwd).unwrap().lookups, 1);
+    }
+
+    #[test]
+    fn checks_round_trip_and_absent_prefixes_are_shared() {
+        let td = std::env::temp_dir().join(format!("cudyn-deps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&td);
+        std::fs::create_dir_all(td.join("inc")).unwrap();
+        std::fs::write(td.join("inc/a.h"), "#include <sub/b.h>\n#include <sub/c.h>\n#include <sub/d/e.h>\n").unwrap();
+        let o = vec![format!("-I{}", td.join("inc").display())];
+        let s = scan_includes("#include <a.h>\n", "p.cu", &[], &o, &td).unwrap();
+        // sub/b.h, sub/c.h, sub/d/e.h are absent in each folder because sub is: one check per folder.
+        let subs = s.checks.iter().filter(|c| c.path.ends_with("sub")).count();
+        assert!(subs >= 1 && s.checks.iter().all(|c| !c.path.ends_with("b.h")), "{:?}", s.checks);
+        assert!(unchanged(&s.checks));
+        let bytes = encode_checks(&s.checks);
+        let (back, rest) = decode_checks(&bytes).unwrap();
+        assert_eq!(back, s.checks);
+        assert!(rest.is_empty());
+        for cut in 0..bytes.len() {
+            let _ = decode_checks(&bytes[..cut]);
+        }
+        // A header appearing under the absent folder is a change.
+        std::fs::create_dir_all(td.join("inc/sub")).unwrap();
+        std::fs::write(td.join("inc/sub/c.h"), "").unwrap();
+        assert!(!unchanged(&s.checks));
+        let _ = std::fs::remove_dir_all(&td);
+    }
+
+    #[test]
+    fn option_spellings() {
+        let cwd = Path::new("/w");
+        let o: Vec<String> = [
+            "-I/a",
+            "-I",
+            "b",
+            "--include-path=/c",
+            "--include-path",
+            "/d",
+            "-include",
+            "p.h",
+            "--pre-include=q.h",
+            "-DX=1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let so = search_options(&o, cwd).unwrap();
+        assert_eq!(so.dirs, ["/a", "/w/b", "/c", "/d"].map(PathBuf::from));
+        assert_eq!(so.pre_includes, ["p.h", "q.h"]);
+    }
+}
