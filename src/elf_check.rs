@@ -33,6 +33,12 @@ const SHT_CUDA_INFO: u32 = 0x7000_0000;
 const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
+/// The sh_flags bits toolkits write: WRITE, ALLOC, EXECINSTR, MERGE, STRINGS, INFO_LINK, and the
+/// OS/processor-specific range NVIDIA uses (0x100000, 0x1000000, 0x2000000, 0x10000000 seen in
+/// nvcc 12.x/13.0 output and in the nvJPEG and cuRAND wheels' fatbins). Anything else is refused:
+/// on the H200 a .text section whose flags gained bit 55 crashed CUDA's loader (through both
+/// APIs, in the structured campaign).
+const SHF_KNOWN: u64 = 0x1 | 0x2 | 0x4 | 0x10 | 0x20 | SHF_INFO_LINK | 0xfff0_0000;
 /// The 64-bit data relocation.
 const R_CUDA_64: u32 = 2;
 
@@ -507,7 +513,8 @@ fn header_ok(s: Sh<'_>, n: u64) -> bool {
     let info_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
     // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table).
     let link_ok = u64::from(s.link()) < n;
-    align_ok & info_ok & link_ok
+    let flags_ok = s.flags() & !SHF_KNOWN == 0;
+    align_ok & info_ok & link_ok & flags_ok
 }
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
@@ -863,6 +870,8 @@ fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
     let align = s.align();
     if align > 1 && !align.is_power_of_two() {
         format!("section {i}'s alignment {align} is not a power of two")
+    } else if s.flags() & !SHF_KNOWN != 0 {
+        format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
     } else if s.flags() & SHF_INFO_LINK != 0 && (s.info() == 0 || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
     } else {
@@ -1034,7 +1043,7 @@ mod tests {
         for &align in &values {
             for &info in &values {
                 let info = info as u32;
-                for flags in [0u64, 0x40, 0x42] {
+                for flags in [0u64, 0x40, 0x42, 0x100006, 0x1000_0040, 0x80, 0x0080_0000_0000_0006, 1 << 32] {
                     for n in [1u64, 2, 48, 0xffff_ffff, u64::MAX] {
                         h[8..16].copy_from_slice(&flags.to_le_bytes());
                         h[44..48].copy_from_slice(&info.to_le_bytes());
@@ -1044,7 +1053,8 @@ mod tests {
                         let s = super::Sh(super::Rec::at(&h, 0).unwrap());
                         let plain = (align <= 1 || align.is_power_of_two())
                             && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n))
-                            && u64::from(link) < n;
+                            && u64::from(link) < n
+                            && flags & !0xfff0_0077 == 0;
                         assert_eq!(super::header_ok(s, n), plain, "align {align} info {info} flags {flags:#x} n {n}");
                     }
                 }
