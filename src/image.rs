@@ -624,6 +624,7 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
             "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) name no SM architecture"
         )));
     }
+    check_e_flags(flags, abi_version, sm)?;
     let variant = if accel || arch_specific_compat { ArchVariant::A } else { ArchVariant::None };
     Ok(CubinInfo { len: to_usize(len, WHAT)?, sm, variant })
 }
@@ -661,6 +662,29 @@ fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
         return bad(format!("header size e_ehsize is {e_ehsize}, not {ELF64_HEADER_LEN}"));
     }
     Ok(())
+}
+
+/// e_flags holds only what toolkits write. Seen in nvcc 12.x/13.0 output and the CUDA 12
+/// libraries' fatbins: ABI version 8: flag bits 0x2/0x4 (and 0x8, accelerators) in byte 0, the
+/// SM in byte 1, byte 2 zero, bits 0x1-0x8 in byte 3 (0x05, 0x06, 0x09, 0x0a, 0x0e, 0x0f);
+/// ABI version 7: the SM in byte 0, bits 0x1/0x4 (and 0x8, accelerators) in byte 1, the
+/// virtual SM (10..=SM) in byte 2, byte 3 zero. On the H200 a cubin whose e_flags gained bit 0
+/// crashed CUDA's loader (structured campaign, 2026-12-01).
+fn check_e_flags(flags: u32, abi_version: u8, sm: u32) -> Result<(), ImageError> {
+    let [b0, _, b2, b3] = flags.to_le_bytes();
+    let ok = if abi_version >= 8 {
+        b0 & !0x0e == 0 && b2 == 0 && b3 & !0x0f == 0
+    } else {
+        let b1 = flags.to_le_bytes()[1];
+        b1 & !0x0d == 0 && (10..=sm).contains(&u32::from(b2)) && b3 == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ImageError::Malformed(format!(
+            "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) hold bits no toolkit writes"
+        )))
+    }
 }
 
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
