@@ -597,7 +597,12 @@ fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         }
         let size = shnum.checked_mul(shentsize).ok_or_else(|| overflow(TABLE))?;
         len = len.max(check_range(d, shoff, size, TABLE)?);
-        if shstrndx != 0 && shstrndx >= shnum {
+        // Every toolkit writes a section name table, and CUDA's loader finds sections by name:
+        // on the H200 a cubin whose e_shstrndx was 0 (none) crashed it (structured campaign).
+        if shstrndx == 0 {
+            return Err(ImageError::Malformed("ELF header names no section name table (e_shstrndx = 0)".into()));
+        }
+        if shstrndx >= shnum {
             return Err(ImageError::Malformed(format!(
                 "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
             )));
@@ -1275,8 +1280,9 @@ mod tests {
         put_u16(&mut d, 54, 56);
         put_u16(&mut d, 58, 64);
         put_u16(&mut d, 60, 2);
-        // section 1: PROGBITS at 64, 16 bytes
-        put_u32(&mut d, 80 + 64 + 4, 1);
+        put_u16(&mut d, 62, 1); // e_shstrndx: every toolkit writes a name table
+        // section 1: the name table (all NULs), at 64, 16 bytes
+        put_u32(&mut d, 80 + 64 + 4, 3);
         put_u64(&mut d, 80 + 64 + 24, 64);
         put_u64(&mut d, 80 + 64 + 32, 16);
         d
