@@ -514,7 +514,22 @@ fn header_ok(s: Sh<'_>, n: u64) -> bool {
     // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table).
     let link_ok = u64::from(s.link()) < n;
     let flags_ok = s.flags() & !SHF_KNOWN == 0;
-    align_ok & info_ok & link_ok & flags_ok
+    let ranged_ok = info_in_range(s, n);
+    align_ok & info_ok & link_ok & flags_ok & ranged_ok
+}
+
+/// sh_info holds what toolkits put there: in a .text section (PROGBITS + EXECINSTR) a symbol
+/// index and the barrier count, in the symbol table the first global symbol's index (checked
+/// with the symbols), in every other section 0 or a section index. On the H200 a .nv.shared
+/// section whose sh_info was set high crashed CUDA's loader (structured campaign); in nvcc
+/// 12.x/13.0 output and the nvJPEG/cuRAND wheels' fatbins no other section's sh_info is ever
+/// past the section count.
+fn info_in_range(s: Sh<'_>, n: u64) -> bool {
+    let info = u64::from(s.info());
+    let text = (s.ty() == SHT_PROGBITS) & (s.flags() & 0x4 != 0);
+    // The symbol table's info is checked against its symbols where the table is read.
+    let symtab = s.ty() == SHT_SYMTAB;
+    text | symtab | (info < n)
 }
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
@@ -874,8 +889,10 @@ fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
         format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
     } else if s.flags() & SHF_INFO_LINK != 0 && (s.info() == 0 || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
-    } else {
+    } else if u64::from(s.link()) >= n {
         format!("section {i} links to section {}, which does not exist", s.link())
+    } else {
+        format!("section {i}'s sh_info {} is past what it can refer to", s.info())
     }
 }
 
@@ -1054,7 +1071,8 @@ mod tests {
                         let plain = (align <= 1 || align.is_power_of_two())
                             && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n))
                             && u64::from(link) < n
-                            && flags & !0xfff0_0077 == 0;
+                            && flags & !0xfff0_0077 == 0
+                            && u64::from(info) < n; // a section of type 0: info is an index
                         assert_eq!(super::header_ok(s, n), plain, "align {align} info {info} flags {flags:#x} n {n}");
                     }
                 }
