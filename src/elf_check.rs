@@ -26,6 +26,7 @@ const SHT_PROGBITS: u32 = 1;
 const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_RELA: u32 = 4;
+const SHT_NOTE: u32 = 7;
 const SHT_NOBITS: u32 = 8;
 const SHT_REL: u32 = 9;
 const SHT_CUDA_INFO: u32 = 0x7000_0000;
@@ -242,6 +243,7 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
     let end = first_bad_header.unwrap_or(secs.count());
     let (mut symtab_seen, mut arch_specific) = (false, false);
     for (i, s) in secs.iter().enumerate().take(end) {
+        check_placement(d, i, s).map_err(malformed)?;
         match s.ty() {
             // The section-name table passed this check above.
             SHT_STRTAB if i as u64 == shstrndx => Ok(()),
@@ -275,6 +277,36 @@ pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
         }
     }
     Ok(Walk { end: pass.end, arch_specific })
+}
+
+/// Where a section's contents sit, and (for notes) how they are laid out, as toolkits write
+/// them: a section with contents starts at a multiple of its alignment, and a note section is
+/// whole records (12-byte header, name and description each padded to 4 bytes) that end exactly
+/// at its end. On the H200 a cubin whose `.note.nv.tkinfo` had been moved (sh_offset changed,
+/// even by one byte) crashed CUDA's loader (structured campaign); nvcc 12.x/13.0 output and
+/// the nvJPEG/cuRAND wheels' fatbins always keep both.
+fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
+    let ty = s.ty();
+    if ty == SHT_NULL || ty == SHT_NOBITS {
+        return Ok(());
+    }
+    let align = s.align();
+    if align > 1 && s.offset() % align != 0 {
+        return Err(format!("section {i} starts at {:#x}, not a multiple of its alignment {align}", s.offset()));
+    }
+    if ty == SHT_NOTE {
+        let body = s.body(d).ok_or_else(|| format!("section {i} (a note) is not inside the image"))?;
+        let mut rest = body;
+        while !rest.is_empty() {
+            let bad = || format!("section {i} (a note) does not hold whole note records");
+            let (head, after) = rest.split_first_chunk::<12>().ok_or_else(bad)?;
+            let word = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]) as usize;
+            let pad = |n: usize| n.checked_add(3).map(|v| v & !3);
+            let len = pad(word(0)).zip(pad(word(4))).and_then(|(a, b)| a.checked_add(b)).ok_or_else(bad)?;
+            rest = after.get(len..).ok_or_else(bad)?;
+        }
+    }
+    Ok(())
 }
 
 /// The kernel-symbol check, filled in as the checks go: the section-name table, and the
