@@ -769,6 +769,12 @@ fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
                 e.payload_size
             ))
         })?;
+        // Toolkits pad every payload to 8 bytes (403 of 403 entries of nvcc 12.x/13.0 output and
+        // the nvJPEG/cuRAND wheels); on the H200 a compressed PTX entry whose payload size was
+        // one byte short of that crashed CUDA's loader (structured campaign).
+        if e.payload_size % 8 != 0 {
+            return Err(bad(format!("payload size {} is not a multiple of 8", e.payload_size)));
+        }
         // The whole entry is within the container: its header and payload are slices of it.
         let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
         let payload = d.get(at + entry_header_size as usize..at + entry_len as usize).unwrap_or_default();
