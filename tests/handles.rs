@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{child_mode, expect_child_ok, spawn_child, TempDir};
+use common::{child_mode, expect_child_ok, spawn_child};
 use cudyn::launch::{launch, Dim3, LaunchConfig};
 use cudyn::{Api, Kernel, Library, Status};
 use std::ffi::{c_void, CString};
@@ -18,7 +18,6 @@ use std::sync::OnceLock;
 /// Built once per parent process: the stand-in library and a real cubin for cudyn to check
 /// (the stand-in ignores the bytes; cudyn's image validation does not).
 struct Fixture {
-    _dir: TempDir,
     standin: PathBuf,
     cubin: PathBuf,
 }
@@ -27,7 +26,11 @@ fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
         common::require_project_env();
-        let dir = TempDir::new("handles");
+        // Under cargo's own scratch folder: the fixture lives in a static (never dropped), so a
+        // folder under /tmp would be left behind by every run.
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("handles");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
         let standin = dir.join("libcuda.so.1");
         let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/standin/libcuda.c");
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
@@ -44,7 +47,7 @@ fn fixture() -> &'static Fixture {
             .code;
         let cubin = dir.join("k.cubin");
         std::fs::write(&cubin, code).unwrap();
-        Fixture { _dir: dir, standin, cubin }
+        Fixture { standin, cubin }
     })
 }
 
