@@ -786,6 +786,21 @@ class library {
     return std::vector<::cudyn::kernel>(raw.begin(), raw.begin() + written);
   }
 
+  /// `bytes` at `p` as T's: CUDYN_ERROR_ARGUMENT_MISMATCH when not a whole number of them.
+  template <class T>
+  static result<global_ref<T>> typed_ref(const char* what, const char* name, void* p, std::size_t bytes) {
+    if constexpr (!std::is_void<T>::value) {
+      if (bytes < sizeof(T) || bytes % sizeof(T) != 0)
+        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, std::string(what) + " '" + name + "' is " +
+                                                             std::to_string(bytes) + " bytes, not a whole number of " +
+                                                             std::to_string(sizeof(T)) + "-byte elements");
+    }
+    global_ref<T> g;
+    g.ptr = static_cast<T*>(p);
+    g.bytes = bytes;
+    return g;
+  }
+
   /// The __device__ variable `name`: its device address (in the current context) and size.
   /// CUDYN_ERROR_ARGUMENT_MISMATCH when its size is not a whole number of T's.
   template <class T>
@@ -794,16 +809,7 @@ class library {
     std::size_t bytes = 0;
     cudyn_status s = cudyn_library_get_global(h_, name, &p, &bytes);
     if (s != CUDYN_SUCCESS) return error_info::last(s);
-    if constexpr (!std::is_void<T>::value) {
-      if (bytes < sizeof(T) || bytes % sizeof(T) != 0)
-        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, "global '" + std::string(name) + "' is " +
-                                                             std::to_string(bytes) + " bytes, not a whole number of " +
-                                                             std::to_string(sizeof(T)) + "-byte elements");
-    }
-    global_ref<T> g;
-    g.ptr = static_cast<T*>(p);
-    g.bytes = bytes;
-    return g;
+    return typed_ref<T>("global", name, p, bytes);
   }
   template <class T>
   result<global_ref<T>> try_global(const std::string& name) const {
@@ -817,16 +823,7 @@ class library {
     std::size_t bytes = 0;
     cudyn_status s = cudyn_library_get_managed(h_, name, to_c(api_), &p, &bytes);
     if (s != CUDYN_SUCCESS) return error_info::last(s);
-    if constexpr (!std::is_void<T>::value) {
-      if (bytes < sizeof(T) || bytes % sizeof(T) != 0)
-        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, "managed variable '" + std::string(name) + "' is " +
-                                                             std::to_string(bytes) + " bytes, not a whole number of " +
-                                                             std::to_string(sizeof(T)) + "-byte elements");
-    }
-    global_ref<T> g;
-    g.ptr = static_cast<T*>(p);
-    g.bytes = bytes;
-    return g;
+    return typed_ref<T>("managed variable", name, p, bytes);
   }
 
 #if CUDYN_HPP_EXCEPTIONS

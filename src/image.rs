@@ -1287,7 +1287,7 @@ mod tests {
         put_u16(&mut d, 58, 64);
         put_u16(&mut d, 60, 2);
         put_u16(&mut d, 62, 1); // e_shstrndx: every toolkit writes a name table
-        // section 1: the name table (all NULs), at 64, 16 bytes
+                                // section 1: the name table (all NULs), at 64, 16 bytes
         put_u32(&mut d, 80 + 64 + 4, 3);
         put_u64(&mut d, 80 + 64 + 24, 64);
         put_u64(&mut d, 80 + 64 + 32, 16);

@@ -354,18 +354,7 @@ pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
         return Ok(());
     }
     // The books are kept under the registry's lock, around CUDA's unload (see registry).
-    registry::unload(lib, api, || match api {
-        Api::Driver => driver().and_then(|d| {
-            let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
-            // SAFETY: lib is a library handle the caller owns, not one cudyn unloaded.
-            d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")
-        }),
-        Api::Runtime => runtime().and_then(|rt| {
-            let f = rt.need(rt.f.cudaLibraryUnload, "cudaLibraryUnload")?;
-            // SAFETY: as above.
-            rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")
-        }),
-    })
+    registry::unload(lib, api, || unload_now(lib, api))
 }
 
 /// Make CUDA load `lib`'s module into the current context now (compiling its PTX).
@@ -377,12 +366,13 @@ fn force_module_load(lib: sys::CUlibrary) -> Result<()> {
     d.with_context(|| d.check(unsafe { f(&mut m, lib) }, "compiling the library's PTX (JIT)"))
 }
 
-/// Unload a library that never entered the registry (its load failed half way).
+/// CUDA's unload of `lib` through `api`, and nothing else: for `unload_raw` (under the
+/// registry's lock) and for a library whose load failed half way (never registered).
 fn unload_now(lib: sys::CUlibrary, api: Api) -> Result<()> {
     match api {
         Api::Driver => driver().and_then(|d| {
             let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
-            // SAFETY: a library this thread just loaded and nobody else has seen.
+            // SAFETY: a live library handle (the registry refuses ones cudyn unloaded).
             d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")
         }),
         Api::Runtime => runtime().and_then(|rt| {

@@ -108,15 +108,25 @@ pub unsafe extern "C" fn cudyn_library_load_data_ex(
         let bytes = unsafe { slice(image.cast::<u8>(), size, "image") }?;
         // SAFETY: as documented above.
         let opts = unsafe { self::options(options, num_options) }?;
-        let o = out(library, "library")?;
-        let mut text = String::new();
-        let r = Library::load_data_with(bytes, api, opts, Some(&mut text));
-        if !text.is_empty() || r.is_ok() {
-            give(log, text.as_bytes())?;
-        }
-        *o = r?.into_raw();
-        Ok(())
+        load_ex(library, log, |text| Library::load_data_with(bytes, api, opts, Some(text)))
     })
+}
+
+/// The output side of the `_ex` loads: `*library` on success; `log` (nullable) gets the JIT
+/// log whenever CUDA ran (success, or a failure with a log).
+fn load_ex(
+    library: *mut LibraryHandle,
+    log: *mut cudyn_buffer,
+    load: impl FnOnce(&mut String) -> crate::Result<Library>,
+) -> crate::Result<()> {
+    let o = out(library, "library")?;
+    let mut text = String::new();
+    let r = load(&mut text);
+    if !text.is_empty() || r.is_ok() {
+        give(log, text.as_bytes())?;
+    }
+    *o = r?.into_raw();
+    Ok(())
 }
 
 /// cudyn_library_load_file with load options and the JIT log, as cudyn_library_load_data_ex.
@@ -136,14 +146,7 @@ pub unsafe extern "C" fn cudyn_library_load_file_ex(
         let path = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p.to_bytes()));
         // SAFETY: as documented for cudyn_library_load_data_ex.
         let opts = unsafe { self::options(options, num_options) }?;
-        let o = out(library, "library")?;
-        let mut text = String::new();
-        let r = Library::load_file_with(path, api, opts, Some(&mut text));
-        if !text.is_empty() || r.is_ok() {
-            give(log, text.as_bytes())?;
-        }
-        *o = r?.into_raw();
-        Ok(())
+        load_ex(library, log, |text| Library::load_file_with(path, api, opts, Some(text)))
     })
 }
 
