@@ -12,7 +12,7 @@ use std::ffi::{CStr, CString};
 /// is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
-pub struct Kernel(pub sys::CUkernel);
+pub struct Kernel(pub(crate) sys::CUkernel);
 
 // SAFETY: a CUkernel is a context-independent handle usable from any thread.
 unsafe impl Send for Kernel {}
@@ -75,7 +75,11 @@ impl Attribute {
 impl Kernel {
     /// Wrap a handle from anywhere: cudyn, `cuLibraryGetKernel`, `cudaLibraryGetKernel`,
     /// `cudaGetKernel`. NULL is refused.
-    pub fn from_raw(k: sys::CUkernel) -> Result<Kernel> {
+    ///
+    /// # Safety
+    /// `k` must be a live kernel handle, or one of a library cudyn unloaded (cudyn refuses
+    /// those without calling CUDA). Anything else reaches CUDA, which does not check it.
+    pub unsafe fn from_raw(k: sys::CUkernel) -> Result<Kernel> {
         if k.is_null() {
             return Err(Error::invalid("kernel handle is NULL"));
         }

@@ -280,8 +280,14 @@ const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 /// The common launch (a valid config, a kernel already launched, CUDA already open) takes
 /// the fast path (`fast`). Everything else, and every error to describe, goes through
 /// `launch_full`.
+///
+/// # Safety
+/// `k` is a live kernel (or one of a library cudyn unloaded); each of `args` points to a
+/// value of its parameter's size that stays valid for the call; `cfg.stream` is NULL, a
+/// special stream, or a live stream. cudyn checks the count (and with `sizes`, the sizes it is
+/// told) against the kernel's parameters, but CUDA reads through the pointers.
 #[inline]
-pub fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+pub unsafe fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     match fast(k, cfg, args, sizes) {
         Fast::Launched => Ok(()),
         Fast::NotTaken => launch_full(k, cfg, args, sizes),
@@ -586,13 +592,15 @@ mod tests {
         let e = k.param_count().unwrap_err();
         assert!(e.message.contains("unloaded") || e.status != Status::Success, "{}", e.message);
         // ... and the library itself is never handed to CUDA again.
-        let e = crate::library::unload_raw(lib, Api::Driver).unwrap_err();
+        // SAFETY: a library cudyn unloaded: refused without calling CUDA.
+        let e = unsafe { crate::library::unload_raw(lib, Api::Driver) }.unwrap_err();
         assert!(e.message.contains("unloaded through cudyn"), "{}", e.message);
     }
 
     #[test]
     fn null_kernel_is_refused() {
-        let e = launch(Kernel(std::ptr::null_mut()), &LaunchConfig::default(), &[], None).unwrap_err();
+        // SAFETY: a NULL kernel is refused before anything is read.
+        let e = unsafe { launch(Kernel(std::ptr::null_mut()), &LaunchConfig::default(), &[], None) }.unwrap_err();
         assert_eq!(e.status, Status::InvalidArgument);
     }
 }

@@ -322,34 +322,43 @@ impl Library {
         let raw = self.raw;
         let api = self.api;
         std::mem::forget(self);
-        unload_raw(raw, api)
+        // SAFETY: the handle this Library held, unloaded once (it was forgotten above).
+        unsafe { unload_raw(raw, api) }
     }
 
     pub fn kernel(&self, name: &CStr) -> Result<Kernel> {
-        get_kernel(self.raw, name, self.api)
+        // SAFETY: a Library holds a live handle until it is dropped or unloaded.
+        unsafe { get_kernel(self.raw, name, self.api) }
     }
 
     pub fn kernel_count(&self) -> Result<u32> {
-        kernel_count(self.raw)
+        // SAFETY: as above.
+        unsafe { kernel_count(self.raw) }
     }
 
     pub fn kernels(&self) -> Result<Vec<Kernel>> {
-        kernels_of(self.raw)
+        // SAFETY: as above.
+        unsafe { kernels_of(self.raw) }
     }
 
     /// Device address and size of a `__device__` global, in the current context.
     pub fn global(&self, name: &CStr) -> Result<(*mut c_void, usize)> {
-        get_global(self.raw, name)
+        // SAFETY: as above.
+        unsafe { get_global(self.raw, name) }
     }
 }
 
 impl Drop for Library {
     fn drop(&mut self) {
-        let _ = unload_raw(self.raw, self.api);
+        // SAFETY: the handle this Library held; dropped once.
+        let _ = unsafe { unload_raw(self.raw, self.api) };
     }
 }
 
-pub fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
     if lib.is_null() {
         return Ok(());
     }
@@ -387,7 +396,10 @@ fn check_lib(lib: sys::CUlibrary) -> Result<()> {
     registry::check_library(lib)
 }
 
-pub fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
     check_lib(lib)?;
     let mut k: sys::CUkernel = ptr::null_mut();
     let what = || format!("looking up kernel '{}'", name.to_string_lossy());
@@ -405,13 +417,19 @@ pub fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> 
             rt.check(unsafe { f(&mut k, lib, name.as_ptr()) }, what())?;
         }
     }
-    let k = Kernel::from_raw(k)?;
+    if k.is_null() {
+        return Err(Error::new(Status::Cuda, "CUDA returned a NULL kernel handle"));
+    }
+    let k = Kernel(k);
     registry::found_kernels(lib, &[k]);
     Ok(k)
 }
 
 /// Number of kernels in a library (driver 12.4+, else runtime 12.8+).
-pub fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
     check_lib(lib)?;
     count_kernels(lib)
 }
@@ -432,14 +450,21 @@ fn count_kernels(lib: sys::CUlibrary) -> Result<u32> {
 }
 
 /// Fill `out` with up to `out.len()` kernels; returns how many were written.
-pub fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
-    let w = list_kernels(lib, kernel_count(lib)?, out)?;
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
+    // SAFETY: this function's own contract.
+    let w = list_kernels(lib, unsafe { kernel_count(lib) }?, out)?;
     registry::found_kernels(lib, &out[..w as usize]);
     Ok(w)
 }
 
 /// Every kernel of the library.
-pub fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
     check_lib(lib)?;
     let v = kernels_of_unchecked(lib)?;
     registry::found_kernels(lib, &v);
@@ -477,7 +502,10 @@ fn list_kernels(lib: sys::CUlibrary, n: u32, out: &mut [Kernel]) -> Result<u32> 
     Ok(w)
 }
 
-pub fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)> {
     check_lib(lib)?;
     let d = driver()?;
     d.ensure_context(ptr::null_mut())?;
@@ -493,7 +521,10 @@ pub fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usiz
 
 /// Address and size of the `__managed__` variable `name` (usable from the host and from
 /// kernels), through `api`.
-pub fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<(*mut c_void, usize)> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<(*mut c_void, usize)> {
     check_lib(lib)?;
     let what = || format!("looking up managed variable '{}'", name.to_string_lossy());
     let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
@@ -519,7 +550,10 @@ pub fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<(*mut c
 
 /// The unified function `name` (a function usable from host and device code, CUDA 12.0+),
 /// through `api`.
-pub fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<*mut c_void> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<*mut c_void> {
     check_lib(lib)?;
     let what = || format!("looking up unified function '{}'", name.to_string_lossy());
     let mut p: *mut c_void = ptr::null_mut();
@@ -543,7 +577,10 @@ pub fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -> Resul
 
 /// `get_global` for device `device`: its primary context is made current for the lookup
 /// only, and the thread's own context is restored after.
-pub fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Result<(*mut c_void, usize)> {
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Result<(*mut c_void, usize)> {
     check_lib(lib)?;
     let d = driver()?;
     let ctx = d.primary_context(device)?;
@@ -551,7 +588,8 @@ pub fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Re
     let before = d.current_context()?;
     // SAFETY: ctx is device `device`'s retained primary context.
     d.check(unsafe { set(ctx) }, format_args!("making device {device}'s primary context current"))?;
-    let r = get_global(lib, name);
+    // SAFETY: this function's own contract.
+    let r = unsafe { get_global(lib, name) };
     // SAFETY: the thread's previous context (or NULL), as it was.
     unsafe { set(before) };
     r.map_err(|e| e.context(format_args!("device {device}")))

@@ -409,7 +409,8 @@ fn cache_from_the_environment() {
             assert_eq!(cudyn_cache_status() as u32, 14, "IO");
             assert!(last().contains("not a directory"), "{}", last());
             let mut s = cudyn_cache_stats_t { enabled: 7, ..Default::default() };
-            assert_eq!(cudyn_cache_stats(&mut s) as u32, 0);
+            // SAFETY: a valid output struct.
+            assert_eq!(unsafe { cudyn_cache_stats(&mut s) } as u32, 0);
             assert_eq!(s.enabled, 0);
             return;
         }
@@ -437,7 +438,8 @@ fn cache_from_the_environment() {
                 assert!(!r.from_cache);
             }
             let mut s = cudyn_cache_stats_t { enabled: 7, ..Default::default() };
-            assert_eq!(cudyn_cache_stats(&mut s) as u32, 0);
+            // SAFETY: a valid output struct.
+            assert_eq!(unsafe { cudyn_cache_stats(&mut s) } as u32, 0);
             assert_eq!((s.enabled, s.hits, s.misses, s.entries), (0, 0, 0, 0));
             assert!(entries(&dir).is_empty(), "a disabled cache wrote {:?}", entries(&dir));
             return;
@@ -455,7 +457,8 @@ fn cache_from_the_environment() {
             assert_eq!(a.code, b.code);
             assert_eq!(entries(&dir).len(), 1);
             let mut s = cudyn_cache_stats_t::default();
-            assert_eq!(cudyn_cache_stats(&mut s) as u32, 0);
+            // SAFETY: a valid output struct.
+            assert_eq!(unsafe { cudyn_cache_stats(&mut s) } as u32, 0);
             assert_eq!((s.enabled, s.hits, s.misses, s.entries), (1, 1, 1, 1));
             return;
         }

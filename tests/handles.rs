@@ -143,7 +143,8 @@ impl Standin {
             );
             assert_eq!((self.get_kernel)(&mut k, l, c"k0".as_ptr()), 0);
         }
-        (l, Kernel(k.cast()))
+        // SAFETY: a kernel the stand-in just returned for a live library.
+        (l, unsafe { Kernel::from_raw(k.cast()) }.unwrap())
     }
     fn raw_unload(&self, l: *mut c_void) {
         // SAFETY: a live library this test loaded.
@@ -222,7 +223,9 @@ fn driver_cfg() -> LaunchConfig {
 fn launch_n(k: Kernel, n: usize, value: i32) -> cudyn::Result<()> {
     let mut g = GuardedArgs::new(value);
     let args = g.args(n);
-    launch(k, &driver_cfg(), args, None)
+    // SAFETY: every argument points to a live int; k is a kernel of the stand-in (live, or one
+    // cudyn unloaded: cudyn refuses those itself).
+    unsafe { launch(k, &driver_cfg(), args, None) }
 }
 
 fn load_cudyn(s: &Standin, nparams: &[i32]) -> Library {
@@ -308,11 +311,15 @@ fn handles_cudyn_unloaded_are_refused_without_reaching_cuda() {
     assert_eq!(e.status, Status::InvalidArgument);
     assert!(e.message.contains("unloaded"), "{}", e.message);
     assert_eq!(s.launches(), before, "nothing reached the launch");
-    let e = cudyn::library::unload_raw(raw, Api::Driver).unwrap_err();
+    // SAFETY: a library cudyn unloaded: the contract allows it (refused without CUDA).
+    let e = unsafe { cudyn::library::unload_raw(raw, Api::Driver) }.unwrap_err();
     assert!(e.message.contains("unloaded through cudyn"), "{}", e.message);
-    assert!(cudyn::library::get_kernel(raw, c"k0", Api::Driver).is_err());
-    assert!(cudyn::library::kernel_count(raw).is_err());
-    assert!(cudyn::library::kernels_of(raw).is_err());
+    // SAFETY: as above.
+    unsafe {
+        assert!(cudyn::library::get_kernel(raw, c"k0", Api::Driver).is_err());
+        assert!(cudyn::library::kernel_count(raw).is_err());
+        assert!(cudyn::library::kernels_of(raw).is_err());
+    }
     assert_eq!(s.dead_library_uses(), 0, "a library cudyn unloaded was handed to CUDA");
     assert_eq!(s.dead_kernel_uses(), 0, "a kernel cudyn unloaded was handed to CUDA");
     // A cudyn load at the same addresses makes both live again, with the new layouts.

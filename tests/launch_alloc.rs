@@ -50,7 +50,8 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn launch_preparation_does_not_allocate() {
-    let k = Kernel(0x1000 as *mut _);
+    // SAFETY: never handed to CUDA: `validate` only checks against the primed layout below.
+    let k = unsafe { Kernel::from_raw(0x1000 as *mut _) }.unwrap();
     // SAFETY: the kernel is never launched (validate only checks); this is the layout checked.
     unsafe { k.prime_params(0x2000 as *mut _, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
     let mut p: u64 = 0;

@@ -416,7 +416,7 @@ pub struct cudyn_cache_stats_t {
 
 /// Read the cache's counters.
 #[no_mangle]
-pub extern "C" fn cudyn_cache_stats(stats: *mut cudyn_cache_stats_t) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_cache_stats(stats: *mut cudyn_cache_stats_t) -> cudyn_status {
     ffi!({
         let o = out(stats, "stats")?;
         *o = match compile::global_cache() {

@@ -120,7 +120,7 @@ pub fn cudyn_version_int() -> i32 {
 /// succeeds for a non-NULL `out`; why a component is 0 is told by the component's own calls
 /// (e.g. cudyn_library_load_data's status and message) or by cudyn_component_status.
 #[no_mangle]
-pub extern "C" fn cudyn_versions(versions: *mut cudyn_versions_t) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_versions(versions: *mut cudyn_versions_t) -> cudyn_status {
     ffi!({
         let v = cudyn_versions_t {
             driver: crate::driver::driver().map(|d| d.version).unwrap_or(0),
@@ -197,7 +197,8 @@ pub extern "C" fn cudyn_version_string() -> *const c_char {
     std::panic::catch_unwind(|| {
         S.get_or_init(|| {
             let mut v = cudyn_versions_t::default();
-            cudyn_versions(&mut v);
+            // SAFETY: a valid output struct.
+            unsafe { cudyn_versions(&mut v) };
             let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::driver::fmt_version(x) };
             std::ffi::CString::new(format!(
                 "cudyn {} (driver {}, runtime {}, NVRTC {}, nvJitLink {})",
@@ -238,9 +239,11 @@ mod tests {
 
     #[test]
     fn versions_needs_an_output() {
-        assert_eq!(cudyn_versions(std::ptr::null_mut()), cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
+        // SAFETY: NULL (refused) and a valid output struct.
+        assert_eq!(unsafe { cudyn_versions(std::ptr::null_mut()) }, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
         let mut v = cudyn_versions_t::default();
-        assert_eq!(cudyn_versions(&mut v), cudyn_status::CUDYN_SUCCESS);
+        // SAFETY: as above.
+        assert_eq!(unsafe { cudyn_versions(&mut v) }, cudyn_status::CUDYN_SUCCESS);
         assert_eq!(v.cudyn, cudyn_version_int());
         assert_eq!(cudyn_component_status(9), cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
         assert!(cudyn_component_path(9).is_null());

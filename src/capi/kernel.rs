@@ -1,4 +1,9 @@
 //! cudyn.h section "Kernels": name, parameters, attributes, function for a context.
+//!
+//! Every export takes a kernel handle on the C caller's word that it is a live kernel (or one
+//! of a library cudyn unloaded, which cudyn refuses by itself): `Kernel::from_raw`'s contract,
+//! which is why the exports are `unsafe extern "C"` and each `unsafe { Kernel::from_raw(..) }`
+//! below rests on it.
 
 use super::error::cudyn_status;
 use super::{ffi, out};
@@ -40,20 +45,20 @@ fn attribute(a: RawKernelAttribute) -> crate::Result<Attribute> {
 /// The kernel's name (mangled for C++). The string belongs to CUDA and lives as long as the
 /// kernel's library. Works for any kernel handle, wherever it came from.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_name(kernel: KernelHandle, name: *mut *const c_char) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_name(kernel: KernelHandle, name: *mut *const c_char) -> cudyn_status {
     ffi!({
         let o = out(name, "name")?;
-        *o = Kernel::from_raw(kernel)?.name_ptr()?;
+        *o = unsafe { Kernel::from_raw(kernel) }?.name_ptr()?;
         Ok(())
     })
 }
 
 /// Number of parameters the kernel takes (cached per kernel after the first query).
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_param_count(kernel: KernelHandle, count: *mut usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_param_count(kernel: KernelHandle, count: *mut usize) -> cudyn_status {
     ffi!({
         let o = out(count, "count")?;
-        *o = Kernel::from_raw(kernel)?.param_count()?;
+        *o = unsafe { Kernel::from_raw(kernel) }?.param_count()?;
         Ok(())
     })
 }
@@ -67,7 +72,7 @@ pub unsafe extern "C" fn cudyn_kernel_param_info(
     size: *mut usize,
 ) -> cudyn_status {
     ffi!({
-        let p = Kernel::from_raw(kernel)?.param(index)?;
+        let p = unsafe { Kernel::from_raw(kernel) }?.param(index)?;
         // SAFETY: each output is NULL or writable (caller's contract).
         unsafe {
             if let Some(o) = offset.as_mut() {
@@ -84,17 +89,17 @@ pub unsafe extern "C" fn cudyn_kernel_param_info(
 /// The kernel's CUfunction (== cudaFunction_t) in the current context; device 0's primary
 /// context is made current first if the thread has none.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_function(kernel: KernelHandle, function: *mut FunctionHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_function(kernel: KernelHandle, function: *mut FunctionHandle) -> cudyn_status {
     ffi!({
         let o = out(function, "function")?;
-        *o = Kernel::from_raw(kernel)?.function()?;
+        *o = unsafe { Kernel::from_raw(kernel) }?.function()?;
         Ok(())
     })
 }
 
 /// Read a kernel attribute for `device`.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_get_attribute(
+pub unsafe extern "C" fn cudyn_kernel_get_attribute(
     kernel: KernelHandle,
     attr: RawKernelAttribute,
     device: i32,
@@ -102,7 +107,7 @@ pub extern "C" fn cudyn_kernel_get_attribute(
 ) -> cudyn_status {
     ffi!({
         let o = out(value, "value")?;
-        *o = Kernel::from_raw(kernel)?.attribute(attribute(attr)?, device)?;
+        *o = unsafe { Kernel::from_raw(kernel) }?.attribute(attribute(attr)?, device)?;
         Ok(())
     })
 }
@@ -110,13 +115,13 @@ pub extern "C" fn cudyn_kernel_get_attribute(
 /// Set a kernel attribute for `device` (e.g. CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES
 /// before a launch with more than 48 KiB of dynamic shared memory).
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_set_attribute(
+pub unsafe extern "C" fn cudyn_kernel_set_attribute(
     kernel: KernelHandle,
     attr: RawKernelAttribute,
     value: i32,
     device: i32,
 ) -> cudyn_status {
-    ffi!({ Kernel::from_raw(kernel)?.set_attribute(attribute(attr)?, value, device) })
+    ffi!({ unsafe { Kernel::from_raw(kernel) }?.set_attribute(attribute(attr)?, value, device) })
 }
 
 /// Vouch that `kernel` is a live kernel handle and stays live until `cudyn_kernel_release`
@@ -139,7 +144,7 @@ pub extern "C" fn cudyn_kernel_set_attribute(
 /// `cudyn_kernel_release` before its library is unloaded. Adopting a kernel cudyn already owns
 /// changes nothing. NULL: INVALID_ARGUMENT.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> cudyn_status {
     // SAFETY: the C caller's contract, stated above, is Kernel::adopt's.
     ffi!({ unsafe { Kernel::from_raw(kernel)?.adopt() } })
 }
@@ -147,7 +152,7 @@ pub extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> cudyn_status {
 /// Undo `cudyn_kernel_adopt`: cudyn forgets the layout and treats the kernel as foreign again.
 /// A kernel that was not adopted (or NULL) is left as it is; always CUDYN_SUCCESS.
 #[no_mangle]
-pub extern "C" fn cudyn_kernel_release(kernel: KernelHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_release(kernel: KernelHandle) -> cudyn_status {
     ffi!({
         if !kernel.is_null() {
             Kernel(kernel).release();

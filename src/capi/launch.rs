@@ -66,7 +66,8 @@ pub unsafe extern "C" fn cudyn_launch(
         let cfg = self::config(config)?;
         // SAFETY: `args` holds `nargs` pointers (caller's contract).
         let a = unsafe { slice(args.cast_const(), nargs, "args") }?;
-        launch(Kernel(kernel), cfg, a, None)
+        // SAFETY: the C caller's contract (cudyn_launch): a live kernel, args pointing to values.
+        unsafe { launch(Kernel(kernel), cfg, a, None) }
     })
 }
 
@@ -90,6 +91,7 @@ pub unsafe extern "C" fn cudyn_launch_checked(
         let a = unsafe { slice(args.cast_const(), nargs, "args") }?;
         // SAFETY: as above.
         let s = unsafe { slice(arg_sizes, nargs, "arg_sizes") }?;
-        launch(Kernel(kernel), cfg, a, Some(s))
+        // SAFETY: as for cudyn_launch.
+        unsafe { launch(Kernel(kernel), cfg, a, Some(s)) }
     })
 }

@@ -1,4 +1,8 @@
 //! cudyn.h section "Libraries": load from memory, file or source; kernels; globals; unload.
+//!
+//! The exports that take a library handle take it on the C caller's word that it is live (or
+//! NULL, or one cudyn unloaded: both refused without calling CUDA): the contract of the
+//! `unsafe fn`s of `library` they call, and why they are `unsafe extern "C"`.
 
 use super::compile::{cudyn_buffer, give};
 use super::error::cudyn_status;
@@ -184,12 +188,12 @@ pub unsafe extern "C" fn cudyn_library_load_file(
 /// the kernel (cudyn_kernel_adopt). A library of your own that you unload here is dead the same
 /// way. Concurrent with launches of the library's kernels: the caller's race, as in CUDA.
 #[no_mangle]
-pub extern "C" fn cudyn_library_unload(library: LibraryHandle, api: RawApi) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_unload(library: LibraryHandle, api: RawApi) -> cudyn_status {
     ffi!({
         if library.is_null() {
             return Ok(());
         }
-        library::unload_raw(library, Api::from_raw(api)?)
+        unsafe { library::unload_raw(library, Api::from_raw(api)?) }
     })
 }
 
@@ -207,17 +211,17 @@ pub unsafe extern "C" fn cudyn_library_get_kernel(
         // SAFETY: NUL-terminated name (caller's contract).
         let n = unsafe { cstr(name, "name") }?;
         let o = out(kernel, "kernel")?;
-        *o = library::get_kernel(library, n, api)?.as_raw();
+        *o = unsafe { library::get_kernel(library, n, api) }?.as_raw();
         Ok(())
     })
 }
 
 /// Number of kernels in the library (driver 12.4+ or runtime 12.8+).
 #[no_mangle]
-pub extern "C" fn cudyn_library_kernel_count(library: LibraryHandle, count: *mut u32) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_library_kernel_count(library: LibraryHandle, count: *mut u32) -> cudyn_status {
     ffi!({
         let o = out(count, "count")?;
-        *o = library::kernel_count(library)?;
+        *o = unsafe { library::kernel_count(library) }?;
         Ok(())
     })
 }
@@ -238,7 +242,7 @@ pub unsafe extern "C" fn cudyn_library_kernels(
         }
         // As many as the library has (not `capacity`, which may be "no limit"), written out
         // only on success.
-        let all = library::kernels_of(library)?;
+        let all = unsafe { library::kernels_of(library) }?;
         let n = all.len().min(capacity as usize);
         for (i, k) in all.iter().take(n).enumerate() {
             // SAFETY: `kernels` has room for `capacity` >= n handles (caller's contract).
@@ -263,7 +267,7 @@ pub unsafe extern "C" fn cudyn_library_get_global(
         // SAFETY: NUL-terminated name (caller's contract).
         let n = unsafe { cstr(name, "name") }?;
         let o = out(dptr, "dptr")?;
-        let (p, size) = library::get_global(library, n)?;
+        let (p, size) = unsafe { library::get_global(library, n) }?;
         *o = p;
         if !bytes.is_null() {
             // SAFETY: non-NULL output pointer.
@@ -290,7 +294,7 @@ pub unsafe extern "C" fn cudyn_library_get_managed(
         // SAFETY: NUL-terminated name (caller's contract).
         let n = unsafe { cstr(name, "name") }?;
         let o = out(ptr, "ptr")?;
-        let (p, size) = library::get_managed(library, n, api)?;
+        let (p, size) = unsafe { library::get_managed(library, n, api) }?;
         *o = p;
         if !bytes.is_null() {
             // SAFETY: non-NULL output pointer.
@@ -316,7 +320,7 @@ pub unsafe extern "C" fn cudyn_library_get_unified_function(
         // SAFETY: NUL-terminated name (caller's contract).
         let n = unsafe { cstr(name, "name") }?;
         let o = out(function, "function")?;
-        *o = library::get_unified_function(library, n, api)?;
+        *o = unsafe { library::get_unified_function(library, n, api) }?;
         Ok(())
     })
 }
@@ -336,7 +340,7 @@ pub unsafe extern "C" fn cudyn_library_get_global_on_device(
         // SAFETY: NUL-terminated name (caller's contract).
         let n = unsafe { cstr(name, "name") }?;
         let o = out(dptr, "dptr")?;
-        let (p, size) = library::get_global_on_device(library, n, device)?;
+        let (p, size) = unsafe { library::get_global_on_device(library, n, device) }?;
         *o = p;
         if !bytes.is_null() {
             // SAFETY: non-NULL output pointer.
