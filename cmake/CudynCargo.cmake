@@ -51,13 +51,15 @@ add_dependencies(cudyn_static_lib cudyn_cargo_build)
 add_library(cudyn::cudyn ALIAS cudyn_shared)
 add_library(cudyn::cudyn_static ALIAS cudyn_static_lib)
 
-# Install: libraries, headers, package config, pkg-config.
+# Install: libraries, headers, licences and changelog, package config, pkg-config.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 install(FILES "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.so.${CUDYN_SOVERSION}"
               "${_link_dir}/libcudyn.so" "${_link_dir}/libcudyn.a"
         DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/cudyn.h include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Both licence texts travel with the binaries (MIT OR Apache-2.0 lets a user pick either).
+install(FILES LICENSE-MIT LICENSE-APACHE CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 configure_package_config_file(cmake/cudynConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake"
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn
   PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)

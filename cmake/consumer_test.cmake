@@ -1,5 +1,6 @@
 # cmake -DSRC=<consumer dir> -DBIN=<scratch dir> -DPREFIX=<installed cudyn> [-DINSTALL_FROM=<build>]
 #   [-DEXTRA=<configure args>] [-DRUN=<exes>] [-DSHARED_EXES=<exes>] [-DSTATIC_EXES=<exes>]
+#   [-DEXPECT_INSTALLED=<paths under PREFIX>]
 #   -P consumer_test.cmake: install (if asked), then configure, build and run an outside project.
 #   SHARED_EXES must need libcudyn.so.N at load time; STATIC_EXES must not (cudyn linked in).
 include(${CMAKE_CURRENT_LIST_DIR}/needed.cmake)  # cudyn_check_needed
@@ -9,6 +10,11 @@ if(INSTALL_FROM)
     message(FATAL_ERROR "install into ${PREFIX} failed")
   endif()
 endif()
+foreach(f ${EXPECT_INSTALLED})
+  if(NOT EXISTS ${PREFIX}/${f})
+    message(FATAL_ERROR "the install lacks ${f} (looked in ${PREFIX})")
+  endif()
+endforeach()
 file(REMOVE_RECURSE ${BIN})
 set(gen)
 if(GENERATOR)

@@ -30,6 +30,14 @@ typedef struct CUkern_st *cudyn_kernel_t;    /* == CUkernel   == cudaKernel_t   
 typedef struct CUfunc_st *cudyn_function_t;  /* == CUfunction == cudaFunction_t */
 typedef struct CUstream_st *cudyn_stream_t;  /* == CUstream   == cudaStream_t   */
 
+/* cudyn's version. CUDYN_VERSION is MAJOR*10000 + MINOR*100 + PATCH (0.1.0 is 100), the
+ * number cudyn_versions() reports in `cudyn` at run time: compare the two to notice a program
+ * built with one cudyn.h running against another library. All usable in #if. */
+#define CUDYN_VERSION_MAJOR 0
+#define CUDYN_VERSION_MINOR 1
+#define CUDYN_VERSION_PATCH 0
+#define CUDYN_VERSION (CUDYN_VERSION_MAJOR * 10000 + CUDYN_VERSION_MINOR * 100 + CUDYN_VERSION_PATCH)
+#define CUDYN_VERSION_STRING "0.1.0"
 
 // Every fallible call's result. Numbers are stable; a retired number is never reused.
 typedef enum cudyn_status {
