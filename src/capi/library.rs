@@ -74,6 +74,18 @@ pub unsafe extern "C" fn cudyn_library_load_data(
     })
 }
 
+/// The outputs of the variable lookups: the address, and the size when `bytes` is not NULL.
+///
+/// # Safety
+/// `bytes` is NULL or points to a writable size_t.
+unsafe fn give_address(o: &mut *mut c_void, bytes: *mut usize, p: *mut c_void, size: usize) {
+    *o = p;
+    if !bytes.is_null() {
+        // SAFETY: non-NULL output pointer (this function's contract).
+        unsafe { *bytes = size };
+    }
+}
+
 /// The options of a `_ex` load as a slice: NULL with 0 is none.
 ///
 /// # Safety
@@ -268,11 +280,8 @@ pub unsafe extern "C" fn cudyn_library_get_global(
         let n = unsafe { cstr(name, "name") }?;
         let o = out(dptr, "dptr")?;
         let (p, size) = unsafe { library::get_global(library, n) }?;
-        *o = p;
-        if !bytes.is_null() {
-            // SAFETY: non-NULL output pointer.
-            unsafe { *bytes = size };
-        }
+        // SAFETY: NULL or a writable size_t (caller's contract).
+        unsafe { give_address(o, bytes, p, size) };
         Ok(())
     })
 }
@@ -295,11 +304,8 @@ pub unsafe extern "C" fn cudyn_library_get_managed(
         let n = unsafe { cstr(name, "name") }?;
         let o = out(ptr, "ptr")?;
         let (p, size) = unsafe { library::get_managed(library, n, api) }?;
-        *o = p;
-        if !bytes.is_null() {
-            // SAFETY: non-NULL output pointer.
-            unsafe { *bytes = size };
-        }
+        // SAFETY: NULL or a writable size_t (caller's contract).
+        unsafe { give_address(o, bytes, p, size) };
         Ok(())
     })
 }
@@ -341,11 +347,8 @@ pub unsafe extern "C" fn cudyn_library_get_global_on_device(
         let n = unsafe { cstr(name, "name") }?;
         let o = out(dptr, "dptr")?;
         let (p, size) = unsafe { library::get_global_on_device(library, n, device) }?;
-        *o = p;
-        if !bytes.is_null() {
-            // SAFETY: non-NULL output pointer.
-            unsafe { *bytes = size };
-        }
+        // SAFETY: NULL or a writable size_t (caller's contract).
+        unsafe { give_address(o, bytes, p, size) };
         Ok(())
     })
 }
