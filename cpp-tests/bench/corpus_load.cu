@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
   auto cuLibraryLoadData_ = DRIVER(cuLibraryLoadData);
   auto cuLibraryUnload_ = DRIVER(cuLibraryUnload);
-  auto cuLibraryGetKernelCount_ = DRIVER(cuLibraryGetKernelCount);
+  auto cuLibraryGetKernelCount_ = DRIVER(cuLibraryGetKernelCount, 12040);
   CHECK_RT(cudaFree(nullptr));
 
   std::vector<std::string> names;
