@@ -1,6 +1,7 @@
 //! CUDA C++ to cubin, PTX or LTO-IR with NVRTC: in-memory headers, name expressions, the
 //! default target (the present GPU as SASS), and the on-disk cache in front of it all.
 
+use crate::cache::toolchain::Toolchain;
 use crate::cache::{Cache, KeyBuilder};
 use crate::driver::fmt_version;
 use crate::error::{Error, Result, Status};
@@ -155,12 +156,14 @@ fn cache_key(
     opts: &CompileOptions,
     effective: &[String],
     target: CodeKind,
-    nvrtc_version: i32,
+    nvrtc_file: &[u8],
     includes: &[u8; 32],
 ) -> crate::cache::Key {
-    let mut k = KeyBuilder::new("cudyn-compile-v2");
+    // The NVRTC by its file (canonical path, device, inode, size, mtime): any upgrade or
+    // replacement changes it, which its version number alone would not always.
+    let mut k = KeyBuilder::new("cudyn-compile-v3");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
-        .part("nvrtc", &nvrtc_version.to_le_bytes())
+        .part("nvrtc-file", nvrtc_file)
         .part("target", &(target as u32).to_le_bytes())
         .part("name", name.as_bytes())
         .part("source", source.as_bytes());
@@ -227,35 +230,101 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
 }
 
 /// Compile `source` (named `name` in messages), through `cache` when given. The key covers
-/// every file NVRTC could read (see `cache::scan_includes`); a compile whose includes cannot
-/// be followed bypasses the cache. A hit returns the log NVRTC wrote when the entry was made.
-/// The same compile again on the same `Cache` is answered from its memory tier while the
-/// entry file and every header lookup are unchanged (one `stat` each).
+/// every file NVRTC could read (see `cache::scan_includes`) and the NVRTC file that makes the
+/// code (`cache::toolchain`); a compile whose includes cannot be followed bypasses the cache.
+/// A hit returns the log NVRTC wrote when the entry was made, and never loads NVRTC: the
+/// NVRTC the library search would open is identified without opening it. The same compile
+/// again on the same `Cache` is answered from its memory tier while the entry file and every
+/// header lookup are unchanged (one `stat` each).
 pub fn compile_with(
     source: &str,
     name: &str,
     opts: &CompileOptions,
     cache: Option<&Cache>,
 ) -> std::result::Result<Compiled, CompileFailure> {
+    let Some(c) = cache else {
+        let nv = nvrtc()?;
+        let (mut effective, sm, target) = effective_options(opts, default_sm)?;
+        effective.extend(default_include_options(nv).iter().cloned());
+        return run_nvrtc(nv, source, name, opts, &effective, target, sm);
+    };
+    // An NVRTC that cannot be loaded is reported before a bad option, as it always was.
+    let eff = effective_options(opts, default_sm);
+    if eff.is_err() {
+        nvrtc()?;
+    }
+    let (base, sm, target) = eff?;
+    // First under the NVRTC the search would open, found without opening it (unless this
+    // process has loaded another one already).
+    if !LOADED_IS_ANOTHER.load(std::sync::atomic::Ordering::Relaxed) {
+        if let Some(tc) = crate::cache::toolchain::located_nvrtc() {
+            if let Some(done) = compile_cached(c, tc, source, name, opts, &base, target, sm)? {
+                return Ok(done);
+            }
+            LOADED_IS_ANOTHER.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    // Not located, or the NVRTC loaded is another file: key on the library actually loaded.
     let nv = nvrtc()?;
-    let (mut effective, sm, target) = effective_options(opts, default_sm)?;
+    if let Some(tc) = loaded_toolchain(nv) {
+        if let Some(done) = compile_cached(c, tc, source, name, opts, &base, target, sm)? {
+            return Ok(done);
+        }
+    }
+    // The loaded NVRTC cannot be identified (or its file changed since): not cached.
+    let mut effective = base;
     effective.extend(default_include_options(nv).iter().cloned());
-    let Some(c) = cache else { return run_nvrtc(nv, source, name, opts, &effective, target, sm) };
+    run_nvrtc(nv, source, name, opts, &effective, target, sm)
+}
+
+/// Set once the NVRTC this process loaded turned out not to be the located one: later compiles
+/// key on the loaded one directly.
+static LOADED_IS_ANOTHER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The loaded NVRTC's file, identified once per process (None if it cannot be).
+fn loaded_toolchain(nv: &Nvrtc) -> Option<&'static Toolchain> {
+    static T: OnceLock<Option<Toolchain>> = OnceLock::new();
+    T.get_or_init(|| nv.lib.path().and_then(|p| Toolchain::of_file(&p))).as_ref()
+}
+
+/// The cached compile under toolchain `tc`: memory tier, manifest, entry; on a miss NVRTC is
+/// loaded and run, and the result stored. Ok(None) when the NVRTC loaded is not `tc`'s file
+/// (nothing is then stored: a key never names an NVRTC that did not make the code).
+#[allow(clippy::too_many_arguments)]
+fn compile_cached(
+    c: &Cache,
+    tc: &Toolchain,
+    source: &str,
+    name: &str,
+    opts: &CompileOptions,
+    base: &[String],
+    target: CodeKind,
+    sm: u32,
+) -> std::result::Result<Option<Compiled>, CompileFailure> {
+    let mut effective = base.to_vec();
+    effective.extend(tc.include_options.iter().cloned());
+    let identity = tc.identity();
     let cwd = std::env::current_dir().ok();
-    let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref());
+    let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref(), &identity);
     // The memory tier: the same inputs in this process, with no header changed since.
     let slot = memory_slot(&inputs);
     if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
         if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.checks) {
             c.count_memory_hit();
-            return Ok(m.compiled.clone());
+            return Ok(Some(m.compiled.clone()));
         }
     }
+    // NVRTC, only when the cache cannot answer; None when it is not `tc`'s file.
+    let load = || -> std::result::Result<Option<&'static Nvrtc>, CompileFailure> {
+        let nv = nvrtc()?;
+        Ok(tc.is_file(nv.lib.path().as_deref()).then_some(nv))
+    };
     let Some(deps) = dependencies(c, source, name, opts, &effective, cwd.as_deref(), &inputs, |digest| {
-        cache_key(source, name, opts, &effective, target, nv.version, digest)
+        cache_key(source, name, opts, &effective, target, &identity, digest)
     }) else {
         // Includes the scan cannot follow: never cached.
-        return run_nvrtc(nv, source, name, opts, &effective, target, sm);
+        let Some(nv) = load()? else { return Ok(None) };
+        return run_nvrtc(nv, source, name, opts, &effective, target, sm).map(Some);
     };
     let remember = |compiled: &Compiled| {
         deps.save_manifest(c, &inputs);
@@ -274,16 +343,21 @@ pub fn compile_with(
     if let Some(p) = c.get(&deps.key) {
         if let Some(hit) = decode_payload(&p, target) {
             remember(&hit);
-            return Ok(hit);
+            return Ok(Some(hit));
         }
     }
+    let Some(nv) = load()? else { return Ok(None) };
     let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
     // NVRTC read the headers after the scan did: store the result only if none changed
-    // meanwhile. A cache that cannot be written is not an error: the code is still good.
-    if crate::cache::unchanged(&deps.checks) && c.put(&deps.key, &encode_payload(&out)).is_ok() {
+    // meanwhile, nor NVRTC's file. A cache that cannot be written is not an error: the code
+    // is still good.
+    if crate::cache::unchanged(&deps.checks)
+        && tc.is_file(nv.lib.path().as_deref())
+        && c.put(&deps.key, &encode_payload(&out)).is_ok()
+    {
         remember(&out);
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// The key of a compile and what it depends on.
@@ -367,6 +441,7 @@ fn inputs_of(
     effective: &[String],
     target: CodeKind,
     cwd: Option<&std::path::Path>,
+    nvrtc_file: &[u8],
 ) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     let mut v = Vec::with_capacity(source.len() + 256);
@@ -378,6 +453,8 @@ fn inputs_of(
     put(name.as_bytes());
     put(&(target as u32).to_le_bytes());
     put(cwd.map_or(&b""[..], |c| c.as_os_str().as_bytes()));
+    // The NVRTC too: a manifest written under another NVRTC names another key.
+    put(nvrtc_file);
     put(&(effective.len() as u64).to_le_bytes());
     for o in effective {
         put(o.as_bytes());
@@ -580,14 +657,17 @@ pub(crate) fn read_log(size: impl FnOnce(&mut usize) -> bool, get: impl FnOnce(*
     String::from_utf8_lossy(&v).into_owned()
 }
 
+/// Whether these options ask for PTX (the only output `check_loadable` can refuse).
+pub fn wants_ptx(opts: &CompileOptions) -> bool {
+    opts.target == Some(CodeKind::Ptx) || has_arch_option(&opts.options).is_some_and(|a| a.starts_with("compute_"))
+}
+
 /// For loading: the options with the target checked against the driver, so that PTX the
 /// driver would refuse is never produced. PTX is only kept when the driver is at least as
 /// new as NVRTC; otherwise an explicit `compute_` target is an error that says so.
 pub fn check_loadable(nvrtc_version: i32, driver_version: Option<i32>, opts: &CompileOptions) -> Result<()> {
     let Some(dv) = driver_version else { return Ok(()) };
-    let wants_ptx =
-        opts.target == Some(CodeKind::Ptx) || has_arch_option(&opts.options).is_some_and(|a| a.starts_with("compute_"));
-    if wants_ptx && !ptx_loadable(nvrtc_version, dv) {
+    if wants_ptx(opts) && !ptx_loadable(nvrtc_version, dv) {
         return Err(Error::new(
             Status::UnsupportedVersion,
             format!(

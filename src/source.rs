@@ -13,8 +13,12 @@ pub fn load_source(
     opts: &CompileOptions,
     api: Api,
 ) -> Result<(Library, Compiled), CompileFailure> {
-    let nv = nvrtc()?;
-    compile::check_loadable(nv.version, driver_if_usable().map(|d| d.version), opts)?;
+    // Only PTX can be too new for the driver: anything else may come from the cache without
+    // loading NVRTC at all.
+    if compile::wants_ptx(opts) {
+        let nv = nvrtc()?;
+        compile::check_loadable(nv.version, driver_if_usable().map(|d| d.version), opts)?;
+    }
     let c = compile::compile(source, name, opts)?;
     match Library::load_data(&c.code, api) {
         Ok(lib) => Ok((lib, c)),

@@ -29,6 +29,7 @@ mod deps;
 mod dirfd;
 mod entry;
 mod key;
+pub mod toolchain;
 
 pub use deps::{decode_checks, encode_checks, scan_includes, unchanged, Check, IncludeScan};
 pub use entry::{decode_entry, encode_entry, EntryError, ENTRY_HEADER_LEN, ENTRY_MAGIC, ENTRY_VERSION};
