@@ -1,15 +1,52 @@
-/* cudyn: load CUDA device code at run time through the CUDA runtime or the driver, with
+/**
+ * @file cudyn.h
+ * cudyn: load CUDA device code at run time through the CUDA runtime or the driver, with
  * handles that are CUDA's own, and launch them through either API. C99 and C++ compatible;
  * needs no CUDA header.
  *
- * Conventions: every fallible call returns cudyn_status; outputs come last and are written
- * only on success; a buffer is followed by its size; every pointer is checked; freeing or
- * unloading NULL is a no-op. On failure, cudyn_last_error_message() says what happened.
+ * Reading order: status and diagnostics, libraries, kernels, launch, compile and link, the
+ * compile cache.
  *
- * ABI evolution: structs the caller allocates (cudyn_launch_config, cudyn_compile_options)
- * have a fixed size with a zeroed `reserved` tail; new fields are carved from it, so always
- * zero-initialise them (`cudyn_launch_config cfg = {0};`). Non-zero reserved words are
- * refused. The soname is libcudyn.so.0 until 1.0. */
+ * @par Conventions
+ * Every fallible call returns cudyn_status. Outputs come last and are written only on
+ * success: on failure every output is left unchanged unless its function says otherwise (the
+ * logs of the compile, link and _ex load calls). A buffer is followed by its size; every
+ * pointer is checked; freeing or unloading NULL is a no-op. On failure,
+ * cudyn_last_error_message() says what happened.
+ *
+ * @par Ownership
+ * A handle a cudyn_library_load_* call returns belongs to the caller: unload it with
+ * cudyn_library_unload(). Kernel and function handles belong to their library and are never
+ * freed on their own. A cudyn_buffer cudyn fills belongs to the caller: free it with
+ * cudyn_buffer_free(). Strings cudyn returns (const char *) belong to cudyn: never free them;
+ * each function says how long one stays valid. cudyn never keeps a pointer the caller passed
+ * beyond the call.
+ *
+ * @par Thread safety
+ * Every function may be called from any thread, concurrently with any other, with these
+ * limits:
+ * - Handles (cudyn_library_t, cudyn_kernel_t, cudyn_function_t) are CUDA's and may be used
+ *   from any thread. Unloading a library while another thread still uses it or its kernels
+ *   (a launch, a lookup) is the caller's race, as in CUDA: finish those first.
+ * - The last error (cudyn_last_error_message(), cudyn_last_cuda_error()) is per thread: a
+ *   failing call records it on the calling thread only, and the message string stays valid
+ *   until that thread's next failing cudyn call.
+ * - A cudyn_buffer, an options struct and the arrays passed in are not shared by cudyn: the
+ *   caller must not change them while a call that reads or fills them runs.
+ * - The compile cache may be used by many threads and processes at once.
+ *
+ * @par Naming
+ * Handles, which are opaque pointers and CUDA's own types, end in _t (cudyn_kernel_t ==
+ * CUkernel). Structs and enums do not (cudyn_launch_config, cudyn_status). Enum values are
+ * CUDYN_ plus their group. Functions are cudyn_<topic>_<verb>.
+ *
+ * @par ABI evolution
+ * Structs the caller allocates (cudyn_launch_config, cudyn_compile_options) have a fixed size
+ * with a zeroed `reserved` tail; new fields are carved from it, so always zero-initialise them
+ * (`cudyn_launch_config cfg = {0};`). Non-zero reserved words are refused. Enums cross the
+ * boundary as ints, so an unknown value is refused with CUDYN_ERROR_INVALID_ARGUMENT. The
+ * soname is libcudyn.so.0 until 1.0.
+ */
 
 #ifndef CUDYN_H
 #define CUDYN_H
@@ -39,503 +76,991 @@ typedef struct CUstream_st *cudyn_stream_t;  /* == CUstream   == cudaStream_t   
 #define CUDYN_VERSION (CUDYN_VERSION_MAJOR * 10000 + CUDYN_VERSION_MINOR * 100 + CUDYN_VERSION_PATCH)
 #define CUDYN_VERSION_STRING "0.1.0"
 
-// Every fallible call's result. Numbers are stable; a retired number is never reused.
+/**
+ * What went wrong, as a stable number: every fallible C call's result.
+ */
 typedef enum cudyn_status {
+  /**
+   * The call did what it says.
+   */
   CUDYN_SUCCESS = 0,
-  // NULL where a value is needed, a bad size or enum value.
+  /**
+   * NULL where a value is needed, a bad size or enum value.
+   */
   CUDYN_ERROR_INVALID_ARGUMENT = 1,
-  // libcuda.so.1 could not be opened.
+  /**
+   * libcuda.so.1 could not be opened.
+   */
   CUDYN_ERROR_DRIVER_NOT_FOUND = 2,
-  // No libcudart 12.8+ / 13.x could be opened.
+  /**
+   * No libcudart 12.8+ / 13.x could be opened.
+   */
   CUDYN_ERROR_RUNTIME_NOT_FOUND = 3,
+  /**
+   * No NVRTC could be opened.
+   */
   CUDYN_ERROR_NVRTC_NOT_FOUND = 4,
+  /**
+   * No nvJitLink could be opened.
+   */
   CUDYN_ERROR_NVJITLINK_NOT_FOUND = 5,
-  // The component is too old for this call.
+  /**
+   * The component is too old for this call.
+   */
   CUDYN_ERROR_UNSUPPORTED_VERSION = 6,
-  // Driver present, no usable GPU.
+  /**
+   * Driver present, no usable GPU.
+   */
   CUDYN_ERROR_NO_DEVICE = 7,
-  // Not a well-formed cubin/fatbin/PTX/LTO-IR.
+  /**
+   * Not a well-formed cubin/fatbin/PTX/LTO-IR.
+   */
   CUDYN_ERROR_INVALID_IMAGE = 8,
-  // Well-formed, but nothing this GPU can run.
+  /**
+   * Well-formed, but nothing this GPU can run.
+   */
   CUDYN_ERROR_NO_BINARY_FOR_DEVICE = 9,
-  // No kernel/global of that name.
+  /**
+   * No kernel/global of that name.
+   */
   CUDYN_ERROR_NOT_FOUND = 10,
-  // NVRTC said no; the log says why.
+  /**
+   * NVRTC said no; the log says why.
+   */
   CUDYN_ERROR_COMPILE_FAILED = 11,
+  /**
+   * nvJitLink said no; the log says why.
+   */
   CUDYN_ERROR_LINK_FAILED = 12,
-  // Launch arguments do not match the kernel's parameters.
+  /**
+   * Launch arguments do not match the kernel's parameters.
+   */
   CUDYN_ERROR_ARGUMENT_MISMATCH = 13,
+  /**
+   * A file could not be opened or read, or the cache folder not used.
+   */
   CUDYN_ERROR_IO = 14,
-  // Any other CUDA failure; see cudyn_last_cuda_error.
+  /**
+   * Any other CUDA failure; see cudyn_last_cuda_error.
+   */
   CUDYN_ERROR_CUDA = 15,
-  // A bug in cudyn (a caught panic).
+  /**
+   * A bug in cudyn (a caught panic).
+   */
   CUDYN_ERROR_INTERNAL = 16,
 } cudyn_status;
 
-// What kind of code a buffer holds.
-typedef enum cudyn_code_kind {
-  CUDYN_CODE_UNKNOWN = 0,
-  CUDYN_CODE_CUBIN = 1,
-  CUDYN_CODE_FATBIN = 2,
-  CUDYN_CODE_PTX = 3,
-  CUDYN_CODE_LTOIR = 4,
-  CUDYN_CODE_SOURCE = 5,
-  // A host object file with embedded device code (link input only).
-  CUDYN_CODE_OBJECT = 6,
-  // A static library of such objects (link input only).
-  CUDYN_CODE_LIBRARY = 7,
-} cudyn_code_kind;
-
-// Which CUDA API does the work. Per call: load through one, launch through the other.
+/**
+ * Which CUDA API does the work, chosen per call: load through one, launch through the other.
+ */
 typedef enum cudyn_api {
-  // cudaLibraryLoadData, cudaLaunchKernelExC, ... (needs libcudart 12.8+).
+  /**
+   * cudaLibraryLoadData, cudaLaunchKernelExC, ... (needs libcudart 12.8+).
+   */
   CUDYN_API_RUNTIME = 0,
-  // cuLibraryLoadData, cuLaunchKernelEx, ... (needs driver 12.0+).
+  /**
+   * cuLibraryLoadData, cuLaunchKernelEx, ... (needs driver 12.0+).
+   */
   CUDYN_API_DRIVER = 1,
 } cudyn_api;
 
-// Kernel attributes, with CUDA's CU_FUNC_ATTRIBUTE_* numbers.
+/**
+ * Kernel attributes, with CUDA's CU_FUNC_ATTRIBUTE_* numbers.
+ */
 typedef enum cudyn_kernel_attribute {
+  /**
+   * Most threads a block of this kernel can have (read only).
+   */
   CUDYN_KERNEL_ATTR_MAX_THREADS_PER_BLOCK = 0,
+  /**
+   * Static shared memory per block, in bytes (read only).
+   */
   CUDYN_KERNEL_ATTR_SHARED_SIZE_BYTES = 1,
+  /**
+   * Constant memory, in bytes (read only).
+   */
   CUDYN_KERNEL_ATTR_CONST_SIZE_BYTES = 2,
+  /**
+   * Local memory per thread, in bytes (read only).
+   */
   CUDYN_KERNEL_ATTR_LOCAL_SIZE_BYTES = 3,
+  /**
+   * Registers per thread (read only).
+   */
   CUDYN_KERNEL_ATTR_NUM_REGS = 4,
+  /**
+   * PTX virtual architecture it was compiled for, major*10+minor (read only).
+   */
   CUDYN_KERNEL_ATTR_PTX_VERSION = 5,
+  /**
+   * Binary architecture, major*10+minor (read only).
+   */
   CUDYN_KERNEL_ATTR_BINARY_VERSION = 6,
+  /**
+   * 1 if compiled with -Xptxas --dlcm=ca (read only).
+   */
   CUDYN_KERNEL_ATTR_CACHE_MODE_CA = 7,
+  /**
+   * Most dynamic shared memory a launch may ask for, in bytes (settable).
+   */
   CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  /**
+   * Preferred shared memory carveout, percent of the maximum (settable).
+   */
   CUDYN_KERNEL_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+  /**
+   * 1 if the kernel must be launched with a cluster size (read only).
+   */
   CUDYN_KERNEL_ATTR_CLUSTER_SIZE_MUST_BE_SET = 10,
+  /**
+   * Required cluster width in blocks (settable, unless the kernel was compiled with one).
+   */
   CUDYN_KERNEL_ATTR_REQUIRED_CLUSTER_WIDTH = 11,
+  /**
+   * Required cluster height in blocks (settable, unless the kernel was compiled with one).
+   */
   CUDYN_KERNEL_ATTR_REQUIRED_CLUSTER_HEIGHT = 12,
+  /**
+   * Required cluster depth in blocks (settable, unless the kernel was compiled with one).
+   */
   CUDYN_KERNEL_ATTR_REQUIRED_CLUSTER_DEPTH = 13,
+  /**
+   * 1 if cluster sizes beyond the portable 8 blocks are allowed (settable).
+   */
   CUDYN_KERNEL_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
+  /**
+   * Cluster scheduling policy preference (settable).
+   */
   CUDYN_KERNEL_ATTR_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15,
 } cudyn_kernel_attribute;
 
-// Which CUDA component `cudyn_component_status` asks about.
+/**
+ * Which CUDA component cudyn_component_status and cudyn_component_path ask about.
+ */
 typedef enum cudyn_component {
+  /**
+   * libcuda.so.1.
+   */
   CUDYN_COMPONENT_DRIVER = 0,
+  /**
+   * libcudart (12.8+ or 13.x).
+   */
   CUDYN_COMPONENT_RUNTIME = 1,
+  /**
+   * libnvrtc.
+   */
   CUDYN_COMPONENT_NVRTC = 2,
+  /**
+   * libnvJitLink.
+   */
   CUDYN_COMPONENT_NVJITLINK = 3,
 } cudyn_component;
 
-// Load options (cudyn_load_option.id): the JIT options CUDA uses when it compiles PTX at
-// load time, and library options; what each sets, its values, and which API takes it.
-// An option an API does not take is refused with CUDYN_ERROR_INVALID_ARGUMENT.
+/**
+ * What kind of code a buffer holds. Objects and libraries are link inputs only.
+ */
+typedef enum cudyn_code_kind {
+  /**
+   * None of the others (as a compile target: the default, a cubin).
+   */
+  CUDYN_CODE_UNKNOWN = 0,
+  /**
+   * A cubin: device code (SASS) for one architecture, in an ELF file.
+   */
+  CUDYN_CODE_CUBIN = 1,
+  /**
+   * A fatbin: cubins, PTX and LTO-IR for several architectures.
+   */
+  CUDYN_CODE_FATBIN = 2,
+  /**
+   * PTX text, compiled by the driver's JIT at load time.
+   */
+  CUDYN_CODE_PTX = 3,
+  /**
+   * NVVM IR for link-time optimisation with nvJitLink.
+   */
+  CUDYN_CODE_LTOIR = 4,
+  /**
+   * CUDA C++ source text.
+   */
+  CUDYN_CODE_SOURCE = 5,
+  /**
+   * A host object file with embedded device code (link input only).
+   */
+  CUDYN_CODE_OBJECT = 6,
+  /**
+   * A static library of such objects (link input only).
+   */
+  CUDYN_CODE_LIBRARY = 7,
+} cudyn_code_kind;
+
+/**
+ * Load options (cudyn_load_option.id): the JIT options CUDA uses when it compiles PTX at
+ * load time, and library options; what each sets, its values, and which API takes it. An
+ * option an API does not take is refused with CUDYN_ERROR_INVALID_ARGUMENT.
+ */
 typedef enum cudyn_load_option_id {
-  // JIT: registers per thread at most (1-255). Both APIs.
+  /**
+   * JIT: registers per thread at most (1-255). Both APIs.
+   */
   CUDYN_LOAD_OPTION_MAX_REGISTERS = 1,
-  // JIT: optimisation level, 0-4 (CUDA's default is 4). Both APIs.
+  /**
+   * JIT: optimisation level, 0-4 (CUDA's default is 4). Both APIs.
+   */
   CUDYN_LOAD_OPTION_OPTIMIZATION_LEVEL = 2,
-  // JIT: 1 to compile faster at the cost of code quality. Driver only.
+  /**
+   * JIT: 1 to compile faster at the cost of code quality. Driver only.
+   */
   CUDYN_LOAD_OPTION_FAST_COMPILE = 3,
-  // JIT: compile PTX for this compute capability, as major*10+minor (e.g. 90), instead of
-  // the current context's device. Driver only.
+  /**
+   * JIT: compile PTX for this compute capability, as major*10+minor (e.g. 90), instead
+   * of the current context's device. Driver only.
+   */
   CUDYN_LOAD_OPTION_TARGET = 4,
-  // JIT: 1 to generate line-number information. Both APIs.
+  /**
+   * JIT: 1 to generate line-number information. Both APIs.
+   */
   CUDYN_LOAD_OPTION_GENERATE_LINE_INFO = 5,
-  // JIT: 1 to generate debug information. Both APIs.
+  /**
+   * JIT: 1 to generate debug information. Both APIs.
+   */
   CUDYN_LOAD_OPTION_GENERATE_DEBUG_INFO = 6,
-  // JIT: 1 for a verbose info log (ptxas's register and memory report). Both APIs.
+  /**
+   * JIT: 1 for a verbose info log (ptxas's register and memory report). Both APIs.
+   */
   CUDYN_LOAD_OPTION_LOG_VERBOSE = 7,
-  // Library: 1 to keep the image's bytes in CUDA's own memory, so the caller's copy need not
-  // outlive the load (CU_LIBRARY_BINARY_IS_PRESERVED). Both APIs.
+  /**
+   * Library: 1 to keep the image's bytes in CUDA's own memory, so the caller's copy need
+   * not outlive the load (CU_LIBRARY_BINARY_IS_PRESERVED). Both APIs.
+   */
   CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED = 8,
 } cudyn_load_option_id;
 
-// Memory cudyn allocated and the caller owns: release it with cudyn_buffer_free.
-typedef struct cudyn_buffer {
-  void *data;
-  size_t size;
-} cudyn_buffer;
-
-// Options for cudyn_compile_ex and cudyn_library_load_source_ex. Zero-initialise it, then
-// set what you need; later fields are carved from `reserved`, which must stay zero.
-typedef struct cudyn_compile_options {
-  // NVRTC options ("-std=c++17", "-DN=4", "-arch=sm_90", ...). Without an -arch option the
-  // code is SASS for the present GPU (sm_90 when there is none).
-  const char *const *options;
-  size_t num_options;
-  // Headers the source may #include by name: parallel arrays of names and contents.
-  const char *const *header_names;
-  const char *const *header_sources;
-  size_t num_headers;
-  // C++ names to instantiate and find ("axpy<float>"); their lowered names come back.
-  const char *const *name_expressions;
-  size_t num_name_expressions;
-  // CUDYN_CODE_CUBIN (also 0), CUDYN_CODE_PTX or CUDYN_CODE_LTOIR.
-  cudyn_code_kind target;
-  uint32_t reserved[7];
-} cudyn_compile_options;
-
-// One input to cudyn_link: its kind, bytes and a name for messages (may be NULL).
-typedef struct cudyn_link_input {
-  cudyn_code_kind kind;
-  const void *data;
-  size_t size;
-  const char *name;
-} cudyn_link_input;
-
-// Counters of this process's use of the compile cache, and what is on disk now.
-typedef struct cudyn_cache_stats_t {
-  uint64_t hits;
-  uint64_t misses;
-  // Bytes of entries and dependency manifests in the cache folder.
-  uint64_t bytes;
-  uint64_t entries;
-  // 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,
-  // cudyn_cache_status says why.
-  int32_t enabled;
-} cudyn_cache_stats_t;
-
-// Versions of what cudyn found, as CUDA numbers them (13000 for 13.0); 0 for a component
-// that is absent. `cudyn` is cudyn's own (major*10000 + minor*100 + patch).
-typedef struct cudyn_versions_t {
+/**
+ * Versions of what cudyn found, as CUDA numbers them (13000 for 13.0); 0 for a component
+ * that is absent. `cudyn` is cudyn's own (major*10000 + minor*100 + patch), as CUDYN_VERSION.
+ */
+typedef struct cudyn_version_info {
   int32_t driver;
   int32_t runtime;
   int32_t nvrtc;
   int32_t nvjitlink;
   int32_t cudyn;
-} cudyn_versions_t;
+} cudyn_version_info;
 
-// Grid, block or cluster extent; the same layout as CUDA's `dim3`.
+/**
+ * One load option: `cudyn_load_option` in C.
+ */
+typedef struct cudyn_load_option {
+  /**
+   * A `cudyn_load_option_id`, checked before use.
+   */
+  cudyn_load_option_id id;
+  int64_t value;
+} cudyn_load_option;
+
+/**
+ * Memory cudyn allocated and the caller owns: release it with cudyn_buffer_free().
+ * `data` holds `size` bytes followed by a NUL that `size` does not count, so a text buffer
+ * (a log) is also a C string.
+ */
+typedef struct cudyn_buffer {
+  void *data;
+  size_t size;
+} cudyn_buffer;
+
+/**
+ * Grid, block or cluster extent; the same layout as CUDA's `dim3`.
+ */
 typedef struct cudyn_dim3 {
   uint32_t x;
   uint32_t y;
   uint32_t z;
 } cudyn_dim3;
 
-// How to launch. Zero-initialise it, then set what you need: every field added later is
-// carved from `reserved`, so zero keeps meaning "not set" and the size never changes.
+/**
+ * How to launch. Zero-initialise it, then set what you need: every field added later is
+ * carved from `reserved`, so zero keeps meaning "not set" and the size never changes.
+ */
 typedef struct cudyn_launch_config {
   struct cudyn_dim3 grid;
   struct cudyn_dim3 block;
-  // Dynamic shared memory per block, in bytes.
+  /**
+   * Dynamic shared memory per block, in bytes.
+   */
   size_t shared_mem_bytes;
-  // NULL: the legacy default stream.
+  /**
+   * NULL: the legacy default stream.
+   */
   cudyn_stream_t stream;
-  // Who launches: CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1).
+  /**
+   * Who launches: CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1).
+   */
   cudyn_api api;
-  // Thread-block cluster shape; {0,0,0}: no cluster.
+  /**
+   * Thread-block cluster shape; {0,0,0}: no cluster.
+   */
   struct cudyn_dim3 cluster;
-  // Non-zero: a cooperative launch (grid-wide sync allowed).
+  /**
+   * Non-zero: a cooperative launch (grid-wide sync allowed).
+   */
   int cooperative;
-  // Launch priority (lower is higher priority, as in CUDA); 0: not set.
+  /**
+   * Launch priority (lower is higher priority, as in CUDA); 0: not set.
+   */
   int priority;
-  // Non-zero: allow programmatic stream serialization (programmatic dependent launch).
+  /**
+   * Non-zero: allow programmatic stream serialization (programmatic dependent launch).
+   */
   int programmatic_serialization;
-  // Must be zero.
+  /**
+   * Must be zero.
+   */
   uint32_t reserved[8];
 } cudyn_launch_config;
 
-// One load option: `cudyn_load_option` in C.
-typedef struct cudyn_load_option {
-  // A `cudyn_load_option_id`, checked before use.
-  cudyn_load_option_id id;
-  int64_t value;
-} cudyn_load_option;
+/**
+ * Options for cudyn_compile_ex() and cudyn_library_load_source_ex(). Zero-initialise it, then
+ * set what you need; later fields are carved from `reserved`, which must stay zero. cudyn
+ * reads it, and the arrays it points to, during the call only.
+ */
+typedef struct cudyn_compile_options {
+  /**
+   * NVRTC options ("-std=c++17", "-DN=4", "-arch=sm_90", ...). Without an -arch option the
+   * code is SASS for the present GPU (sm_90 when there is none).
+   */
+  const char *const *options;
+  size_t num_options;
+  /**
+   * Headers the source may #include by name: parallel arrays of names and contents.
+   */
+  const char *const *header_names;
+  const char *const *header_sources;
+  size_t num_headers;
+  /**
+   * C++ names to instantiate and find ("axpy<float>"); their lowered names come back.
+   */
+  const char *const *name_expressions;
+  size_t num_name_expressions;
+  /**
+   * CUDYN_CODE_CUBIN (also 0), CUDYN_CODE_PTX or CUDYN_CODE_LTOIR.
+   */
+  cudyn_code_kind target;
+  uint32_t reserved[7];
+} cudyn_compile_options;
+
+/**
+ * One input to cudyn_link(): its kind, bytes and a name for messages. cudyn reads it during
+ * the call only.
+ */
+typedef struct cudyn_link_input {
+  /**
+   * CUDYN_CODE_CUBIN, _FATBIN, _PTX, _LTOIR, _OBJECT or _LIBRARY.
+   */
+  cudyn_code_kind kind;
+  const void *data;
+  size_t size;
+  /**
+   * NULL: "input<i>".
+   */
+  const char *name;
+} cudyn_link_input;
+
+/**
+ * Counters of this process's use of the compile cache, and what is on disk now.
+ */
+typedef struct cudyn_cache_info {
+  uint64_t hits;
+  uint64_t misses;
+  /**
+   * Bytes of entries and dependency manifests in the cache folder.
+   */
+  uint64_t bytes;
+  uint64_t entries;
+  /**
+   * 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,
+   * cudyn_cache_status() says why.
+   */
+  int32_t enabled;
+} cudyn_cache_info;
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// Free a buffer cudyn filled and set it to {NULL, 0}. NULL, or a buffer already freed, is a
-// no-op.
-void cudyn_buffer_free(struct cudyn_buffer *buffer);
-
-// What kind of code `data` holds, from its first bytes (cheap; loading checks it fully).
-enum cudyn_status cudyn_code_kind_of(const void *data, size_t size, enum cudyn_code_kind *kind);
-
-// Compile CUDA C++ `source` with NVRTC (through the cache) to `target` (CUDYN_CODE_CUBIN,
-// _PTX or _LTOIR). `name` names the program in messages (may be NULL). On success `*code`
-// holds the result; `*log`, when `log` is not NULL, holds NVRTC's log on success and on
-// failure (CUDYN_ERROR_COMPILE_FAILED, whose message quotes the first error line). Free both
-// with cudyn_buffer_free.
-enum cudyn_status cudyn_compile(const char *source,
-                                const char *name,
-                                const char *const *options,
-                                size_t num_options,
-                                cudyn_code_kind target,
-                                struct cudyn_buffer *code,
-                                struct cudyn_buffer *log);
-
-// cudyn_compile with headers and name expressions (`options` may be NULL for defaults).
-// `*lowered_names`, when not NULL, receives the lowered (mangled) name of each name
-// expression, each followed by a NUL, in order.
-enum cudyn_status cudyn_compile_ex(const char *source,
-                                   const char *name,
-                                   const struct cudyn_compile_options *options,
-                                   struct cudyn_buffer *code,
-                                   struct cudyn_buffer *log,
-                                   struct cudyn_buffer *lowered_names);
-
-// Compile `source` (through the cache) for the present GPU and load it through `api`.
-// Ownership as for cudyn_library_load_data; `log` as for cudyn_compile.
-enum cudyn_status cudyn_library_load_source(const char *source,
-                                            const char *name,
-                                            const char *const *options,
-                                            size_t num_options,
-                                            cudyn_api api,
-                                            cudyn_library_t *library,
-                                            struct cudyn_buffer *log);
-
-// cudyn_library_load_source with headers and name expressions; `lowered_names` as for
-// cudyn_compile_ex, ready for cudyn_library_get_kernel.
-enum cudyn_status cudyn_library_load_source_ex(const char *source,
-                                               const char *name,
-                                               const struct cudyn_compile_options *options,
-                                               cudyn_api api,
-                                               cudyn_library_t *library,
-                                               struct cudyn_buffer *log,
-                                               struct cudyn_buffer *lowered_names);
-
-// Link `inputs` with nvJitLink into one cubin (`options` e.g. "-lto", "-arch=sm_90"; without
-// -arch the present GPU's). `*log`, when not NULL, receives nvJitLink's log on success and on
-// failure (CUDYN_ERROR_LINK_FAILED, whose message quotes the first error).
-enum cudyn_status cudyn_link(const struct cudyn_link_input *inputs,
-                             size_t num_inputs,
-                             const char *const *options,
-                             size_t num_options,
-                             struct cudyn_buffer *cubin,
-                             struct cudyn_buffer *log);
-
-// Read the cache's counters.
-enum cudyn_status cudyn_cache_stats(struct cudyn_cache_stats_t *stats);
-
-// Whether the compile cache is on, and if not, why: CUDYN_SUCCESS when it is; otherwise
-// CUDYN_ERROR_NOT_FOUND when it was turned off (CUDYN_CACHE=0, CUDYN_CACHE_MAX_BYTES=0, or a
-// setuid/setgid process), CUDYN_ERROR_INVALID_ARGUMENT for a setting cudyn cannot read
-// (CUDYN_CACHE_MAX_BYTES=lots, a relative CUDYN_CACHE_DIR), CUDYN_ERROR_IO for a folder it
-// cannot use (read-only, a file, a symlink, someone else's, group/world writable); then
-// cudyn_last_error_message says which and why. The answer is fixed for the life of the
-// process (the cache is set up once, on first use). Compiles work either way.
-enum cudyn_status cudyn_cache_status(void);
-
-// Remove every cache entry (only cudyn's own files). `removed` may be NULL.
-enum cudyn_status cudyn_cache_clear(uint64_t *removed);
-
-// The compile cache's folder, or NULL when the cache is off. Static storage.
-const char *cudyn_cache_dir(void);
-
-// Static text for a status: "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name".
-// Never NULL; an unknown value gives "unknown cudyn_status". Takes an int so that any value
-// a C caller passes is safe.
+/**
+ * Static text for a status, its name then its meaning:
+ * "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name".
+ *
+ * @param status Any int: a value that is no cudyn_status is answered, not refused.
+ * @return Never NULL; "unknown cudyn_status" for an unknown value. Static storage: never free it.
+ */
 const char *cudyn_status_string(cudyn_status status);
 
-// This thread's last failure, in words: what cudyn was doing, why it failed, and the CUDA
-// error's name and text. Never NULL ("" before any failure). The string belongs to cudyn and
-// stays valid until this thread's next failing cudyn call.
+/**
+ * This thread's last failure, in words: what cudyn was doing, why it failed, and the CUDA
+ * error's name and text.
+ *
+ * @return Never NULL; "" before this thread's first failure. The string belongs to cudyn and
+ *         stays valid until this thread's next failing cudyn call: copy it to keep it.
+ * @note Per thread: another thread's failures never change it, and a successful call leaves
+ *       it as it was.
+ */
 const char *cudyn_last_error_message(void);
 
-// The CUresult / cudaError_t / nvrtcResult / nvJitLinkResult behind this thread's last
-// failure; 0 if none.
+/**
+ * The CUDA result behind this thread's last failure.
+ *
+ * @return The CUresult, cudaError_t, nvrtcResult or nvJitLinkResult of this thread's last
+ *         failing cudyn call; 0 when it had none (or before any failure). Per thread, as
+ *         cudyn_last_error_message().
+ */
 int32_t cudyn_last_cuda_error(void);
 
-// Fill `out` with the versions of every component (opening each on first use). Always
-// succeeds for a non-NULL `out`; why a component is 0 is told by the component's own calls
-// (e.g. cudyn_library_load_data's status and message) or by cudyn_component_status.
-enum cudyn_status cudyn_versions(struct cudyn_versions_t *versions);
+/**
+ * The versions of every component, opening each on first use.
+ *
+ * @param[out] versions Receives the versions; caller-allocated.
+ * @return CUDYN_SUCCESS for a non-NULL `versions`; CUDYN_ERROR_INVALID_ARGUMENT for NULL.
+ * @note Why a component is 0 is told by cudyn_component_status() or by the failing call's own
+ *       status and message.
+ */
+cudyn_status cudyn_versions(struct cudyn_version_info *versions);
 
-// Open `component` (once) and say whether it is usable: CUDYN_SUCCESS, or the status and
-// message (cudyn_last_error_message) that explain why not, naming every place searched.
-// For the driver, success also means cuInit found a GPU.
-enum cudyn_status cudyn_component_status(cudyn_component component);
+/**
+ * Open `component` (once per process) and say whether it is usable.
+ *
+ * @param component A cudyn_component.
+ * @return CUDYN_SUCCESS; or the status why not (e.g. CUDYN_ERROR_DRIVER_NOT_FOUND), with
+ *         cudyn_last_error_message() naming every place searched. For the driver, success
+ *         also means cuInit found a GPU. An unknown component: CUDYN_ERROR_INVALID_ARGUMENT.
+ */
+cudyn_status cudyn_component_status(cudyn_component component);
 
-// The path of the library file loaded for `component`, or the soname it was found by; NULL
-// when the component is absent. Static storage, valid for the life of the process.
+/**
+ * Where `component` was loaded from.
+ *
+ * @param component A cudyn_component.
+ * @return The path of the library file, or the soname it was found by; NULL when the
+ *         component is absent or unknown. Static storage, valid for the life of the process:
+ *         never free it.
+ */
 const char *cudyn_component_path(cudyn_component component);
 
-// "cudyn 0.1.0 (driver 13.0, runtime 13.0, NVRTC 13.0, nvJitLink 13.0)"; absent components
-// say "absent". Static storage, computed once.
+/**
+ * cudyn's version and the components it found, in words:
+ * "cudyn 0.1.0 (driver 13.0, runtime 13.0, NVRTC 13.0, nvJitLink 13.0)"; an absent component
+ * says "absent".
+ *
+ * @return Never NULL. Static storage, computed on the first call: never free it.
+ */
 const char *cudyn_version_string(void);
 
-// The kernel's name (mangled for C++). The string belongs to CUDA and lives as long as the
-// kernel's library. Works for any kernel handle, wherever it came from.
-enum cudyn_status cudyn_kernel_name(cudyn_kernel_t kernel, const char **name);
+/**
+ * Load a cubin, fatbin or PTX image from memory.
+ *
+ * `size` is checked against the image's own headers before CUDA sees it, and a fatbin or
+ * cubin with nothing the current GPU can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE
+ * naming both.
+ *
+ * @param image The image's bytes. They may be freed once this returns, but must not change
+ *              while it runs: cudyn checks them, then CUDA reads them again.
+ * @param size Bytes at `image`.
+ * @param api The API that loads it (a cudyn_api).
+ * @param[out] library On success, a handle the caller owns: unload it with
+ *             cudyn_library_unload() and the same `api`. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (NULL, unknown api),
+ *         CUDYN_ERROR_INVALID_IMAGE, CUDYN_ERROR_NO_BINARY_FOR_DEVICE, a *_NOT_FOUND for a
+ *         missing component, or CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_library_load_data(const void *image,
+                                     size_t size,
+                                     cudyn_api api,
+                                     cudyn_library_t *library);
 
-// Number of parameters the kernel takes (cached per kernel after the first query).
-enum cudyn_status cudyn_kernel_param_count(cudyn_kernel_t kernel, size_t *count);
+/**
+ * cudyn_library_load_data() with load options and the JIT log.
+ *
+ * Every load asks the JIT for its error log, so a PTX that ptxas refuses fails with its first
+ * error line in cudyn_last_error_message(), with or without `log`.
+ *
+ * @param image, size, api As for cudyn_library_load_data().
+ * @param options `num_options` (id, value) pairs, each id at most once; NULL with 0 for none.
+ *        They are checked before anything is loaded: one `api` does not take is refused
+ *        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded).
+ * @param num_options Entries at `options`.
+ * @param[out] library As for cudyn_library_load_data().
+ * @param[out] log NULL, or receives CUDA's JIT log for this load (the error log, then the
+ *             info log; empty for a cubin) on success and on a CUDA failure alike. The caller
+ *             frees it with cudyn_buffer_free(). Unchanged when the call fails before CUDA ran
+ *             (a bad argument or image).
+ * @return As for cudyn_library_load_data().
+ */
+cudyn_status cudyn_library_load_data_ex(const void *image,
+                                        size_t size,
+                                        cudyn_api api,
+                                        const struct cudyn_load_option *options,
+                                        size_t num_options,
+                                        cudyn_library_t *library,
+                                        struct cudyn_buffer *log);
 
-// Offset and size in bytes of parameter `index`. Either output may be NULL.
-enum cudyn_status cudyn_kernel_param_info(cudyn_kernel_t kernel,
-                                          size_t index,
-                                          size_t *offset,
-                                          size_t *size);
+/**
+ * Load a cubin, fatbin or PTX file.
+ *
+ * cudyn reads and checks the file and hands CUDA exactly the bytes it checked. Only a regular
+ * file of at most 1 GiB is read: a directory, FIFO, device or socket gets
+ * CUDYN_ERROR_INVALID_ARGUMENT at once (never a blocking open or an endless read), a file
+ * that cannot be opened or read CUDYN_ERROR_IO.
+ *
+ * @param path The file's path (bytes, as the system takes them).
+ * @param api The API that loads it.
+ * @param[out] library As for cudyn_library_load_data(). Unchanged on failure.
+ * @return As for cudyn_library_load_data(), and CUDYN_ERROR_IO.
+ */
+cudyn_status cudyn_library_load_file(const char *path, cudyn_api api, cudyn_library_t *library);
 
-// The kernel's CUfunction (== cudaFunction_t) in the current context; device 0's primary
-// context is made current first if the thread has none.
-enum cudyn_status cudyn_kernel_function(cudyn_kernel_t kernel, cudyn_function_t *function);
+/**
+ * cudyn_library_load_file() with load options and the JIT log, as
+ * cudyn_library_load_data_ex().
+ *
+ * @param path, api As for cudyn_library_load_file().
+ * @param options, num_options, library, log As for cudyn_library_load_data_ex().
+ * @return As for cudyn_library_load_file().
+ */
+cudyn_status cudyn_library_load_file_ex(const char *path,
+                                        cudyn_api api,
+                                        const struct cudyn_load_option *options,
+                                        size_t num_options,
+                                        cudyn_library_t *library,
+                                        struct cudyn_buffer *log);
 
-// Read a kernel attribute for `device`.
-enum cudyn_status cudyn_kernel_get_attribute(cudyn_kernel_t kernel,
-                                             cudyn_kernel_attribute attr,
-                                             int32_t device,
-                                             int32_t *value);
+/**
+ * Unload a library through the API that loaded it.
+ *
+ * A library cudyn loaded must be unloaded here, not with cuLibraryUnload/cudaLibraryUnload:
+ * cudyn remembers its kernels' layouts until it sees the unload. After it, the library and
+ * its kernels are *dead* to cudyn: every call given one (a second unload, a kernel lookup, a
+ * launch) fails with CUDYN_ERROR_INVALID_ARGUMENT without reaching CUDA, whose driver crashes
+ * on an unloaded library's handle. That lasts until cudyn sees the address live again: a
+ * cudyn load returns it, a lookup through cudyn returns the kernel, or the program adopts
+ * the kernel (cudyn_kernel_adopt()). A library of your own that you unload here is dead the
+ * same way.
+ *
+ * @param library The library; NULL is a no-op (CUDYN_SUCCESS).
+ * @param api The API that loaded it.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (dead library, unknown api: nothing
+ *         unloaded), or CUDYN_ERROR_CUDA.
+ * @note Unloading while another thread launches the library's kernels is the caller's race,
+ *       as in CUDA.
+ */
+cudyn_status cudyn_library_unload(cudyn_library_t library, cudyn_api api);
 
-// Set a kernel attribute for `device` (e.g. CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES
-// before a launch with more than 48 KiB of dynamic shared memory).
-enum cudyn_status cudyn_kernel_set_attribute(cudyn_kernel_t kernel,
-                                             cudyn_kernel_attribute attr,
-                                             int32_t value,
-                                             int32_t device);
+/**
+ * Look up a kernel by name.
+ *
+ * @param library A live library.
+ * @param name The kernel's name: the mangled name for a C++ kernel without extern "C".
+ * @param api The API that looks it up.
+ * @param[out] kernel CUDA's own handle, a CUkernel and a cudaKernel_t at once; it lives as
+ *             long as the library and is never freed on its own. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_NOT_FOUND, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_library_get_kernel(cudyn_library_t library,
+                                      const char *name,
+                                      cudyn_api api,
+                                      cudyn_kernel_t *kernel);
 
-// Vouch that `kernel` is a live kernel handle and stays live until `cudyn_kernel_release`
-// (or, for a kernel of a library cudyn loaded, until that library is unloaded through cudyn).
-//
-// Which handles cudyn checks and which it trusts:
-// - A kernel of a library cudyn loaded (however its handle was obtained): cudyn knows its
-//   layout and when it is unloaded; launches take the fast path.
-// - Any other kernel (`cudaGetKernel`, `cudaLibraryGetKernel`/`cuLibraryGetKernel` on a library
-//   your program loaded) is *foreign*: cudyn cannot see its library go away, so it reads the
-//   kernel's parameter layout from CUDA on every launch (correct whatever CUDA later puts at
-//   that address, but costing about 1.7 us per launch on an H200). The handle must be live,
-//   as with CUDA itself.
-// - A kernel of a library cudyn unloaded is refused without being handed to CUDA (the
-//   driver can crash on it), until cudyn sees the address live again: a cudyn load returns
-//   it, `cudyn_library_get_kernel`/`cudyn_library_kernels` returns it, or you adopt it.
-//
-// Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
-// an address a kernel cudyn unloaded once had. Your duty in return: call
-// `cudyn_kernel_release` before its library is unloaded. Adopting a kernel cudyn already owns
-// changes nothing. NULL: INVALID_ARGUMENT.
-enum cudyn_status cudyn_kernel_adopt(cudyn_kernel_t kernel);
+/**
+ * The number of kernels in a library (driver 12.4+ or runtime 12.8+).
+ *
+ * @param library A live library.
+ * @param[out] count The number. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_UNSUPPORTED_VERSION, CUDYN_ERROR_INVALID_ARGUMENT,
+ *         CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_library_kernel_count(cudyn_library_t library, uint32_t *count);
 
-// Undo `cudyn_kernel_adopt`: cudyn forgets the layout and treats the kernel as foreign again.
-// A kernel that was not adopted (or NULL) is left as it is; always CUDYN_SUCCESS.
-enum cudyn_status cudyn_kernel_release(cudyn_kernel_t kernel);
+/**
+ * The kernels of a library.
+ *
+ * @param library A live library.
+ * @param[out] kernels Room for `capacity` handles (NULL only when `capacity` is 0); receives
+ *             the first min(capacity, count) kernels. Unchanged on failure.
+ * @param capacity Handles `kernels` has room for.
+ * @param[out] written How many were written. Unchanged on failure.
+ * @return As for cudyn_library_kernel_count().
+ */
+cudyn_status cudyn_library_kernels(cudyn_library_t library,
+                                   cudyn_kernel_t *kernels,
+                                   uint32_t capacity,
+                                   uint32_t *written);
 
-// Launch `kernel` as `config` says, through `config->api`. `args` is like CUDA's
-// kernelParams: one pointer per parameter, each pointing at the argument's value. `nargs` is
-// checked against the kernel's parameter count (CUDYN_ERROR_ARGUMENT_MISMATCH, nothing
-// launched). The kernel may come from anywhere: cudyn, cuLibraryGetKernel,
-// cudaLibraryGetKernel or cudaGetKernel. Through the driver, a thread with no current context
-// uses the stream's context, or device 0's primary context for the NULL stream.
-enum cudyn_status cudyn_launch(cudyn_kernel_t kernel,
-                               const struct cudyn_launch_config *config,
-                               void **args,
-                               size_t nargs);
+/**
+ * The device address and size of a `__device__` variable, in the current context (device
+ * 0's primary context is made current if the thread has none).
+ *
+ * @param library A live library.
+ * @param name The variable's name.
+ * @param[out] dptr Its device address. Unchanged on failure.
+ * @param[out] bytes NULL, or its size in bytes. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_NOT_FOUND, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_library_get_global(cudyn_library_t library,
+                                      const char *name,
+                                      void **dptr,
+                                      size_t *bytes);
 
-// As cudyn_launch, and also checks each argument's size (`arg_sizes[i]`, e.g. sizeof) against
-// the parameter's; a mismatch names the index and both sizes, and nothing is launched.
-enum cudyn_status cudyn_launch_checked(cudyn_kernel_t kernel,
-                                       const struct cudyn_launch_config *config,
-                                       void **args,
-                                       const size_t *arg_sizes,
-                                       size_t nargs);
+/**
+ * The address and size of a `__managed__` variable (cuLibraryGetManaged /
+ * cudaLibraryGetManaged). The memory is managed (unified): the host reads and writes it
+ * directly once the device work that touches it is finished. It lives as long as the library.
+ *
+ * @param library A live library.
+ * @param name The variable's name.
+ * @param api The API that looks it up.
+ * @param[out] ptr Its address, valid on host and device. Unchanged on failure.
+ * @param[out] bytes NULL, or its size in bytes. Unchanged on failure.
+ * @return As for cudyn_library_get_global().
+ */
+cudyn_status cudyn_library_get_managed(cudyn_library_t library,
+                                       const char *name,
+                                       cudyn_api api,
+                                       void **ptr,
+                                       size_t *bytes);
 
-// Load a cubin, fatbin or PTX image from memory through `api`. `size` is checked against the
-// image's own headers before CUDA sees it, and a fatbin/cubin with nothing the current GPU
-// can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE naming both. On success `*library`
-// is a handle the caller owns: pass it to cudyn_library_unload with the same `api`. The image
-// may be freed once this returns, but must not change while the call runs: cudyn checks the
-// bytes, then CUDA reads them again, so bytes changed in between reach CUDA unchecked.
-enum cudyn_status cudyn_library_load_data(const void *image,
-                                          size_t size,
+/**
+ * A unified function of the library (cuLibraryGetUnifiedFunction /
+ * cudaLibraryGetUnifiedFunction): a pointer callable from host and device code on systems
+ * with unified function support.
+ *
+ * @param library A live library.
+ * @param name The function's name.
+ * @param api The API that looks it up.
+ * @param[out] function The function pointer. Unchanged on failure.
+ * @return CUDYN_SUCCESS; a name the library does not hold is an error (the driver says
+ *         CUDA_ERROR_NOT_FOUND, the runtime cudaErrorInvalidValue).
+ */
+cudyn_status cudyn_library_get_unified_function(cudyn_library_t library,
+                                                const char *name,
+                                                cudyn_api api,
+                                                void **function);
+
+/**
+ * cudyn_library_get_global() for device `device`, without the caller switching contexts: the
+ * device's primary context is current for the lookup only, and the thread's own context (or
+ * none) is restored after.
+ *
+ * @param library A live library.
+ * @param name The variable's name.
+ * @param device A CUDA device ordinal.
+ * @param[out] dptr, bytes As for cudyn_library_get_global().
+ * @return As for cudyn_library_get_global(); a device that does not exist:
+ *         CUDYN_ERROR_NO_DEVICE.
+ */
+cudyn_status cudyn_library_get_global_on_device(cudyn_library_t library,
+                                                const char *name,
+                                                int32_t device,
+                                                void **dptr,
+                                                size_t *bytes);
+
+/**
+ * The kernel's name.
+ *
+ * Works for any kernel handle, wherever it came from.
+ *
+ * @param kernel A live kernel.
+ * @param[out] name The name (mangled for C++). The string belongs to CUDA and lives as long
+ *             as the kernel's library: never free it. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_kernel_name(cudyn_kernel_t kernel, const char **name);
+
+/**
+ * The number of parameters the kernel takes (asked of CUDA once per kernel, then cached).
+ *
+ * @param kernel A live kernel.
+ * @param[out] count The number. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_UNSUPPORTED_VERSION,
+ *         CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_kernel_param_count(cudyn_kernel_t kernel, size_t *count);
+
+/**
+ * The offset and size of one parameter.
+ *
+ * @param kernel A live kernel.
+ * @param index The parameter's index, from 0.
+ * @param[out] offset NULL, or its offset in bytes in the parameter buffer. Unchanged on failure.
+ * @param[out] size NULL, or its size in bytes. Unchanged on failure.
+ * @return As for cudyn_kernel_param_count(); an index past the last parameter:
+ *         CUDYN_ERROR_INVALID_ARGUMENT.
+ */
+cudyn_status cudyn_kernel_param_info(cudyn_kernel_t kernel,
+                                     size_t index,
+                                     size_t *offset,
+                                     size_t *size);
+
+/**
+ * The kernel's function in the current context; device 0's primary context is made current
+ * first if the thread has none.
+ *
+ * @param kernel A live kernel.
+ * @param[out] function A CUfunction (== cudaFunction_t), valid while the library is loaded
+ *             and the context lives; never freed on its own. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_kernel_function(cudyn_kernel_t kernel, cudyn_function_t *function);
+
+/**
+ * Read a kernel attribute.
+ *
+ * @param kernel A live kernel.
+ * @param attr A cudyn_kernel_attribute.
+ * @param device The CUDA device ordinal it is read for.
+ * @param[out] value The attribute's value. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (unknown attribute), CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_kernel_get_attribute(cudyn_kernel_t kernel,
+                                        cudyn_kernel_attribute attr,
+                                        int32_t device,
+                                        int32_t *value);
+
+/**
+ * Set a kernel attribute, e.g. CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES before a launch
+ * with more than 48 KiB of dynamic shared memory.
+ *
+ * @param kernel A live kernel.
+ * @param attr A settable cudyn_kernel_attribute.
+ * @param value The new value.
+ * @param device The CUDA device ordinal it is set for.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (unknown attribute), CUDYN_ERROR_CUDA
+ *         (CUDA refused the value; the attribute is unchanged).
+ */
+cudyn_status cudyn_kernel_set_attribute(cudyn_kernel_t kernel,
+                                        cudyn_kernel_attribute attr,
+                                        int32_t value,
+                                        int32_t device);
+
+/**
+ * Vouch that `kernel` is a live kernel handle and stays live until cudyn_kernel_release()
+ * (or, for a kernel of a library cudyn loaded, until that library is unloaded through cudyn).
+ *
+ * Which handles cudyn checks and which it trusts:
+ * - A kernel of a library cudyn loaded (however its handle was obtained): cudyn knows its
+ *   layout and when it is unloaded; launches take the fast path.
+ * - Any other kernel (`cudaGetKernel`, `cudaLibraryGetKernel`/`cuLibraryGetKernel` on a library
+ *   your program loaded) is *foreign*: cudyn cannot see its library go away, so it reads the
+ *   kernel's parameter layout from CUDA on every launch (correct whatever CUDA later puts at
+ *   that address, but costing about 1.7 us per launch on an H200). The handle must be live,
+ *   as with CUDA itself.
+ * - A kernel of a library cudyn unloaded is refused without being handed to CUDA (the
+ *   driver can crash on it), until cudyn sees the address live again: a cudyn load returns
+ *   it, cudyn_library_get_kernel()/cudyn_library_kernels() returns it, or you adopt it.
+ *
+ * Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
+ * an address a kernel cudyn unloaded once had. Adopting a kernel cudyn already owns changes
+ * nothing.
+ *
+ * @param kernel A live kernel.
+ * @return CUDYN_SUCCESS; NULL: CUDYN_ERROR_INVALID_ARGUMENT. Nothing is asked of CUDA here.
+ * @note Your duty in return: call cudyn_kernel_release() before its library is unloaded.
+ */
+cudyn_status cudyn_kernel_adopt(cudyn_kernel_t kernel);
+
+/**
+ * Undo cudyn_kernel_adopt(): cudyn forgets the layout and treats the kernel as foreign again.
+ *
+ * @param kernel A kernel; one that was not adopted (or NULL) is left as it is.
+ * @return Always CUDYN_SUCCESS.
+ */
+cudyn_status cudyn_kernel_release(cudyn_kernel_t kernel);
+
+/**
+ * Launch a kernel as `config` says, through `config->api`.
+ *
+ * The kernel may come from anywhere: cudyn, cuLibraryGetKernel, cudaLibraryGetKernel or
+ * cudaGetKernel. Through the driver, a thread with no current context uses the stream's
+ * context, or device 0's primary context for the NULL stream.
+ *
+ * @param kernel A live kernel.
+ * @param config How to launch (zero-initialised, then set; reserved words zero).
+ * @param args Like CUDA's kernelParams: one pointer per parameter, each pointing at the
+ *        argument's value. Read during the call only.
+ * @param nargs Entries at `args`: checked against the kernel's parameter count.
+ * @return CUDYN_SUCCESS (the launch was queued), CUDYN_ERROR_ARGUMENT_MISMATCH (nothing
+ *         launched), CUDYN_ERROR_INVALID_ARGUMENT (bad config or kernel: nothing launched),
+ *         CUDYN_ERROR_CUDA (CUDA refused the launch).
+ */
+cudyn_status cudyn_launch(cudyn_kernel_t kernel,
+                          const struct cudyn_launch_config *config,
+                          void **args,
+                          size_t nargs);
+
+/**
+ * cudyn_launch(), also checking each argument's size against the parameter's.
+ *
+ * @param kernel, config, args, nargs As for cudyn_launch().
+ * @param arg_sizes `nargs` sizes, e.g. sizeof of each argument; a mismatch names the index
+ *        and both sizes (CUDYN_ERROR_ARGUMENT_MISMATCH), and nothing is launched.
+ * @return As for cudyn_launch().
+ */
+cudyn_status cudyn_launch_checked(cudyn_kernel_t kernel,
+                                  const struct cudyn_launch_config *config,
+                                  void **args,
+                                  const size_t *arg_sizes,
+                                  size_t nargs);
+
+/**
+ * Free a buffer cudyn filled, and set it to {NULL, 0}.
+ *
+ * @param buffer NULL, or a buffer cudyn filled, or one already freed here: both are no-ops.
+ */
+void cudyn_buffer_free(struct cudyn_buffer *buffer);
+
+/**
+ * What kind of code a buffer holds, from its first bytes (cheap; loading checks it fully).
+ *
+ * @param data The bytes.
+ * @param size Bytes at `data`.
+ * @param[out] kind The kind; CUDYN_CODE_UNKNOWN when it is none cudyn knows. Unchanged on
+ *             failure.
+ * @return CUDYN_SUCCESS, or CUDYN_ERROR_INVALID_ARGUMENT for a NULL pointer.
+ */
+cudyn_status cudyn_code_kind_of(const void *data, size_t size, cudyn_code_kind *kind);
+
+/**
+ * Compile CUDA C++ with NVRTC, through the compile cache.
+ *
+ * @param source The source text (UTF-8).
+ * @param name Names the program in messages; NULL for "cudyn_program.cu".
+ * @param options `num_options` NVRTC options; NULL with 0 for none.
+ * @param num_options Entries at `options`.
+ * @param target CUDYN_CODE_CUBIN (or 0), CUDYN_CODE_PTX or CUDYN_CODE_LTOIR.
+ * @param[out] code On success, the compiled code; the caller frees it with
+ *             cudyn_buffer_free(). Unchanged on failure.
+ * @param[out] log NULL, or NVRTC's log, on success and failure alike (empty when NVRTC never
+ *             ran); the caller frees it with cudyn_buffer_free(). Unchanged only when the
+ *             arguments themselves are refused (NULL source or code, bad options).
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_COMPILE_FAILED (the message quotes the first error line),
+ *         CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_NVRTC_NOT_FOUND.
+ */
+cudyn_status cudyn_compile(const char *source,
+                           const char *name,
+                           const char *const *options,
+                           size_t num_options,
+                           cudyn_code_kind target,
+                           struct cudyn_buffer *code,
+                           struct cudyn_buffer *log);
+
+/**
+ * cudyn_compile() with headers and name expressions.
+ *
+ * @param source, name, code, log As for cudyn_compile().
+ * @param options NULL for the defaults (a cubin for the present GPU).
+ * @param[out] lowered_names NULL, or on success the lowered (mangled) name of each name
+ *             expression, each followed by a NUL, in order; the caller frees it with
+ *             cudyn_buffer_free(). Unchanged on failure.
+ * @return As for cudyn_compile().
+ */
+cudyn_status cudyn_compile_ex(const char *source,
+                              const char *name,
+                              const struct cudyn_compile_options *options,
+                              struct cudyn_buffer *code,
+                              struct cudyn_buffer *log,
+                              struct cudyn_buffer *lowered_names);
+
+/**
+ * Compile CUDA C++ (through the cache) for the present GPU and load it.
+ *
+ * @param source, name, options, num_options, log As for cudyn_compile().
+ * @param api The API that loads it.
+ * @param[out] library As for cudyn_library_load_data(): the caller unloads it with
+ *             cudyn_library_unload(). Unchanged on failure.
+ * @return As for cudyn_compile() and cudyn_library_load_data().
+ */
+cudyn_status cudyn_library_load_source(const char *source,
+                                       const char *name,
+                                       const char *const *options,
+                                       size_t num_options,
+                                       cudyn_api api,
+                                       cudyn_library_t *library,
+                                       struct cudyn_buffer *log);
+
+/**
+ * cudyn_library_load_source() with headers and name expressions.
+ *
+ * @param source, name, api, library, log As for cudyn_library_load_source().
+ * @param options As for cudyn_compile_ex(); `target` must be 0 (a cubin).
+ * @param[out] lowered_names As for cudyn_compile_ex(), ready for cudyn_library_get_kernel().
+ * @return As for cudyn_library_load_source().
+ */
+cudyn_status cudyn_library_load_source_ex(const char *source,
+                                          const char *name,
+                                          const struct cudyn_compile_options *options,
                                           cudyn_api api,
-                                          cudyn_library_t *library);
+                                          cudyn_library_t *library,
+                                          struct cudyn_buffer *log,
+                                          struct cudyn_buffer *lowered_names);
 
-// cudyn_library_load_data with load options and the JIT log.
-//
-// `options`: `num_options` (id, value) pairs, each id at most once (NULL with 0: none); they
-// are checked before anything is loaded, and one `api` does not take is refused
-// (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded). `log` (nullable): receives CUDA's JIT log
-// for this load, the error log then the info log (empty for a cubin, which needs no JIT),
-// on success and on a CUDA failure alike; free it with cudyn_buffer_free. It is left
-// unchanged when the call fails before CUDA ran (a bad argument or image). Every load asks
-// the JIT for its error log, so a PTX that ptxas refuses fails with its first error line in
-// cudyn_last_error_message(), with or without `log`.
-enum cudyn_status cudyn_library_load_data_ex(const void *image,
-                                             size_t size,
-                                             cudyn_api api,
-                                             const struct cudyn_load_option *options,
-                                             size_t num_options,
-                                             cudyn_library_t *library,
-                                             struct cudyn_buffer *log);
+/**
+ * Link inputs with nvJitLink into one cubin.
+ *
+ * @param inputs `num_inputs` inputs.
+ * @param num_inputs Entries at `inputs`; at least 1.
+ * @param options `num_options` nvJitLink options (e.g. "-lto", "-arch=sm_90"; without -arch
+ *        the present GPU's); NULL with 0 for none.
+ * @param num_options Entries at `options`.
+ * @param[out] cubin On success, the linked cubin; the caller frees it with
+ *             cudyn_buffer_free(). Unchanged on failure.
+ * @param[out] log NULL, or nvJitLink's log, on success and failure alike (empty when nvJitLink
+ *             never ran); the caller frees it with cudyn_buffer_free(). Unchanged only when
+ *             the arguments themselves are refused (NULL arrays, a bad kind or name).
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_LINK_FAILED (the message quotes the first error),
+ *         CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_NVJITLINK_NOT_FOUND.
+ */
+cudyn_status cudyn_link(const struct cudyn_link_input *inputs,
+                        size_t num_inputs,
+                        const char *const *options,
+                        size_t num_options,
+                        struct cudyn_buffer *cubin,
+                        struct cudyn_buffer *log);
 
-// cudyn_library_load_file with load options and the JIT log, as cudyn_library_load_data_ex.
-enum cudyn_status cudyn_library_load_file_ex(const char *path,
-                                             cudyn_api api,
-                                             const struct cudyn_load_option *options,
-                                             size_t num_options,
-                                             cudyn_library_t *library,
-                                             struct cudyn_buffer *log);
+/**
+ * Read the cache's counters.
+ *
+ * @param[out] stats Receives the counters (all 0 when the cache is off). Unchanged on failure.
+ * @return CUDYN_SUCCESS, or CUDYN_ERROR_INVALID_ARGUMENT for NULL.
+ */
+cudyn_status cudyn_cache_stats(struct cudyn_cache_info *stats);
 
-// Load a cubin, fatbin or PTX file through `api`. cudyn reads and checks the file and hands
-// CUDA exactly the bytes it checked. Only a regular file of at most 1 GiB is read; a
-// directory, FIFO, device or socket gets CUDYN_ERROR_INVALID_ARGUMENT at once (never a
-// blocking open or an endless read), a file that cannot be opened or read CUDYN_ERROR_IO.
-// Ownership as for cudyn_library_load_data.
-enum cudyn_status cudyn_library_load_file(const char *path,
-                                          cudyn_api api,
-                                          cudyn_library_t *library);
+/**
+ * Whether the compile cache is on, and if not, why. Compiles work either way.
+ *
+ * @return CUDYN_SUCCESS when it is on; CUDYN_ERROR_NOT_FOUND when it was turned off
+ *         (CUDYN_CACHE=0, CUDYN_CACHE_MAX_BYTES=0, or a setuid/setgid process);
+ *         CUDYN_ERROR_INVALID_ARGUMENT for a setting cudyn cannot read
+ *         (CUDYN_CACHE_MAX_BYTES=lots, a relative CUDYN_CACHE_DIR); CUDYN_ERROR_IO for a folder
+ *         it cannot use (read-only, a file, a symlink, someone else's, group/world writable).
+ *         cudyn_last_error_message() then says which and why.
+ * @note The answer is fixed for the life of the process: the cache is set up once, on first use.
+ */
+cudyn_status cudyn_cache_status(void);
 
-// Unload a library through the API that loaded it. NULL is a no-op.
-//
-// A library cudyn loaded must be unloaded here, not with cuLibraryUnload/cudaLibraryUnload:
-// cudyn remembers its kernels' layouts until it sees the unload. After it, the library and
-// its kernels are *dead* to cudyn: every call given one (a second unload, a kernel lookup, a
-// launch) fails with CUDYN_ERROR_INVALID_ARGUMENT without reaching CUDA, whose driver crashes
-// on an unloaded library's handle. That lasts until cudyn sees the address live again: a
-// cudyn load returns it, a lookup through cudyn returns the kernel, or the program adopts
-// the kernel (cudyn_kernel_adopt). A library of your own that you unload here is dead the same
-// way. Concurrent with launches of the library's kernels: the caller's race, as in CUDA.
-enum cudyn_status cudyn_library_unload(cudyn_library_t library, cudyn_api api);
+/**
+ * The compile cache's folder.
+ *
+ * @return Its path, or NULL when the cache is off. Static storage: never free it.
+ */
+const char *cudyn_cache_dir(void);
 
-// Look up kernel `name` (the mangled name for C++ kernels without extern "C") through `api`.
-// The handle is CUDA's own: a CUkernel and a cudaKernel_t; it lives as long as the library.
-enum cudyn_status cudyn_library_get_kernel(cudyn_library_t library,
-                                           const char *name,
-                                           cudyn_api api,
-                                           cudyn_kernel_t *kernel);
-
-// Number of kernels in the library (driver 12.4+ or runtime 12.8+).
-enum cudyn_status cudyn_library_kernel_count(cudyn_library_t library, uint32_t *count);
-
-// Write up to `capacity` kernel handles of the library to `kernels` and their number to
-// `*written`. `kernels` may be NULL only when `capacity` is 0.
-enum cudyn_status cudyn_library_kernels(cudyn_library_t library,
-                                        cudyn_kernel_t *kernels,
-                                        uint32_t capacity,
-                                        uint32_t *written);
-
-// Device address and size in bytes of the `__device__` variable `name`, in the current
-// context (device 0's primary context is made current if the thread has none).
-// `bytes` may be NULL.
-enum cudyn_status cudyn_library_get_global(cudyn_library_t library,
-                                           const char *name,
-                                           void **dptr,
-                                           size_t *bytes);
-
-// Host-and-device address and size in bytes of the `__managed__` variable `name`, through
-// `api` (cuLibraryGetManaged / cudaLibraryGetManaged). The memory is managed (unified): the
-// host reads and writes it directly once the device work that touches it is finished. It
-// lives as long as the library. `bytes` may be NULL.
-enum cudyn_status cudyn_library_get_managed(cudyn_library_t library,
-                                            const char *name,
-                                            cudyn_api api,
-                                            void **ptr,
-                                            size_t *bytes);
-
-// The unified function `name` of the library, through `api` (cuLibraryGetUnifiedFunction /
-// cudaLibraryGetUnifiedFunction): a pointer callable from host and device code on systems
-// with unified function support. A name the library does not hold is an error (the driver
-// says CUDA_ERROR_NOT_FOUND, the runtime cudaErrorInvalidValue).
-enum cudyn_status cudyn_library_get_unified_function(cudyn_library_t library,
-                                                     const char *name,
-                                                     cudyn_api api,
-                                                     void **function);
-
-// cudyn_library_get_global for device `device`, without the caller switching contexts: the
-// device's primary context is current for the lookup only, and the thread's own context (or
-// none) is restored after. A device that does not exist: CUDYN_ERROR_NO_DEVICE.
-enum cudyn_status cudyn_library_get_global_on_device(cudyn_library_t library,
-                                                     const char *name,
-                                                     int32_t device,
-                                                     void **dptr,
-                                                     size_t *bytes);
+/**
+ * Remove every cache entry and cudyn's temporary files from the cache folder; other files
+ * and folders there are left alone.
+ *
+ * @param[out] removed NULL, or the number of entries removed. Unchanged on failure.
+ * @return CUDYN_SUCCESS (also when the cache is off: 0 removed), or CUDYN_ERROR_IO.
+ */
+cudyn_status cudyn_cache_clear(uint64_t *removed);
 
 #ifdef __cplusplus
 }  // extern "C"

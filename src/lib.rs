@@ -14,6 +14,7 @@ pub mod compile;
 pub mod dl;
 pub mod driver;
 mod elf_check;
+pub mod enums;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
