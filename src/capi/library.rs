@@ -59,7 +59,7 @@ pub unsafe extern "C" fn cudyn_library_load_data(
 ///
 /// @param image, size, api As for cudyn_library_load_data().
 /// @param options `num_options` (id, value) pairs, each id at most once; NULL with 0 for none.
-///        They are checked before anything is loaded: one `api` does not take is refused
+///        They are checked before anything is loaded: an option `api` does not take is refused
 ///        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded).
 /// @param num_options Entries at `options`.
 /// @param[out] library As for cudyn_library_load_data().
