@@ -278,7 +278,7 @@ unsafe fn load_source(
     log: *mut cudyn_buffer,
     lowered: *mut cudyn_buffer,
 ) -> Result<()> {
-    let api = Api::try_from(api)?;
+    let api = Api::from_c_arg(api.into(), "api")?;
     // SAFETY: the caller's contract (all of it, in this block).
     unsafe {
         let (src, nm) = source_and_name(source, name)?;

@@ -103,7 +103,7 @@ pub unsafe extern "C" fn cudyn_versions(versions: *mut cudyn_version_info) -> St
 #[no_mangle]
 pub extern "C" fn cudyn_component_status(component: RawComponent) -> Status {
     ffi!({
-        match Component::try_from(component)? {
+        match Component::from_c_arg(component.into(), "component")? {
             Component::Driver => crate::driver::driver().and_then(|d| d.initialised()),
             Component::Runtime => crate::runtime::runtime().map(drop),
             Component::Nvrtc => crate::nvrtc::nvrtc().map(drop),

@@ -110,7 +110,7 @@ pub unsafe extern "C" fn cudyn_kernel_get_attribute(
     ffi!({
         // SAFETY: NULL or writable (caller's contract).
         let o = unsafe { out(value, "value") }?;
-        let attr = Attribute::try_from(attr)?;
+        let attr = Attribute::from_c_arg(attr.into(), "attr")?;
         // SAFETY: a live kernel (caller's contract).
         *o = unsafe { Kernel::from_raw(kernel) }?.attribute(attr, device)?;
         Ok(())
@@ -134,7 +134,7 @@ pub unsafe extern "C" fn cudyn_kernel_set_attribute(
     device: i32,
 ) -> Status {
     ffi!({
-        let attr = Attribute::try_from(attr)?;
+        let attr = Attribute::from_c_arg(attr.into(), "attr")?;
         // SAFETY: a live kernel (caller's contract).
         unsafe { Kernel::from_raw(kernel) }?.set_attribute(attr, value, device)
     })

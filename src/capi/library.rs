@@ -42,7 +42,7 @@ pub unsafe extern "C" fn cudyn_library_load_data(
     library: *mut LibraryHandle,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: `image` points to `size` readable bytes (caller's contract).
         let bytes = unsafe { slice(image.cast::<u8>(), size, "image") }?;
         // SAFETY: NULL or writable (caller's contract).
@@ -79,7 +79,7 @@ pub unsafe extern "C" fn cudyn_library_load_data_ex(
     log: *mut cudyn_buffer,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: `image` points to `size` readable bytes, `options` to `num_options` entries
         // (caller's contract).
         let (bytes, opts) =
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn cudyn_library_load_file(
     library: *mut LibraryHandle,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: NUL-terminated path (caller's contract).
         let p = unsafe { cstr(path, "path") }?;
         // SAFETY: NULL or writable (caller's contract).
@@ -155,7 +155,7 @@ pub unsafe extern "C" fn cudyn_library_load_file_ex(
     log: *mut cudyn_buffer,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: NUL-terminated path, `options` holds `num_options` entries (caller's contract).
         let (p, opts) = unsafe { (cstr(path, "path")?, slice(options, num_options, "options")?) };
         let path = path_of(p);
@@ -188,7 +188,7 @@ pub unsafe extern "C" fn cudyn_library_unload(library: LibraryHandle, api: RawAp
             return Ok(());
         }
         // SAFETY: a live library or one cudyn unloaded (caller's contract).
-        unsafe { library::unload_raw(library, Api::try_from(api)?) }
+        unsafe { library::unload_raw(library, Api::from_c_arg(api.into(), "api")?) }
     })
 }
 
@@ -208,7 +208,7 @@ pub unsafe extern "C" fn cudyn_library_get_kernel(
     kernel: *mut KernelHandle,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: NUL-terminated name, writable or NULL output (caller's contract).
         let (n, o) = unsafe { (cstr(name, "name")?, out(kernel, "kernel")?) };
         // SAFETY: a live library (caller's contract).
@@ -315,7 +315,7 @@ pub unsafe extern "C" fn cudyn_library_get_managed(
     bytes: *mut usize,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: NUL-terminated name, writable or NULL output (caller's contract).
         let (n, o) = unsafe { (cstr(name, "name")?, out(ptr, "ptr")?) };
         // SAFETY: a live library (caller's contract).
@@ -345,7 +345,7 @@ pub unsafe extern "C" fn cudyn_library_get_unified_function(
     function: *mut *mut c_void,
 ) -> Status {
     ffi!({
-        let api = Api::try_from(api)?;
+        let api = Api::from_c_arg(api.into(), "api")?;
         // SAFETY: NUL-terminated name, writable or NULL output (caller's contract).
         let (n, o) = unsafe { (cstr(name, "name")?, out(function, "function")?) };
         // SAFETY: a live library (caller's contract).
