@@ -23,7 +23,7 @@ for line in sys.stdin:
         tot[label] += int(n)
         if status == "CUDYN_ERROR_INVALID_IMAGE":
             refused[label] += int(n)
-print("| structure.field | mutants (x2 APIs) | refused by cudyn | passed to CUDA |")
+print("| structure.field | mutants (each through both APIs) | refused by cudyn | passed to CUDA |")
 print("|---|---:|---:|---:|")
 for k in sorted(tot):
     print(f"| {k} | {tot[k] // 2:,} | {refused[k] // 2:,} | {(tot[k] - refused[k]) // 2:,} |")
