@@ -4,7 +4,7 @@
 //! in-bounds table can crash it).
 //!
 //! This runs on every image load, so it is written to be cheap: each table is bounds-checked once
-//! as a whole (the section header table by `image::inspect_cubin`, each section's contents by its
+//! as a whole (the section header table by `inspect_cubin` in cubin/mod.rs, each section's contents by its
 //! range), then its fixed-size records are read through [`Rec`], whose field offsets are
 //! checked at compile time. The section headers are walked once by a loop that calls nothing
 //! (`check_headers`), each table by a loop of its own. Nothing is allocated (below 1025
@@ -12,7 +12,8 @@
 //! are built by the out-of-line `err_*` functions at the end, which take their values by value,
 //! so the loops keep those values in registers.
 
-use crate::image::{check_range, compat_says_arch_specific, ImageError, Rec, SHT_CUDA_COMPAT};
+use crate::image::info::ImageError;
+use crate::image::read::{check_range, Rec};
 
 /// Bytes of an ELF64 section header (`e_shentsize` may be larger; the rest is not read).
 const SHDR_LEN: usize = 64;
@@ -42,6 +43,10 @@ const SHF_INFO_LINK: u64 = 0x40;
 const SHF_KNOWN: u64 = 0x1 | 0x2 | 0x4 | 0x10 | 0x20 | SHF_INFO_LINK | 0xfff0_0000;
 /// The 64-bit data relocation.
 const R_CUDA_64: u32 = 2;
+/// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
+const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
+/// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
+const COMPAT_ATTR_ARCH_SPECIFIC: u8 = 0x09;
 
 /// One section header, in place in the image: each field is read where it is used (one load),
 /// so walking the table copies nothing.
@@ -91,7 +96,7 @@ impl Sh<'_> {
 /// The section header table, bounds-checked as a whole once: `count` headers, `entsize` (>= 64)
 /// bytes apart.
 #[derive(Clone, Copy)]
-pub(crate) struct Sections<'a> {
+pub(super) struct Sections<'a> {
     table: &'a [u8],
     /// 16 bits, as in the ELF header: the product with a 16- or 32-bit index cannot overflow,
     /// which lets the compiler drop that check.
@@ -102,7 +107,7 @@ pub(crate) struct Sections<'a> {
 impl<'a> Sections<'a> {
     /// The table of `shnum` headers of `shentsize` bytes at `shoff`; None unless all of it lies
     /// within `d` and an entry can hold a header.
-    pub(crate) fn new(d: &'a [u8], shoff: u64, shentsize: u16, shnum: u64) -> Option<Self> {
+    pub(super) fn new(d: &'a [u8], shoff: u64, shentsize: u16, shnum: u64) -> Option<Self> {
         if usize::from(shentsize) < SHDR_LEN {
             return None;
         }
@@ -184,11 +189,11 @@ fn bad(msg: String) -> Result<(), String> {
 }
 
 /// What the walk over the section table found that `inspect_cubin` reports.
-pub(crate) struct Walk {
+pub(super) struct Walk {
     /// The furthest end of a section's contents.
-    pub(crate) end: u64,
+    pub(super) end: u64,
     /// A `.nv.compat` section marks the code arch-specific ('a').
-    pub(crate) arch_specific: bool,
+    pub(super) arch_specific: bool,
 }
 
 /// Check the sections of a cubin whose header and section header table were found in bounds.
@@ -200,7 +205,7 @@ pub(crate) struct Walk {
 /// info link) and the string, symbol, relocation or `.nv.info` table it holds; then the kernel
 /// symbols. One pass over the headers refuses bad contents ranges at once and notes whether a
 /// name or a header is bad; which one is the first is looked up only then.
-pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool) -> Result<Walk, ImageError> {
+pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool) -> Result<Walk, ImageError> {
     let malformed = ImageError::Malformed;
     let n = secs.count() as u64;
     // The name table first, for the pass's use (its error comes after the pass's range errors).
@@ -1005,6 +1010,27 @@ fn err_nv_info_format(i: usize, pos: usize, format: u8) -> String {
 #[inline(never)]
 fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
     format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
+}
+
+/// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
+fn compat_says_arch_specific(body: &[u8]) -> bool {
+    // Records of u8 format, u8 attribute, u16 value; format 4 carries `value` bytes after it.
+    // A record cut short by the end of the section ends the walk.
+    let mut rest = body;
+    while let Some((&[format, attr, v0, v1], after)) = rest.split_first_chunk::<4>() {
+        match format {
+            1..=3 => {
+                // The value's low byte is 1.
+                if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && v0 == 1 {
+                    return true;
+                }
+                rest = after;
+            }
+            4 => rest = after.get(usize::from(u16::from_le_bytes([v0, v1]))..).unwrap_or_default(),
+            _ => return false,
+        }
+    }
+    false
 }
 
 #[cfg(test)]
