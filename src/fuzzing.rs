@@ -353,7 +353,7 @@ fn model_encode_payload(sm: u32, log: &str, lowered: &[(String, String)], code: 
 /// src/image/tests.rs and tests/image_nvcc.rs).
 pub struct Rng(pub u64);
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -363,11 +363,11 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.next_u64() as u8).collect()
     }
 }
 

@@ -22,15 +22,13 @@ fn key(s: &str) -> Key {
     b.finish()
 }
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
+/// The names of the files in `dir`, in no particular order.
+fn files(dir: &Path) -> impl Iterator<Item = String> {
+    fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
 }
 
 fn temp_files(dir: &Path) -> Vec<String> {
-    names(dir).into_iter().filter(|n| n.starts_with(TMP_PREFIX)).collect()
+    files(dir).filter(|n| n.starts_with(TMP_PREFIX)).collect()
 }
 
 fn env(name: &str) -> String {
@@ -64,7 +62,7 @@ fn concurrent_processes_same_key() {
     }
     let c = Cache::at(&dir, 1 << 20).unwrap();
     let entry = c.entry_path(&k).file_name().unwrap().to_string_lossy().into_owned();
-    assert_eq!(names(c.dir()), vec![entry], "one entry and nothing else (no temp file)");
+    assert_eq!(files(c.dir()).collect::<Vec<_>>(), vec![entry], "one entry and nothing else (no temp file)");
     assert_eq!(c.get(&k), Some(payload));
 }
 
