@@ -619,7 +619,7 @@ fn readonly_folder_is_refused_with_a_reason() {
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o500)).unwrap();
     if is_root() {
         // Root writes anyway; the reason path is covered by the unprivileged child in
-        // readonly_dir_put_fails_cleanly.
+        // readonly_dir_put_fails_cleanly (tests/cache_processes.rs).
         assert!(Cache::at(&dir, 1 << 20).is_ok());
         return;
     }
