@@ -13,7 +13,7 @@ pub mod capi;
 pub mod compile;
 pub mod dl;
 pub mod driver;
-mod elf_check;
+pub mod enums;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -25,7 +25,6 @@ pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
-pub mod memo;
 pub mod nvjitlink;
 pub mod nvrtc;
 mod registry;
