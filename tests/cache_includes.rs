@@ -336,3 +336,48 @@ fn manifests_across_processes_are_never_stale() {
     }
     run(true, 0x54321);
 }
+
+/// A name absent from an include folder is checked through the folder's listing (one `stat`
+/// for all of its absent names): a header that appears there is seen at once, by the memory
+/// tier and by a new `Cache` alike; a dangling link there is checked by itself, since its
+/// target can appear elsewhere without the folder changing.
+#[test]
+fn absent_names_are_checked_through_their_folder_never_stale() {
+    require_project_env();
+    let td = TempDir::new("listing");
+    let c = cache_in(&td);
+    let (first, second, elsewhere) = (td.join("first"), td.join("second"), td.join("elsewhere"));
+    for d in [&first, &second, &elsewhere] {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::write(second.join("v.h"), header(0x11111)).unwrap();
+    fs::write(second.join("w.h"), header(0x22222)).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("w.h"), first.join("w.h")).unwrap();
+    // Old enough that the folders' stamps are trusted.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let o = CompileOptions {
+        options: vec![format!("-I{}", first.display()), format!("-I{}", second.display())],
+        ..Default::default()
+    };
+    // The link first: `first` must be old enough for its listing to be trusted.
+    for (name, old, new, appear) in
+        [("w.h", 0x22222, 0x44444, elsewhere.join("w.h")), ("v.h", 0x11111, 0x33333, first.join("v.h"))]
+    {
+        let src = kernel_including(&format!("#include \"{name}\""));
+        let a = compile(&c, &src, &o);
+        assert!(has_value(&a.code, old) && !a.from_cache, "{name}");
+        let hits = c.stats().hits;
+        let again = compile(&c, &src, &o);
+        assert!(again.from_cache && has_value(&again.code, old), "{name}");
+        assert_eq!(c.stats().hits, hits + 1, "{name}: the memory tier answers");
+        // The shadowing header appears: in `first` itself, or behind the dangling link.
+        fs::write(&appear, header(new)).unwrap();
+        let b = compile(&c, &src, &o);
+        assert!(!b.from_cache && has_value(&b.code, new), "{name}: stale after {} appeared", appear.display());
+        fs::remove_file(&appear).unwrap();
+        // A new Cache (no memory tier: the manifest's checks) sees it go again.
+        let c2 = Cache::at(c.dir(), 64 << 20).unwrap();
+        let back = compile(&c2, &src, &o);
+        assert!(has_value(&back.code, old), "{name}: stale after {} went", appear.display());
+    }
+}

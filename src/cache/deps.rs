@@ -40,7 +40,8 @@ pub struct IncludeScan {
 }
 
 /// One lookup of a scan: the path, and its kind (0: an error, with errno in `stamp[0]`;
-/// 1: a file, with its stamp; 2: a folder; 3: something else).
+/// 1: a file, with its stamp; 2: a folder; 3: something else; 4: a folder whose listing
+/// decides that names are absent, with its stamp — see `listing`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     path: PathBuf,
@@ -61,6 +62,38 @@ impl Check {
             },
         }
     }
+
+    /// Folder `dir` as it is now, when it is one: its stamp changes whenever an entry is
+    /// added to it, removed or renamed (mtime), and when its permissions change (ctime).
+    fn listing(dir: &Path) -> Option<Check> {
+        let m = std::fs::metadata(dir).ok()?;
+        m.is_dir().then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m) })
+    }
+
+    /// Whether this lookup still gives the same answer.
+    fn holds(&self) -> bool {
+        if self.kind == 4 {
+            Check::listing(&self.path).as_ref() == Some(self)
+        } else {
+            Check::now(&self.path) == *self
+        }
+    }
+}
+
+/// The check that stands for "`missing` is absent", when its folder's listing can: `missing`
+/// is truly absent (not even a dangling link, whose target could appear elsewhere) from a
+/// folder that was not changed in the last seconds (a stamp that could hide a change in the
+/// same tick is not trusted; the absent name is then checked by itself, as before). One such
+/// check serves every absent name in the folder: a CUB compile's hundreds of "not here"
+/// lookups become one `stat` per folder.
+fn listing_for(missing: &Path) -> Option<Check> {
+    match std::fs::symlink_metadata(missing) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ => return None,
+    }
+    let dir = missing.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let m = std::fs::metadata(dir).ok()?;
+    (m.is_dir() && !too_new(&m)).then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m) })
 }
 
 /// `checks` as bytes (for a manifest on disk): per check its kind, stamp and path.
@@ -107,7 +140,7 @@ pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
 /// Whether every lookup of an earlier scan would give the same answer now: no header changed
 /// (by its stat stamp), appeared or vanished. One `stat` per distinct path.
 pub fn unchanged(checks: &[Check]) -> bool {
-    checks.iter().all(|c| Check::now(&c.path) == *c)
+    checks.iter().all(Check::holds)
 }
 
 /// The first component of `p` below its deepest existing folder: absent while `p` is absent
@@ -602,6 +635,7 @@ fn scan_pass(
     let mut checks: Vec<Check> = Vec::new();
     let mut checked: HashSet<PathBuf> = HashSet::new();
     let mut known_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut listed: HashSet<PathBuf> = HashSet::new();
     let mut fresh = false;
     let mut total: u64 = 0;
     let mut seen_paths: HashSet<PathBuf> = HashSet::new();
@@ -676,7 +710,16 @@ fn scan_pass(
                         Err(_) => {
                             let w = first_missing(&c, &mut known_dirs);
                             if w == c || checked.insert(w.clone()) {
-                                checks.push(Check::now(&w));
+                                // Not for the program's own folders (usually the working
+                                // directory, whose listing changes often for other reasons).
+                                match listing_for(&w).filter(|l| !source_dirs.contains(&l.path)) {
+                                    Some(l) => {
+                                        if listed.insert(l.path.clone()) {
+                                            checks.push(l);
+                                        }
+                                    }
+                                    None => checks.push(Check::now(&w)),
+                                }
                             }
                         }
                     }
