@@ -25,13 +25,13 @@
 //!   cudyn sees its address live again (a cudyn load returns it, a kernel lookup through cudyn
 //!   finds it, or the application adopts the handle).
 
-use crate::driver::{driver, Driver};
-use crate::error::{Error, Result, Status};
+use crate::cuda::driver;
+use crate::cuda::sys;
+use crate::cuda::Api;
+use crate::error::{Error, Result};
 use crate::handles::AddressMap;
 use crate::hot;
 use crate::kernel::{Kernel, Param};
-use crate::library::Api;
-use crate::sys;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -294,10 +294,10 @@ pub(crate) fn layout(k: Kernel) -> Result<Layout> {
         return Ok(Layout::Owned(p));
     }
     check_kernel(k)?;
-    let d = driver()?;
-    d.initialised()?;
     let owned_by = read().kernels.get(&key).map(|o| o.lib);
-    let params = d.with_context(|| query_params(d, k))?;
+    // SAFETY: not a kernel cudyn unloaded; any other handle is the caller's promise (a live
+    // kernel: `Kernel::from_raw`).
+    let params = unsafe { driver::kernel_params(k.0) }?;
     let Some(lib) = owned_by else {
         return Ok(Layout::Foreign(params));
     };
@@ -319,39 +319,18 @@ pub(crate) fn layout(k: Kernel) -> Result<Layout> {
 /// has exactly `nargs` parameters, asking CUDA for parameters `nargs - 1` and `nargs` only.
 /// False covers every other answer (the full path then explains it).
 pub(crate) fn has_param_count(k: Kernel, nargs: usize) -> bool {
-    let Some(d) = crate::driver::driver_ready() else { return false };
-    let Some(f) = d.f.cuKernelGetParamInfo else { return false };
-    let (mut o, mut s) = (0usize, 0usize);
-    // SAFETY: valid out-pointers; the driver validates the handle and the index.
-    let last_ok = nargs == 0 || unsafe { f(k.0, nargs - 1, &mut o, &mut s) }.0 == 0;
-    // SAFETY: as above. INVALID_VALUE: no parameter at that index.
-    last_ok && unsafe { f(k.0, nargs, &mut o, &mut s) }.0 == 1
+    if driver::driver_ready().is_none() {
+        return false;
+    }
+    // SAFETY: the launch path checked `k` is not a kernel cudyn unloaded; any other handle is
+    // its caller's promise (a live kernel).
+    let param = |i| unsafe { driver::kernel_param_info(k.0, i) };
+    (nargs == 0 || matches!(param(nargs - 1), Ok(Some(_)))) && matches!(param(nargs), Ok(None))
 }
 
 /// Whether `k` is owned: its layout is (or will be) remembered.
 pub(crate) fn is_owned(k: Kernel) -> bool {
     read().kernels.contains_key(&(k.0 as usize))
-}
-
-fn query_params(d: &Driver, k: Kernel) -> Result<Vec<Param>> {
-    let f = d.need(d.f.cuKernelGetParamInfo, "cuKernelGetParamInfo (driver 12.4+)")?;
-    let mut out = Vec::new();
-    loop {
-        let (mut off, mut size) = (0usize, 0usize);
-        // SAFETY: valid out-pointers; past the last parameter CUDA returns INVALID_VALUE.
-        let r = unsafe { f(k.0, out.len(), &mut off, &mut size) };
-        if r.0 != 0 {
-            if r.0 != 1 {
-                d.check(r, "reading the kernel's parameters")?;
-            }
-            break; // INVALID_VALUE: past the last parameter
-        }
-        out.push(Param { offset: off as u32, size: size as u32 });
-        if out.len() > 4096 {
-            return Err(Error::new(Status::Internal, "kernel reports more than 4096 parameters"));
-        }
-    }
-    Ok(out)
 }
 
 /// Record `params` as the layout of kernel `k` of library `lib`, which cudyn is taken to own,

@@ -1,4 +1,4 @@
-//! The committed CUDA bindings (src/sys/cuda.rs) must be exactly what bindgen makes from the
+//! The committed CUDA bindings (src/cuda/sys/cuda.rs) must be exactly what bindgen makes from the
 //! pinned CUDA headers. `CUDYN_UPDATE_BINDINGS=1 cargo test --test bindings` rewrites them.
 
 use std::path::PathBuf;
@@ -211,7 +211,7 @@ fn generate() -> String {
 #[test]
 fn bindings_match_pinned_headers() {
     let fresh = generate();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sys/cuda.rs");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/cuda/sys/cuda.rs");
     if std::env::var("CUDYN_UPDATE_BINDINGS").as_deref() == Ok("1") {
         std::fs::write(&path, &fresh).unwrap();
         return;
@@ -224,7 +224,7 @@ fn bindings_match_pinned_headers() {
             .position(|(a, b)| a != b)
             .unwrap_or(committed.lines().count().min(fresh.lines().count()));
         panic!(
-            "src/sys/cuda.rs differs from bindgen's output for the pinned headers (first at line {}).\n\
+            "src/cuda/sys/cuda.rs differs from bindgen's output for the pinned headers (first at line {}).\n\
              committed: {:?}\nfresh:     {:?}\nRegenerate with CUDYN_UPDATE_BINDINGS=1 cargo test --test bindings",
             line + 1,
             committed.lines().nth(line),

@@ -43,7 +43,7 @@ fn input<'a>(kind: InputKind, data: &'a [u8], name: &'a str) -> LinkInput<'a> {
 }
 
 fn expected_default_sm() -> u32 {
-    if cudyn::driver::driver_if_usable().is_none() {
+    if cudyn::cuda::driver::driver_if_usable().is_none() {
         assert_eq!(cudyn::compile::default_sm(), 90);
     }
     cudyn::compile::default_sm()
@@ -57,7 +57,7 @@ fn last_error() -> String {
 #[test]
 fn nvjitlink_is_found_in_the_wheel_folder() {
     require_project_env();
-    let jl = cudyn::nvjitlink::jitlink().unwrap_or_else(|e| panic!("{:?}: {}", e.status, e.message));
+    let jl = cudyn::cuda::nvjitlink::jitlink().unwrap_or_else(|e| panic!("{:?}: {}", e.status, e.message));
     assert_eq!(jl.version / 1000, 13, "{}", jl.version);
     let p = cudyn_component_path(3);
     assert!(!p.is_null());

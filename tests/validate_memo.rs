@@ -8,7 +8,8 @@
 use cudyn::compile::{compile_with, CompileOptions};
 use cudyn::image::CodeKind;
 use cudyn::library::validate;
-use cudyn::{memo, Status};
+use cudyn::test_hooks::memo;
+use cudyn::Status;
 
 fn cubin(kernel: &str) -> Vec<u8> {
     let src = format!("extern \"C\" __global__ void {kernel}(int *p) {{ p[threadIdx.x] += 1; }}\n");

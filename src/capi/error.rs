@@ -123,10 +123,10 @@ pub fn cudyn_version_int() -> i32 {
 pub unsafe extern "C" fn cudyn_versions(versions: *mut cudyn_versions_t) -> cudyn_status {
     ffi!({
         let v = cudyn_versions_t {
-            driver: crate::driver::driver().map(|d| d.version).unwrap_or(0),
-            runtime: crate::runtime::runtime().map(|r| r.version).unwrap_or(0),
-            nvrtc: crate::nvrtc::nvrtc().map(|n| n.version).unwrap_or(0),
-            nvjitlink: crate::nvjitlink::jitlink().map(|j| j.version).unwrap_or(0),
+            driver: crate::cuda::driver::driver().map(|d| d.version).unwrap_or(0),
+            runtime: crate::cuda::runtime::runtime().map(|r| r.version).unwrap_or(0),
+            nvrtc: crate::cuda::nvrtc::nvrtc().map(|n| n.version).unwrap_or(0),
+            nvjitlink: crate::cuda::nvjitlink::jitlink().map(|j| j.version).unwrap_or(0),
             cudyn: cudyn_version_int(),
         };
         *out(versions, "versions")? = v;
@@ -155,10 +155,10 @@ pub type RawComponent = u32;
 pub extern "C" fn cudyn_component_status(component: RawComponent) -> cudyn_status {
     ffi!({
         match component {
-            0 => crate::driver::driver().and_then(|d| d.initialised()),
-            1 => crate::runtime::runtime().map(|_| ()),
-            2 => crate::nvrtc::nvrtc().map(|_| ()),
-            3 => crate::nvjitlink::jitlink().map(|_| ()),
+            0 => crate::cuda::driver::driver().and_then(|d| d.initialised()),
+            1 => crate::cuda::runtime::runtime().map(|_| ()),
+            2 => crate::cuda::nvrtc::nvrtc().map(|_| ()),
+            3 => crate::cuda::nvjitlink::jitlink().map(|_| ()),
             other => Err(crate::Error::invalid(format!("unknown component {other}"))),
         }
     })
@@ -175,10 +175,10 @@ pub extern "C" fn cudyn_component_path(component: RawComponent) -> *const c_char
     std::panic::catch_unwind(|| {
         let p = slot.get_or_init(|| {
             let lib = match component {
-                0 => crate::driver::driver().ok().map(|d| &d.lib),
-                1 => crate::runtime::runtime().ok().map(|r| &r.lib),
-                2 => crate::nvrtc::nvrtc().ok().map(|n| &n.lib),
-                _ => crate::nvjitlink::jitlink().ok().map(|j| &j.lib),
+                0 => crate::cuda::driver::driver().ok().map(|d| &d.lib),
+                1 => crate::cuda::runtime::runtime().ok().map(|r| &r.lib),
+                2 => crate::cuda::nvrtc::nvrtc().ok().map(|n| &n.lib),
+                _ => crate::cuda::nvjitlink::jitlink().ok().map(|j| &j.lib),
             }?;
             let s = lib.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| lib.origin.clone());
             std::ffi::CString::new(s).ok()
@@ -199,7 +199,7 @@ pub extern "C" fn cudyn_version_string() -> *const c_char {
             let mut v = cudyn_versions_t::default();
             // SAFETY: a valid output struct.
             unsafe { cudyn_versions(&mut v) };
-            let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::driver::fmt_version(x) };
+            let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::cuda::fmt_version(x) };
             std::ffi::CString::new(format!(
                 "cudyn {} (driver {}, runtime {}, NVRTC {}, nvJitLink {})",
                 env!("CARGO_PKG_VERSION"),

@@ -4,7 +4,7 @@ use super::error::cudyn_status;
 use super::{entries, ffi, slice};
 use crate::handles::KernelHandle;
 use crate::kernel::Kernel;
-use crate::launch::{failed, fast, launch, Fast, LaunchConfig};
+use crate::launch::{failed, fast, launch_full, Fast, LaunchConfig};
 use crate::Error;
 use std::ffi::c_void;
 
@@ -38,10 +38,12 @@ unsafe fn try_fast(
         Some(p) => Some(unsafe { entries(p, nargs) }?),
     };
     let k = Kernel(kernel);
-    match fast(k, cfg, a, s) {
+    // SAFETY: the C caller's contract (cudyn_launch_checked).
+    match unsafe { fast(k, cfg, a, s) } {
         Fast::Launched => Some(cudyn_status::CUDYN_SUCCESS),
         Fast::NotTaken => None,
-        Fast::Failed(api, code) => Some(ffi!({ failed(api, code, k, cfg, a) })),
+        // SAFETY: as above; the launch `fast` made.
+        Fast::Failed(api, code) => Some(ffi!({ unsafe { failed(api, code, k, cfg, a) } })),
     }
 }
 
@@ -67,7 +69,8 @@ pub unsafe extern "C" fn cudyn_launch(
         // SAFETY: `args` holds `nargs` pointers (caller's contract).
         let a = unsafe { slice(args.cast_const(), nargs, "args") }?;
         // SAFETY: the C caller's contract (cudyn_launch): a live kernel, args pointing to values.
-        unsafe { launch(Kernel(kernel), cfg, a, None) }
+        // `try_fast` did not take the launch: straight to the full path.
+        unsafe { launch_full(Kernel(kernel), cfg, a, None) }
     })
 }
 
@@ -91,7 +94,7 @@ pub unsafe extern "C" fn cudyn_launch_checked(
         let a = unsafe { slice(args.cast_const(), nargs, "args") }?;
         // SAFETY: as above.
         let s = unsafe { slice(arg_sizes, nargs, "arg_sizes") }?;
-        // SAFETY: as for cudyn_launch.
-        unsafe { launch(Kernel(kernel), cfg, a, Some(s)) }
+        // SAFETY: as for cudyn_launch; `try_fast` did not take the launch.
+        unsafe { launch_full(Kernel(kernel), cfg, a, Some(s)) }
     })
 }

@@ -1,0 +1,129 @@
+//! Which CUDA API does the work, and the library calls both offer: implemented once per API
+//! (`impl Loader for Driver` in driver.rs, `for Runtime` in runtime.rs) and chosen in one
+//! place, [`Api::loader`].
+
+use super::driver::driver;
+use super::runtime::runtime;
+use super::sys;
+use crate::error::{Error, Result};
+use std::ffi::{c_void, CStr};
+
+/// Which CUDA API does the work; chosen per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Api {
+    Runtime = 0,
+    Driver = 1,
+}
+
+impl Api {
+    /// "runtime" or "driver", for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Runtime => "runtime",
+            Api::Driver => "driver",
+        }
+    }
+
+    pub fn from_raw(v: u32) -> Result<Api> {
+        match v {
+            0 => Ok(Api::Runtime),
+            1 => Ok(Api::Driver),
+            _ => Err(Error::invalid(format!("api must be CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1), not {v}"))),
+        }
+    }
+
+    /// This API's library calls, opening its library on first use: the one dispatch on `Api`
+    /// for libraries.
+    pub(crate) fn loader(self) -> Result<&'static dyn Loader> {
+        Ok(match self {
+            Api::Driver => driver()?,
+            Api::Runtime => runtime()?,
+        })
+    }
+}
+
+/// The option arrays of a library load, as `cuLibraryLoadData` / `cudaLibraryLoadData` take
+/// them (their option enums are both u32): JIT options, then library options. Each value is
+/// what its key needs (an integer, or a buffer that lives as long as the library: CUDA loads
+/// into later contexts with the same options).
+pub(crate) struct OptionArrays<'a> {
+    pub jit_keys: &'a mut [u32],
+    pub jit_values: &'a mut [*mut c_void],
+    pub lib_keys: &'a mut [u32],
+    pub lib_values: &'a mut [*mut c_void],
+}
+
+impl OptionArrays<'_> {
+    /// The library options as pointers and a count: NULL arrays when there are none.
+    pub(crate) fn library_arrays(&mut self) -> (*mut u32, *mut *mut c_void, u32) {
+        if self.lib_keys.is_empty() {
+            (std::ptr::null_mut(), std::ptr::null_mut(), 0)
+        } else {
+            (self.lib_keys.as_mut_ptr(), self.lib_values.as_mut_ptr(), self.lib_keys.len() as u32)
+        }
+    }
+}
+
+/// Library calls, through one API. Every `lib` must be a live library handle (CUDA does not
+/// check library handles: one that was unloaded crashes the process), which is why each is an
+/// `unsafe fn`.
+pub(crate) trait Loader: Sync {
+    /// Load an image from memory; returns the library.
+    ///
+    /// # Safety
+    /// `image` holds a cubin, fatbin or NUL-terminated PTX whose own headers lie within its
+    /// buffer (CUDA reads as far as they say); `o`'s values are what their keys need, and the
+    /// buffers among them live as long as the library.
+    unsafe fn load_data(&self, image: *const c_void, o: OptionArrays<'_>) -> Result<sys::CUlibrary>;
+
+    /// # Safety
+    /// `lib` is a live library handle, loaded through this API; it is dead after.
+    unsafe fn unload(&self, lib: sys::CUlibrary) -> Result<()>;
+
+    /// The kernel `name` of `lib`.
+    ///
+    /// # Safety
+    /// `lib` is a live library handle.
+    unsafe fn kernel(&self, lib: sys::CUlibrary, name: &CStr) -> Result<sys::CUkernel>;
+
+    /// Address and size of the `__managed__` variable `name` of `lib`.
+    ///
+    /// # Safety
+    /// `lib` is a live library handle.
+    unsafe fn managed(&self, lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)>;
+
+    /// The unified function `name` of `lib`.
+    ///
+    /// # Safety
+    /// `lib` is a live library handle.
+    unsafe fn unified_function(&self, lib: sys::CUlibrary, name: &CStr) -> Result<*mut c_void>;
+}
+
+/// The number of kernels in `lib`: through the driver where it can count them (12.4+), else
+/// through the runtime (12.8+).
+///
+/// # Safety
+/// `lib` is a live library handle.
+pub(crate) unsafe fn library_kernel_count(lib: sys::CUlibrary) -> Result<u32> {
+    match driver().ok().filter(|d| d.lists_kernels()) {
+        // SAFETY: the caller's contract.
+        Some(d) => unsafe { d.library_kernel_count(lib) },
+        // SAFETY: as above.
+        None => unsafe { runtime()?.library_kernel_count(lib) },
+    }
+}
+
+/// The first `out.len()` kernels of `lib` into `out`, through the same API as
+/// `library_kernel_count`.
+///
+/// # Safety
+/// `lib` is a live library handle.
+pub(crate) unsafe fn library_enumerate_kernels(lib: sys::CUlibrary, out: &mut [sys::CUkernel]) -> Result<()> {
+    match driver().ok().filter(|d| d.lists_kernels()) {
+        // SAFETY: the caller's contract.
+        Some(d) => unsafe { d.library_enumerate_kernels(lib, out) },
+        // SAFETY: as above.
+        None => unsafe { runtime()?.library_enumerate_kernels(lib, out) },
+    }
+}
