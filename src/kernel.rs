@@ -4,7 +4,7 @@
 use crate::cuda::{driver, sys};
 use crate::error::{Error, Result};
 use crate::hot;
-use crate::registry::{self, check_kernel as check_live};
+use crate::registry;
 use std::ffi::{CStr, CString};
 
 pub use crate::cuda::driver::Param;
@@ -93,7 +93,7 @@ impl Kernel {
 
     /// CUDA's own pointer to the kernel's name: valid while the kernel's library is loaded.
     pub(crate) fn name_ptr(self) -> Result<*const std::os::raw::c_char> {
-        check_live(self)?;
+        registry::check_kernel(self.0)?;
         // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's promise
         // (`from_raw`).
         unsafe { driver::kernel_name(self.0) }
@@ -103,7 +103,7 @@ impl Kernel {
     /// asked once, and the launch table learns it), a foreign kernel's from CUDA (see
     /// `registry`).
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
-        Ok(f(&registry::layout(self)?))
+        Ok(f(&registry::layout(self.0)?))
     }
 
     /// The launch path's check, from the launch table alone (no lock): true when this
@@ -124,7 +124,7 @@ impl Kernel {
     #[doc(hidden)]
     pub unsafe fn prime_params(self, lib: sys::CUlibrary, params: &[Param]) {
         // SAFETY: the caller's contract is registry::prime's.
-        unsafe { registry::prime(self, lib, params) }
+        unsafe { registry::prime(self.0, lib, params) }
     }
 
     /// Vouch that this handle is a live kernel, and stays live until `release` (or until its
@@ -141,13 +141,13 @@ impl Kernel {
         if self.0.is_null() {
             return Err(Error::invalid("kernel handle is NULL"));
         }
-        registry::adopt(self);
+        registry::adopt(self.0);
         Ok(())
     }
 
     /// Undo `adopt`. True if the kernel was adopted.
     pub fn release(self) -> bool {
-        registry::release(self)
+        registry::release(self.0)
     }
 
     pub fn param_count(self) -> Result<usize> {
@@ -170,20 +170,20 @@ impl Kernel {
     /// The `CUfunction` of this kernel in the current context (device 0's primary context
     /// is made current if the thread has none).
     pub fn function(self) -> Result<sys::CUfunction> {
-        check_live(self)?;
+        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
         unsafe { driver::kernel_function(self.0) }
     }
 
     pub fn attribute(self, attr: Attribute, device: i32) -> Result<i32> {
-        check_live(self)?;
+        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
         unsafe { driver::kernel_attribute(self.0, attr as u32, device) }
             .map_err(|e| e.context(format_args!("reading attribute {attr:?} on device {device}")))
     }
 
     pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
-        check_live(self)?;
+        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
         unsafe { driver::kernel_set_attribute(self.0, attr as u32, value, device) }
             .map_err(|e| e.context(format_args!("setting attribute {attr:?} to {value} on device {device}")))

@@ -230,9 +230,9 @@ enum ArgProblem {
 fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     // A foreign kernel's layout is read from CUDA on every launch (see registry); checking
     // the count alone takes two of its answers instead of one per parameter.
-    if sizes.is_none() && !args.iter().any(|a| a.is_null()) && !registry::is_owned(k) {
-        registry::check_kernel(k)?;
-        if registry::has_param_count(k, args.len()) {
+    if sizes.is_none() && !args.iter().any(|a| a.is_null()) && !registry::is_owned(k.0) {
+        registry::check_kernel(k.0)?;
+        if registry::has_param_count(k.0, args.len()) {
             return Ok(());
         }
     }
@@ -632,7 +632,7 @@ mod tests {
         let k = Kernel(0x7700 as *mut _);
         let lib = 0x7700_0000 as sys::CUlibrary;
         // SAFETY: the kernel is never launched; the layout is the one this test checks against.
-        unsafe { crate::registry::prime(k, lib, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
+        unsafe { crate::registry::prime(k.0, lib, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
         // Not in the launch table until its layout is looked up once.
         assert!(!k.args_match_hot(2, None));
         assert_eq!(k.param_count().unwrap(), 2);

@@ -359,9 +359,8 @@ pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<K
     if k.is_null() {
         return Err(Error::new(Status::Cuda, "CUDA returned a NULL kernel handle"));
     }
-    let k = Kernel(k);
     registry::found_kernels(lib, &[k]);
-    Ok(k)
+    Ok(Kernel(k))
 }
 
 /// Number of kernels in a library (driver 12.4+, else runtime 12.8+).
@@ -381,10 +380,14 @@ pub unsafe fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
 pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
     // SAFETY: this function's own contract.
     let n = unsafe { kernel_count(lib) }?;
+    let w = n.min(out.len().min(u32::MAX as usize) as u32) as usize;
+    // Kernel is repr(transparent) over CUkernel.
+    // SAFETY: `out` holds at least `w` Kernels, each laid out as a CUkernel.
+    let raw = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::CUkernel>(), w) };
     // SAFETY: as above (checked by kernel_count).
-    let w = unsafe { list_kernels(lib, n, out) }?;
-    registry::found_kernels(lib, &out[..w as usize]);
-    Ok(w)
+    unsafe { list_kernels(lib, raw) }?;
+    registry::found_kernels(lib, raw);
+    Ok(w as u32)
 }
 
 /// Every kernel of the library.
@@ -396,39 +399,33 @@ pub unsafe fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
     // SAFETY: as above.
     let v = unsafe { kernels_of_unchecked(lib) }?;
     registry::found_kernels(lib, &v);
-    Ok(v)
+    Ok(v.into_iter().map(Kernel).collect())
 }
 
-/// `kernels_of` without the registry's check.
+/// `kernels_of` without the registry's check or books.
 ///
 /// # Safety
 /// `lib` is a live library handle.
-unsafe fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
+unsafe fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<sys::CUkernel>> {
     // SAFETY: the caller's contract.
     let n = unsafe { cuda::library_kernel_count(lib) }?;
-    let mut v = vec![Kernel(std::ptr::null_mut()); n as usize];
+    let mut v = vec![std::ptr::null_mut(); n as usize];
     // SAFETY: as above.
-    let w = unsafe { list_kernels(lib, n, &mut v) }?;
-    v.truncate(w as usize);
+    unsafe { list_kernels(lib, &mut v) }?;
     Ok(v)
 }
 
-/// Fill `out` with up to `out.len()` of the library's `n` kernels (`n` from
-/// `cuda::library_kernel_count`); returns how many were written.
+/// Fill `out` with the first `out.len()` kernels of the library (which has at least that
+/// many).
 ///
 /// # Safety
 /// `lib` is a live library handle.
-unsafe fn list_kernels(lib: sys::CUlibrary, n: u32, out: &mut [Kernel]) -> Result<u32> {
-    let w = n.min(out.len().min(u32::MAX as usize) as u32);
-    if w == 0 {
-        return Ok(0);
+unsafe fn list_kernels(lib: sys::CUlibrary, out: &mut [sys::CUkernel]) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
     }
-    // Kernel is repr(transparent) over CUkernel.
-    // SAFETY: `out` holds at least `w` Kernels, each a CUkernel with the same layout.
-    let raw = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::CUkernel>(), w as usize) };
     // SAFETY: the caller's contract.
-    unsafe { cuda::library_enumerate_kernels(lib, raw) }?;
-    Ok(w)
+    unsafe { cuda::library_enumerate_kernels(lib, out) }
 }
 
 /// # Safety

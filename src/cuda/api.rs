@@ -1,11 +1,9 @@
-//! Which CUDA API does the work, and the library calls both offer: implemented once per API
-//! (`impl Loader for Driver` in driver.rs, `for Runtime` in runtime.rs) and chosen in one
-//! place, [`Api::loader`].
+//! Which CUDA API does the work, what both share: the library calls both offer (`Loader`,
+//! implemented once per API: `impl Loader for Driver` in driver.rs, `for Runtime` in
+//! runtime.rs, and chosen in one place, `Api::loader` in cuda/mod.rs), and their result codes.
 
-use super::driver::driver;
-use super::runtime::runtime;
 use super::sys;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Status};
 use std::ffi::{c_void, CStr};
 
 /// Which CUDA API does the work; chosen per call.
@@ -31,15 +29,6 @@ impl Api {
             1 => Ok(Api::Driver),
             _ => Err(Error::invalid(format!("api must be CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1), not {v}"))),
         }
-    }
-
-    /// This API's library calls, opening its library on first use: the one dispatch on `Api`
-    /// for libraries.
-    pub(crate) fn loader(self) -> Result<&'static dyn Loader> {
-        Ok(match self {
-            Api::Driver => driver()?,
-            Api::Runtime => runtime()?,
-        })
     }
 }
 
@@ -100,30 +89,18 @@ pub(crate) trait Loader: Sync {
     unsafe fn unified_function(&self, lib: sys::CUlibrary, name: &CStr) -> Result<*mut c_void>;
 }
 
-/// The number of kernels in `lib`: through the driver where it can count them (12.4+), else
-/// through the runtime (12.8+).
-///
-/// # Safety
-/// `lib` is a live library handle.
-pub(crate) unsafe fn library_kernel_count(lib: sys::CUlibrary) -> Result<u32> {
-    match driver().ok().filter(|d| d.lists_kernels()) {
-        // SAFETY: the caller's contract.
-        Some(d) => unsafe { d.library_kernel_count(lib) },
-        // SAFETY: as above.
-        None => unsafe { runtime()?.library_kernel_count(lib) },
-    }
-}
-
-/// The first `out.len()` kernels of `lib` into `out`, through the same API as
-/// `library_kernel_count`.
-///
-/// # Safety
-/// `lib` is a live library handle.
-pub(crate) unsafe fn library_enumerate_kernels(lib: sys::CUlibrary, out: &mut [sys::CUkernel]) -> Result<()> {
-    match driver().ok().filter(|d| d.lists_kernels()) {
-        // SAFETY: the caller's contract.
-        Some(d) => unsafe { d.library_enumerate_kernels(lib, out) },
-        // SAFETY: as above.
-        None => unsafe { runtime()?.library_enumerate_kernels(lib, out) },
+/// The most specific cudyn status for a CUresult or cudaError_t (their numbers agree for
+/// every code mapped here).
+pub fn status_of_cuda_code(code: u32) -> Status {
+    match code {
+        1 | 400 | 201 | 709 => Status::InvalidArgument, // invalid value / handle / context
+        35 | 222 => Status::UnsupportedVersion,         // insufficient driver, PTX too new
+        34 => Status::DriverNotFound,                   // stub library
+        100 | 101 | 46 => Status::NoDevice,             // no device, invalid device, unavailable
+        200 | 218 | 220 | 300 => Status::InvalidImage,  // invalid image/PTX/source
+        209 => Status::NoBinaryForDevice,
+        500 => Status::NotFound,
+        301 | 304 => Status::Io,
+        _ => Status::Cuda,
     }
 }

@@ -3,10 +3,11 @@
 //! Its calls, as typed functions returning `Result`: contexts and devices, libraries, kernels,
 //! and the launch entry point.
 
+use super::api::status_of_cuda_code;
 use super::api::{Loader, OptionArrays};
 use super::dl::{Component, Lib};
+use super::open::{fmt_version, Lazy, Opened};
 use super::sys;
-use super::{fmt_version, status_of_cuda_code, Lazy, Opened};
 use crate::error::{Error, Result, Status};
 use std::ffi::{c_void, CStr};
 use std::os::raw::c_char;

@@ -26,30 +26,47 @@ mod open;
 pub mod runtime;
 pub(crate) mod sys;
 
-pub use api::Api;
-pub(crate) use api::{library_enumerate_kernels, library_kernel_count, OptionArrays};
-pub(crate) use open::Lazy;
-pub use open::Opened;
+pub use api::{status_of_cuda_code, Api};
+pub(crate) use api::{Loader, OptionArrays};
+pub use open::{fmt_version, Opened};
 
-use crate::error::Status;
+use crate::error::Result;
 
-/// 12080 -> "12.8".
-pub fn fmt_version(v: i32) -> String {
-    format!("{}.{}", v / 1000, (v % 1000) / 10)
+impl Api {
+    /// This API's library calls, opening its library on first use: the one dispatch on `Api`
+    /// for libraries.
+    pub(crate) fn loader(self) -> Result<&'static dyn Loader> {
+        Ok(match self {
+            Api::Driver => driver::driver()?,
+            Api::Runtime => runtime::runtime()?,
+        })
+    }
 }
 
-/// The most specific cudyn status for a CUresult or cudaError_t (their numbers agree for
-/// every code mapped here).
-pub fn status_of_cuda_code(code: u32) -> Status {
-    match code {
-        1 | 400 | 201 | 709 => Status::InvalidArgument, // invalid value / handle / context
-        35 | 222 => Status::UnsupportedVersion,         // insufficient driver, PTX too new
-        34 => Status::DriverNotFound,                   // stub library
-        100 | 101 | 46 => Status::NoDevice,             // no device, invalid device, unavailable
-        200 | 218 | 220 | 300 => Status::InvalidImage,  // invalid image/PTX/source
-        209 => Status::NoBinaryForDevice,
-        500 => Status::NotFound,
-        301 | 304 => Status::Io,
-        _ => Status::Cuda,
+/// The number of kernels in `lib`: through the driver where it can count them (12.4+), else
+/// through the runtime (12.8+).
+///
+/// # Safety
+/// `lib` is a live library handle.
+pub(crate) unsafe fn library_kernel_count(lib: sys::CUlibrary) -> Result<u32> {
+    match driver::driver().ok().filter(|d| d.lists_kernels()) {
+        // SAFETY: the caller's contract.
+        Some(d) => unsafe { d.library_kernel_count(lib) },
+        // SAFETY: as above.
+        None => unsafe { runtime::runtime()?.library_kernel_count(lib) },
+    }
+}
+
+/// The first `out.len()` kernels of `lib` into `out`, through the same API as
+/// `library_kernel_count`.
+///
+/// # Safety
+/// `lib` is a live library handle.
+pub(crate) unsafe fn library_enumerate_kernels(lib: sys::CUlibrary, out: &mut [sys::CUkernel]) -> Result<()> {
+    match driver::driver().ok().filter(|d| d.lists_kernels()) {
+        // SAFETY: the caller's contract.
+        Some(d) => unsafe { d.library_enumerate_kernels(lib, out) },
+        // SAFETY: as above.
+        None => unsafe { runtime::runtime()?.library_enumerate_kernels(lib, out) },
     }
 }

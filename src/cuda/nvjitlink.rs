@@ -4,8 +4,8 @@
 
 use super::dl::{Component, Lib};
 use super::nvrtc::read_log;
+use super::open::{Lazy, Opened};
 use super::sys;
-use super::{Lazy, Opened};
 use crate::error::{Error, Result, Status};
 use std::ffi::CString;
 use std::os::raw::c_char;

@@ -3,8 +3,8 @@
 //! `nvrtcProgram` and methods returning `Result`.
 
 use super::dl::{Component, Lib};
+use super::open::{Lazy, Opened};
 use super::sys;
-use super::{Lazy, Opened};
 use crate::error::{Error, Result, Status};
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;

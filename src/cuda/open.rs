@@ -3,9 +3,13 @@
 //! table is resolved and which versions are accepted (each module's `accept`).
 
 use super::dl::{self, Component, Lib};
-use super::fmt_version;
 use crate::error::{Error, Result, Status};
 use std::sync::OnceLock;
+
+/// 12080 -> "12.8".
+pub fn fmt_version(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
 
 /// An opened library: the file, its version (major*1000 + minor*10, as CUDA counts), its entry
 /// points (`F`: one `Option<PFN>` per symbol, None where this version lacks it; reported when

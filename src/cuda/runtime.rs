@@ -2,10 +2,11 @@
 //! entry points resolved by name once, a missing one reported when it is needed. Its calls,
 //! as typed functions returning `Result`: libraries and the launch entry points.
 
+use super::api::status_of_cuda_code;
 use super::api::{Loader, OptionArrays};
 use super::dl::{Component, Lib};
+use super::open::{fmt_version, Lazy, Opened};
 use super::sys;
-use super::{fmt_version, status_of_cuda_code, Lazy, Opened};
 use crate::error::{Error, Result, Status};
 use std::ffi::{c_void, CStr};
 use std::ptr;
