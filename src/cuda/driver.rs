@@ -542,7 +542,24 @@ pub unsafe fn kernel_name(k: sys::CUkernel) -> Result<*const c_char> {
 /// `k` is a live kernel handle.
 pub unsafe fn kernel_param_info(k: sys::CUkernel, i: usize) -> Result<Option<(usize, usize)>> {
     let d = driver()?;
-    let f = d.need(d.f.cuKernelGetParamInfo, "cuKernelGetParamInfo (driver 12.4+)")?;
+    let f = d.need(d.f.cuKernelGetParamInfo, PARAM_INFO)?;
+    // SAFETY: the caller's contract.
+    unsafe { param_info(d, f, k, i) }
+}
+
+const PARAM_INFO: &str = "cuKernelGetParamInfo (driver 12.4+)";
+
+/// `kernel_param_info` with the entry point at hand.
+///
+/// # Safety
+/// `k` is a live kernel handle; `f` is `d`'s cuKernelGetParamInfo.
+#[inline]
+unsafe fn param_info(
+    d: &Driver,
+    f: sys::PFN_cuKernelGetParamInfo,
+    k: sys::CUkernel,
+    i: usize,
+) -> Result<Option<(usize, usize)>> {
     let (mut off, mut size) = (0usize, 0usize);
     // SAFETY: valid out-pointers; a live kernel; past the last parameter CUDA returns
     // CUDA_ERROR_INVALID_VALUE.
@@ -560,10 +577,11 @@ pub unsafe fn kernel_param_info(k: sys::CUkernel, i: usize) -> Result<Option<(us
 pub unsafe fn kernel_params(k: sys::CUkernel) -> Result<Vec<Param>> {
     let d = driver()?;
     d.initialised()?;
+    let f = d.need(d.f.cuKernelGetParamInfo, PARAM_INFO)?;
     d.with_context(|| {
         let mut out = Vec::new();
         // SAFETY: the caller's contract.
-        while let Some((off, size)) = unsafe { kernel_param_info(k, out.len()) }? {
+        while let Some((off, size)) = unsafe { param_info(d, f, k, out.len()) }? {
             out.push(Param { offset: off as u32, size: size as u32 });
             if out.len() > 4096 {
                 return Err(Error::new(Status::Internal, "kernel reports more than 4096 parameters"));
