@@ -319,13 +319,9 @@ pub(crate) fn layout(k: sys::CUkernel) -> Result<Layout> {
 /// has exactly `nargs` parameters, asking CUDA for parameters `nargs - 1` and `nargs` only.
 /// False covers every other answer (the full path then explains it).
 pub(crate) fn has_param_count(k: sys::CUkernel, nargs: usize) -> bool {
-    if driver::driver_ready().is_none() {
-        return false;
-    }
     // SAFETY: the launch path checked `k` is not a kernel cudyn unloaded; any other handle is
     // its caller's promise (a live kernel).
-    let param = |i| unsafe { driver::kernel_param_info(k, i) };
-    (nargs == 0 || matches!(param(nargs - 1), Ok(Some(_)))) && matches!(param(nargs), Ok(None))
+    unsafe { driver::kernel_has_param_count(k, nargs) }
 }
 
 /// Whether `k` is owned: its layout is (or will be) remembered.

@@ -570,6 +570,21 @@ unsafe fn param_info(
     }
 }
 
+/// Whether `k` has exactly `n` parameters, asking the driver about parameters `n - 1` and `n`
+/// only; false for every other answer, an error, or a driver not open yet (the launch path's
+/// cheap check of a foreign kernel: the full check then explains).
+///
+/// # Safety
+/// `k` is a live kernel handle.
+pub unsafe fn kernel_has_param_count(k: sys::CUkernel, n: usize) -> bool {
+    let Some(f) = driver_ready().and_then(|d| d.f.cuKernelGetParamInfo) else { return false };
+    let (mut o, mut s) = (0usize, 0usize);
+    // SAFETY: valid out-pointers; a live kernel (the caller's contract).
+    let last_ok = n == 0 || unsafe { f(k, n - 1, &mut o, &mut s) }.0 == 0;
+    // SAFETY: as above. CUDA_ERROR_INVALID_VALUE: no parameter at that index.
+    last_ok && unsafe { f(k, n, &mut o, &mut s) }.0 == 1
+}
+
 /// Every parameter of `k`, in a context (device 0's primary context if the thread has none).
 ///
 /// # Safety
