@@ -145,7 +145,7 @@ impl LaunchConfig {
     /// The first thing `valid_api` refuses in this config, as an error.
     #[cold]
     fn why_invalid(&self) -> Error {
-        if let Err(e) = Api::from_raw(self.api) {
+        if let Err(e) = Api::try_from(self.api) {
             return e;
         }
         if self.grid.any_zero() || self.block.any_zero() {
@@ -568,7 +568,7 @@ mod tests {
     /// The rules a config must meet, written out plainly: the spec `valid_api` computes in
     /// one pass.
     fn spec(c: &LaunchConfig) -> Option<Api> {
-        let api = Api::from_raw(c.api).ok()?;
+        let api = Api::try_from(c.api).ok()?;
         let dims_ok = [c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z].iter().all(|&d| d >= 1);
         let cluster = [c.cluster.x, c.cluster.y, c.cluster.z];
         let cluster_ok = cluster.iter().all(|&d| d == 0) || cluster.iter().all(|&d| d >= 1);

@@ -13,7 +13,7 @@ pub mod capi;
 pub mod compile;
 #[doc(hidden)]
 pub mod cuda;
-mod elf_check;
+pub mod enums;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -25,7 +25,6 @@ pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
-pub(crate) mod memo;
 mod registry;
 pub mod source;
 
@@ -34,7 +33,7 @@ pub mod source;
 #[doc(hidden)]
 pub mod test_hooks {
     pub mod memo {
-        pub use crate::memo::{clear, stats, ENTRIES};
+        pub use crate::image::memo::{clear, stats, ENTRIES};
     }
     pub mod search {
         pub use crate::cuda::dl::{candidates, secure_process, setting, Component};

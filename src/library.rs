@@ -4,15 +4,15 @@
 use crate::cuda::driver::{self, driver_if_usable};
 use crate::cuda::{self, fmt_version, sys, OptionArrays};
 use crate::error::{Error, Result, Status};
+use crate::image::memo;
 use crate::image::{self, CodeKind, ImageInfo};
 use crate::kernel::Kernel;
 use crate::load_options::{self, LoadOption};
-use crate::memo;
 use crate::registry;
 use std::ffi::{c_void, CStr};
 use std::path::Path;
 
-pub use crate::cuda::Api;
+pub use crate::enums::Api;
 
 /// A loaded library; unloaded on drop (through the API that loaded it).
 #[derive(Debug)]
@@ -156,7 +156,10 @@ fn validate_for_load(image: &[u8]) -> Result<(std::borrow::Cow<'_, [u8]>, bool)>
         CodeKind::Source => {
             return Err(Error::new(Status::InvalidImage, "the image is CUDA source: use cudyn_library_load_source"))
         }
-        CodeKind::Unknown => return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image")),
+        // inspect never answers Object or Library (link inputs only).
+        CodeKind::Unknown | CodeKind::Object | CodeKind::Library => {
+            return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image"))
+        }
     }
     check_runnable(&info, sm)?;
     if info.kind == CodeKind::Ptx {
@@ -499,9 +502,9 @@ mod tests {
 
     #[test]
     fn api_from_raw_refuses_unknown_values() {
-        assert_eq!(Api::from_raw(0).unwrap(), Api::Runtime);
-        assert_eq!(Api::from_raw(1).unwrap(), Api::Driver);
-        assert_eq!(Api::from_raw(2).unwrap_err().status, Status::InvalidArgument);
+        assert_eq!(Api::try_from(0u32).unwrap(), Api::Runtime);
+        assert_eq!(Api::try_from(1u32).unwrap(), Api::Driver);
+        assert_eq!(Api::try_from(2u32).unwrap_err().status, Status::InvalidArgument);
     }
 
     #[test]

@@ -5,43 +5,24 @@ use crate::cuda::nvjitlink::{jitlink, InputType, Linker};
 use crate::error::Error;
 use crate::image::CodeKind;
 
-/// What a link input is. The first five mirror `CodeKind`; objects and libraries are host
-/// ELF/archives with embedded device code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    Cubin,
-    Fatbin,
-    Ptx,
-    LtoIr,
-    Object,
-    Library,
-}
-
-impl InputKind {
-    fn nvjitlink(self) -> InputType {
-        match self {
-            InputKind::Cubin => InputType::NVJITLINK_INPUT_CUBIN,
-            InputKind::Fatbin => InputType::NVJITLINK_INPUT_FATBIN,
-            InputKind::Ptx => InputType::NVJITLINK_INPUT_PTX,
-            InputKind::LtoIr => InputType::NVJITLINK_INPUT_LTOIR,
-            InputKind::Object => InputType::NVJITLINK_INPUT_OBJECT,
-            InputKind::Library => InputType::NVJITLINK_INPUT_LIBRARY,
-        }
-    }
-
-    pub fn from_code_kind(k: CodeKind) -> Option<InputKind> {
-        Some(match k {
-            CodeKind::Cubin => InputKind::Cubin,
-            CodeKind::Fatbin => InputKind::Fatbin,
-            CodeKind::Ptx => InputKind::Ptx,
-            CodeKind::LtoIr => InputKind::LtoIr,
-            _ => return None,
-        })
-    }
+/// The nvJitLink input type of a code kind: cubin, fatbin, PTX, LTO-IR, a host object or a
+/// static library with embedded device code; None for the kinds nvJitLink does not take.
+fn input_type(k: CodeKind) -> Option<InputType> {
+    use InputType as T;
+    Some(match k {
+        CodeKind::Cubin => T::NVJITLINK_INPUT_CUBIN,
+        CodeKind::Fatbin => T::NVJITLINK_INPUT_FATBIN,
+        CodeKind::Ptx => T::NVJITLINK_INPUT_PTX,
+        CodeKind::LtoIr => T::NVJITLINK_INPUT_LTOIR,
+        CodeKind::Object => T::NVJITLINK_INPUT_OBJECT,
+        CodeKind::Library => T::NVJITLINK_INPUT_LIBRARY,
+        CodeKind::Unknown | CodeKind::Source => return None,
+    })
 }
 
 pub struct LinkInput<'a> {
-    pub kind: InputKind,
+    /// Any kind but `Unknown` and `Source`.
+    pub kind: CodeKind,
     pub data: &'a [u8],
     pub name: &'a str,
 }
@@ -71,6 +52,12 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     if inputs.is_empty() {
         return Err(Error::invalid("nothing to link: no inputs").into());
     }
+    let mut types = Vec::with_capacity(inputs.len());
+    for (i, inp) in inputs.iter().enumerate() {
+        types.push(input_type(inp.kind).ok_or_else(|| {
+            Error::invalid(format!("link input {i} ('{}'): {} cannot be linked", inp.name, inp.kind))
+        })?);
+    }
     let jl = jitlink()?;
     let mut opts = options.to_vec();
     if !opts.iter().any(|o| o.starts_with("-arch")) {
@@ -84,7 +71,7 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
             return Err(Error::invalid(format!("link input {i} ('{}') is empty", inp.name)).into());
         }
         let name = names.next().unwrap_or_default();
-        if let Err(mut error) = linker.add(inp.kind.nvjitlink(), inp.data, name) {
+        if let Err(mut error) = linker.add(types[i], inp.data, name) {
             let err = linker.error_log();
             let first = err.lines().next().unwrap_or("");
             error.message = format!("adding link input {i} ('{}', {:?}): {first}", inp.name, inp.kind);

@@ -1,4 +1,4 @@
-//! The memo of validated images (src/memo.rs): identical bytes skip the full check, any other
+//! The memo of validated images (src/image/memo.rs): identical bytes skip the full check, any other
 //! bytes are checked as if never seen, only images validated twice are copied, and the memo
 //! stays bounded. CPU only (NVRTC makes the
 //! cubins); with no driver, `validate` checks the bytes alone.

@@ -1,36 +1,13 @@
-//! Which CUDA API does the work, what both share: the library calls both offer (`Loader`,
+//! What the two CUDA APIs share: the library calls both offer (`Loader`,
 //! implemented once per API: `impl Loader for Driver` in driver.rs, `for Runtime` in
 //! runtime.rs, and chosen in one place, `Api::loader` in cuda/mod.rs), and their result codes.
 
 use super::sys;
-use crate::error::{Error, Result, Status};
+use crate::error::{Result, Status};
 use std::ffi::{c_void, CStr};
 
-/// Which CUDA API does the work; chosen per call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Api {
-    Runtime = 0,
-    Driver = 1,
-}
-
-impl Api {
-    /// "runtime" or "driver", for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Api::Runtime => "runtime",
-            Api::Driver => "driver",
-        }
-    }
-
-    pub fn from_raw(v: u32) -> Result<Api> {
-        match v {
-            0 => Ok(Api::Runtime),
-            1 => Ok(Api::Driver),
-            _ => Err(Error::invalid(format!("api must be CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1), not {v}"))),
-        }
-    }
-}
+/// Which CUDA API does the work (defined with the other enums shared with C).
+pub use crate::enums::Api;
 
 /// The option arrays of a library load, as `cuLibraryLoadData` / `cudaLibraryLoadData` take
 /// them (their option enums are both u32): JIT options, then library options. Each value is

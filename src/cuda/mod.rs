@@ -8,7 +8,7 @@
 //!   functions returning [`Result`](crate::Result) (the CUDA status and a message). A function
 //!   that takes a handle CUDA cannot check (a library, a kernel, a stream) is an `unsafe fn`
 //!   whose `# Safety` section says what it must be;
-//! - `api`: [`Api`], and the library calls both APIs offer, implemented once per API and
+//! - `api`: the library calls both APIs ([`Api`]) offer, implemented once per API and
 //!   chosen in one place.
 //!
 //! The layers above (library, kernel, launch, compile, link) call these functions; the launch
