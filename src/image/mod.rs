@@ -22,7 +22,7 @@ mod fatbin;
 mod info;
 mod ltoir;
 #[doc(hidden)]
-pub mod memo;
+pub(crate) mod memo;
 mod read;
 mod text;
 
