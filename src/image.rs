@@ -56,7 +56,7 @@ use std::fmt;
 
 use crate::elf_check::Sections;
 
-mod decompress;
+pub(crate) mod decompress;
 
 /// What kind of image a byte slice holds.
 #[repr(u32)]

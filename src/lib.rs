@@ -11,6 +11,7 @@
 pub mod cache;
 pub mod capi;
 pub mod compile;
+pub mod diagnose;
 pub mod dl;
 pub mod driver;
 mod elf_check;
@@ -20,6 +21,7 @@ pub mod fuzzing;
 pub mod handles;
 mod hot;
 pub mod image;
+pub mod image_contents;
 pub mod kernel;
 pub mod launch;
 pub mod library;
