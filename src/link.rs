@@ -32,6 +32,18 @@ impl InputKind {
         }
     }
 
+    /// nvJitLink's name for it (NVJITLINK_INPUT_CUBIN, ...), as messages name it.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            InputKind::Cubin => "NVJITLINK_INPUT_CUBIN",
+            InputKind::Fatbin => "NVJITLINK_INPUT_FATBIN",
+            InputKind::Ptx => "NVJITLINK_INPUT_PTX",
+            InputKind::LtoIr => "NVJITLINK_INPUT_LTOIR",
+            InputKind::Object => "NVJITLINK_INPUT_OBJECT",
+            InputKind::Library => "NVJITLINK_INPUT_LIBRARY",
+        }
+    }
+
     pub fn from_code_kind(k: CodeKind) -> Option<InputKind> {
         Some(match k {
             CodeKind::Cubin => InputKind::Cubin,
@@ -134,12 +146,16 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
         let r = unsafe { add(h.h, inp.kind.nvjitlink(), inp.data.as_ptr().cast(), inp.data.len(), names[i].as_ptr()) };
         if r.0 != 0 {
             let (err, _) = logs(jl, h.h);
+            // nvJitLink runs the type and the input's name together ("...type
+            // NVJITLINK_INPUT_PTXkernels.ptx"): set the name apart.
+            let glued = format!("{}{}", inp.kind.c_name(), inp.name);
+            let err = err.replace(&glued, &format!("{} (input '{}')", inp.kind.c_name(), inp.name));
             let first = err.lines().next().unwrap_or("").to_string();
             return Err(LinkFailure {
                 error: Error::with_code(
                     Status::LinkFailed,
                     r.0 as i32,
-                    format!("adding link input {i} ('{}', {:?}): {first}", inp.name, inp.kind),
+                    format!("adding link input {i} ('{}', {}): {first}", inp.name, inp.kind.c_name()),
                 ),
                 log: err,
             });
