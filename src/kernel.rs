@@ -48,6 +48,18 @@ pub enum Attribute {
 }
 
 impl Attribute {
+    /// Its C name, as messages name it: CUDYN_KERNEL_ATTR_MAX_THREADS_PER_BLOCK.
+    pub fn c_name(self) -> String {
+        let mut s = String::from("CUDYN_KERNEL_ATTR_");
+        for (i, ch) in format!("{self:?}").chars().enumerate() {
+            if ch.is_ascii_uppercase() && i > 0 {
+                s.push('_');
+            }
+            s.push(ch.to_ascii_uppercase());
+        }
+        s
+    }
+
     pub fn from_raw(v: u32) -> Option<Attribute> {
         use Attribute::*;
         Some(match v {
@@ -205,7 +217,7 @@ impl Kernel {
         // SAFETY: valid out-pointer; bad device or attribute is reported as an error.
         d.check(
             unsafe { f(&mut v, sys::CUfunction_attribute(attr as u32), self.0, device) },
-            format_args!("reading attribute {attr:?} on device {device}"),
+            format_args!("reading attribute {} on device {device}", attr.c_name()),
         )?;
         Ok(v)
     }
@@ -218,7 +230,7 @@ impl Kernel {
         // SAFETY: plain values; CUDA validates them.
         d.check(
             unsafe { f(sys::CUfunction_attribute(attr as u32), value, self.0, device) },
-            format_args!("setting attribute {attr:?} to {value} on device {device}"),
+            format_args!("setting attribute {} to {value} on device {device}", attr.c_name()),
         )
     }
 }
