@@ -143,7 +143,17 @@ fn fatbin_entries(d: &[u8], valid: bool) -> Vec<FatbinEntry> {
     let mut at = FATBIN_HEADER_LEN;
     let mut scratch = Vec::new();
     while at.checked_add(ENTRY_HEADER_LEN).is_some_and(|e| e <= end) {
-        let (Some(kind), Some(hs), Some(ps), Some(cs), Some(arch), Some(name_off), Some(name_len), Some(flags), Some(us)) = (
+        let (
+            Some(kind),
+            Some(hs),
+            Some(ps),
+            Some(cs),
+            Some(arch),
+            Some(name_off),
+            Some(name_len),
+            Some(flags),
+            Some(us),
+        ) = (
             u16_at(d, at),
             u32_at(d, at + 4),
             u64_at(d, at + 8),
@@ -153,7 +163,8 @@ fn fatbin_entries(d: &[u8], valid: bool) -> Vec<FatbinEntry> {
             u32_at(d, at + 36),
             u64_at(d, at + 40),
             u64_at(d, at + 56),
-        ) else {
+        )
+        else {
             break;
         };
         if kind == 0 && hs == 0 {
@@ -359,7 +370,11 @@ mod tests {
         info.extend(kparam(1, 8, 4));
         info.extend(kparam(0, 0, 1));
         info.extend([3, ATTR_CBANK_PARAM_SIZE, 24, 0]);
-        let d = cubin(&[(".nv.info", SHT_CUDA_INFO, vec![]), (".nv.info.k", SHT_CUDA_INFO, info), (".text.k", 1, vec![0; 8])]);
+        let d = cubin(&[
+            (".nv.info", SHT_CUDA_INFO, vec![]),
+            (".nv.info.k", SHT_CUDA_INFO, info),
+            (".text.k", 1, vec![0; 8]),
+        ]);
         let ks = cubin_kernels(&d);
         assert_eq!(ks.len(), 1, "{ks:?}");
         assert_eq!(ks[0].name, "k");

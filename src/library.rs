@@ -72,7 +72,9 @@ pub const MAX_IMAGE_FILE: u64 = 1 << 30;
 pub(crate) fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let io = |what: &str, e: std::io::Error| Error::new(Status::Io, format!("{what} {}: {}", path.display(), crate::error::io_text(&e)));
+    let io = |what: &str, e: std::io::Error| {
+        Error::new(Status::Io, format!("{what} {}: {}", path.display(), crate::error::io_text(&e)))
+    };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)

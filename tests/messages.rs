@@ -36,7 +36,11 @@ fn compiling_to_a_kind_that_is_not_code_names_the_c_constant() {
         let f = compile("__global__ void k() {}", "k.cu", &opts).expect_err("not a compile target");
         assert_eq!(f.error.status, Status::InvalidArgument);
         assert!(f.error.message.contains(&format!("cannot compile to {name}")), "{}", f.error.message);
-        assert!(f.error.message.contains("CUDYN_CODE_CUBIN, CUDYN_CODE_PTX or CUDYN_CODE_LTOIR"), "{}", f.error.message);
+        assert!(
+            f.error.message.contains("CUDYN_CODE_CUBIN, CUDYN_CODE_PTX or CUDYN_CODE_LTOIR"),
+            "{}",
+            f.error.message
+        );
         assert!(!f.error.message.contains(&format!("{kind:?}")), "{}", f.error.message);
     }
 }

@@ -14,7 +14,11 @@ use cudyn::image_contents::{self, Contents, KernelLayout};
 use serde_json::{json, Value};
 
 #[derive(Parser)]
-#[command(name = "cudyn", version, about = "Inspect CUDA device code and the CUDA libraries cudyn finds; compile and link through cudyn.")]
+#[command(
+    name = "cudyn",
+    version,
+    about = "Inspect CUDA device code and the CUDA libraries cudyn finds; compile and link through cudyn."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -201,7 +205,8 @@ fn doctor(as_json: bool, need: &[Need]) -> bool {
             Component::NvJitLink => Need::Nvjitlink,
         })
     };
-    let mut missing: Vec<&str> = comps.iter().filter(|r| !r.ok() && needed(r.component)).map(|r| r.component.key()).collect();
+    let mut missing: Vec<&str> =
+        comps.iter().filter(|r| !r.ok() && needed(r.component)).map(|r| r.component.key()).collect();
     let gpu_ok = matches!(&gpus, Ok(g) if !g.is_empty());
     if need.contains(&Need::Gpu) && !gpu_ok {
         missing.push("gpu");
@@ -257,7 +262,9 @@ fn doctor(as_json: bool, need: &[Need]) -> bool {
     for r in &comps {
         let c = r.component;
         match (&r.path, &r.problem) {
-            (Some(p), None) => println!("{:<10} ok       {} {}  ({})", c.key(), c.human(), diagnose::version_text(r.version), p),
+            (Some(p), None) => {
+                println!("{:<10} ok       {} {}  ({})", c.key(), c.human(), diagnose::version_text(r.version), p)
+            }
             (Some(p), Some(why)) => {
                 println!("{:<10} PROBLEM  {} {} at {}", c.key(), c.human(), diagnose::version_text(r.version), p);
                 println!("           {why}");
@@ -266,7 +273,8 @@ fn doctor(as_json: bool, need: &[Need]) -> bool {
                 println!("{:<10} MISSING  {} ({}): not found", c.key(), c.human(), c.purpose());
                 if let Some(why) = why {
                     // The library's message ends with the same hint printed below.
-                    let why = why.strip_suffix(c.install_hint()).map_or(why.as_str(), |w| w.trim_end_matches([' ', '.']));
+                    let why =
+                        why.strip_suffix(c.install_hint()).map_or(why.as_str(), |w| w.trim_end_matches([' ', '.']));
                     println!("           {why}");
                 }
                 println!("           to fix: {}", c.install_hint());

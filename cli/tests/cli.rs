@@ -207,7 +207,10 @@ fn inspect_a_fatbin_lists_every_entry_and_the_one_a_gpu_runs() {
     assert_eq!((e[0]["kind"].as_str(), e[0]["arch"].as_str()), (Some("sass"), Some("sm_90")));
     assert_eq!((e[0]["compressed"].as_bool(), e[0]["compression"].as_str()), (Some(true), Some("zstd")));
     assert_eq!(e[0]["code_bytes"].as_u64(), Some(cub.len() as u64));
-    assert_eq!((e[1]["kind"].as_str(), e[1]["arch"].as_str(), e[1]["compressed"].as_bool()), (Some("ptx"), Some("compute_80"), Some(false)));
+    assert_eq!(
+        (e[1]["kind"].as_str(), e[1]["arch"].as_str(), e[1]["compressed"].as_bool()),
+        (Some("ptx"), Some("compute_80"), Some(false))
+    );
     let kernels: Vec<&str> = e[0]["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
     assert!(kernels.contains(&"vec_add") && kernels.contains(&"mixed"), "{kernels:?}");
     assert_eq!(r["gpu"]["entry"], 0);

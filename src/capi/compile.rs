@@ -448,7 +448,10 @@ pub unsafe extern "C" fn cudyn_cache_clear(removed: *mut u64) -> cudyn_status {
     ffi!({
         let n = match compile::global_cache() {
             Some(c) => c.clear().map_err(|e| {
-                Error::new(crate::Status::Io, format!("clearing the cache at {}: {}", c.dir().display(), crate::error::io_text(&e)))
+                Error::new(
+                    crate::Status::Io,
+                    format!("clearing the cache at {}: {}", c.dir().display(), crate::error::io_text(&e)),
+                )
             })?,
             None => 0,
         };
