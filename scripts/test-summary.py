@@ -3,6 +3,8 @@
 
   test-summary.py line LOG            one line: what the log's test runners counted
   test-summary.py total LOGDIR SECS   the closing summary: totals, and why tests were skipped
+  test-summary.py failures LOG        what failed in a log: cargo's failure reports, ctest's
+                                      failed tests' output; else the log's last 150 lines
 """
 import collections
 import os
@@ -73,9 +75,11 @@ def skip_reason(text):
         reason = line[i:].split(" ", 1)[1].strip()
         # "no usable GPU: the CUDA driver could not be opened; tried: ..." -> the clause
         # before the detail, and the detail's first clause.
+        # Tests name themselves differently ("no usable GPU: ...", "load_and_launch: ..."):
+        # group by the detail, the why, when there is one.
         head, _, rest = reason.partition(": ")
         detail = rest.split(";")[0].split(" (")[0].strip()
-        return f"{head}: {detail}" if detail and len(head) < 40 else head
+        return detail or head
     return "no reason printed"
 
 
@@ -105,7 +109,36 @@ def cargo_ignored(path):
     return reasons
 
 
+def failures(path):
+    lines = open(path, errors="replace").read().splitlines()
+    out = []
+    # cargo: from each "failures:" report to its "test result:" line, and cargo's last words.
+    keep = False
+    for line in lines:
+        if line == "failures:":
+            keep = True
+        if keep:
+            out.append(line)
+        if line.startswith("test result:"):
+            keep = False
+        if line.startswith("error: test failed") or line.startswith("error: could not compile"):
+            out.append(line)
+    # ctest --output-on-failure: each failed test's output follows its "***Failed" line.
+    keep = False
+    for line in lines:
+        if re.match(r"^\s*\d+/\d+ Test +#\d+: ", line):
+            keep = "***" in line and "Skipped" not in line
+        if keep:
+            out.append(line)
+    if not out:
+        out = lines[-150:]
+    print("\n".join(out))
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "failures":
+        failures(sys.argv[2])
+        return
     if len(sys.argv) >= 3 and sys.argv[1] == "line":
         print(describe(*counts(sys.argv[2])))
         return

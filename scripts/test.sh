@@ -43,8 +43,9 @@ needs() {
 }
 
 echo "== cudyn test suite (logs in $logs/)"
-step cargo-test cargo test --all-targets
-step cargo-test-cli cargo test --package cudyn-cli
+# --no-fail-fast: every test binary runs, so the summary counts them all.
+step cargo-test cargo test --all-targets --no-fail-fast
+step cargo-test-cli cargo test --package cudyn-cli --no-fail-fast
 step cmake-build bash -c 'source scripts/env.sh && cudyn_configure && cmake --build build'
 if needs cmake-build ctest; then
   step ctest ctest --test-dir build --output-on-failure --output-junit "$PWD/$logs/ctest.xml"
@@ -59,8 +60,8 @@ fi
 
 for s in "${failed_steps[@]}"; do
   echo
-  echo "== $s failed; the end of $logs/$s.log:"
-  tail -n 150 "$logs/$s.log"
+  echo "== $s failed; from $logs/$s.log:"
+  scripts/test-summary.py failures "$logs/$s.log"
 done
 echo
 scripts/test-summary.py total "$logs" "$((SECONDS - start))"
