@@ -13,7 +13,9 @@
 //   value +- 1), and every single-bit flip of every header byte; each cubin mutant also wrapped,
 //   LZ4-compressed, into a one-entry fatbin. Counts are printed per structure and field.
 //   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
-//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM,
+//          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
+//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM, MUTANTS_TO,
+//        MUTANTS_COMPANION=fatbin (entries appended after each LZ4-wrapped mutant),
 //        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
 #include <sys/mman.h>
@@ -162,11 +164,13 @@ static void fatbin_fields(int image) {
   size_t off = 16;
   for (int e = 0; off + 64 <= total && off + 64 <= v.size() && e < 64; ++e) {
     const size_t hs = get(v, off + 4, 4), ps = get(v, off + 8, 8);
-    for (auto &f : ent) add(image, std::string("fatbin entry header.") + f.name, off + f.off, f.w, off + hs);
-    for (size_t q = off + 64; q + 4 <= off + hs && q < off + 256; q += 4) add(image, "fatbin entry header.extension_word", q, 4, off + hs);
+    // The entry's kind and sm in the label: which entries CUDA's loader reads shows per entry.
+    const std::string who = std::string(get(v, off, 2) == 1 ? "ptx " : "") + "sm_" + std::to_string(get(v, off + 28, 4));
+    for (auto &f : ent) add(image, "fatbin entry header (" + who + ")." + f.name, off + f.off, f.w, off + hs);
+    for (size_t q = off + 64; q + 4 <= off + hs && q < off + 256; q += 4) add(image, "fatbin entry header (" + who + ").extension_word", q, 4, off + hs);
     const uint64_t flags = get(v, off + 40, 8);
     if (get(v, off, 2) == 2 && !(flags & 0xa000) && is_cubin(std::vector<char>(v.begin() + std::min(v.size(), off + hs), v.begin() + std::min(v.size(), off + hs + 64))))
-      cubin_fields(image, off + hs, "entry cubin ");
+      cubin_fields(image, off + hs, "entry " + who + " cubin ");
     if (hs < 64 || off + hs + ps <= off) break;
     off += hs + ps;
   }
@@ -257,7 +261,17 @@ static std::vector<char> structured_mutant(int i) {
   std::vector<char> v = g_corpus[f.image];
   if (m.flip >= 0) v[m.off] ^= (char)(1u << m.flip);
   else put(v, f.off, f.width, m.value);
-  return m.wrap ? wrap_lz4(v, cubin_sm(g_corpus[f.image])) : v;
+  if (!m.wrap) return v;
+  std::vector<char> w = wrap_lz4(v, cubin_sm(g_corpus[f.image]));
+  // MUTANTS_COMPANION=fatbin: its entries follow the compressed one, so the GPU has an entry of
+  // its own to choose and the mutated entry is one the loader need not pick (does it still read it?).
+  static const std::vector<char> companion = std::getenv("MUTANTS_COMPANION") ? read_file(std::getenv("MUTANTS_COMPANION")) : std::vector<char>();
+  if (companion.size() > 16) {
+    const size_t n = get(companion, 8, 8);
+    w.insert(w.end(), companion.begin() + 16, companion.begin() + 16 + std::min(n, companion.size() - 16));
+    put(w, 8, 8, w.size() - 16);
+  }
+  return w;
 }
 
 static std::string structured_label(int i) {
@@ -434,6 +448,10 @@ int main(int argc, char **argv) {
     if (count <= 0 || count > (int)g_plan.size()) count = (int)g_plan.size();
     g_count = count;
   }
+  if (argc > 4 && std::strcmp(argv[4], "--plan-size") == 0) {  // how many mutants `count` means
+    std::printf("%d\n", count);
+    return 0;
+  }
   if (argc > 6 && std::strcmp(argv[4], "--dump") == 0) {  // write mutant argv[5] to argv[6]
     auto m = mutant(cubin, fatbin, std::atoi(argv[5]));
     FILE *f = std::fopen(argv[6], "wb");
@@ -460,7 +478,9 @@ int main(int argc, char **argv) {
   // two builds of cudyn can be compared verdict for verdict (diff the files).
   FILE *verdicts = std::getenv("MUTANTS_VERDICTS") ? std::fopen(std::getenv("MUTANTS_VERDICTS"), "w") : nullptr;
   if (std::getenv("MUTANTS_VERDICTS") && !verdicts) FAIL("cannot write %s", std::getenv("MUTANTS_VERDICTS"));
-  for (int i = from; i < (raw_only ? 0 : count); ++i) {
+  // MUTANTS_TO=n stops before mutant n (a shard of a parallel run).
+  const int to = std::getenv("MUTANTS_TO") ? std::min(count, std::atoi(std::getenv("MUTANTS_TO"))) : count;
+  for (int i = from; i < (raw_only ? 0 : to); ++i) {
     if (trace) { std::rewind(trace); std::fprintf(trace, "%d\n", i); std::fflush(trace); }
     auto m = mutant(cubin, fatbin, i);
     Guarded g(m);
@@ -488,7 +508,7 @@ int main(int argc, char **argv) {
   if (verdicts) std::fclose(verdicts);
   if (!raw_only) {
     if (structured_mode()) {
-      std::printf("cudyn, structured: %d mutants of %zu images (%zu fields) x 2 APIs, 0 crashes\n", count, g_corpus.size(), g_fields.size());
+      std::printf("cudyn, structured: mutants %d to %d of %d, %zu images (%zu fields) x 2 APIs, 0 crashes\n", from, to - 1, count, g_corpus.size(), g_fields.size());
       std::printf("  per image, structure and field (both APIs):\n");
       for (auto &f : by_field) {
         std::printf("    %-70s", f.first.c_str());

@@ -43,8 +43,10 @@ needs() {
 }
 
 echo "== cudyn test suite (logs in $logs/)"
-# --no-fail-fast: every test binary runs, so the summary counts them all.
-step cargo-test cargo test --all-targets --no-fail-fast
+# --no-fail-fast: every test binary runs, so the summary counts them all. dev-header:
+# generate cudyn.h (the drift test, tests/header.rs, needs it) and compile the C layout proofs;
+# a crate depending on cudyn leaves it off.
+step cargo-test cargo test --all-targets --features dev-header --no-fail-fast
 step cargo-test-cli cargo test --package cudyn-cli --no-fail-fast
 step cmake-build bash -c 'source scripts/env.sh && cudyn_configure && cmake --build build'
 if needs cmake-build ctest; then

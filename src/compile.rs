@@ -147,23 +147,11 @@ pub fn effective_options(
         other => {
             return Err(Error::invalid(format!(
                 "cannot compile to {}: choose CUDYN_CODE_CUBIN, CUDYN_CODE_PTX or CUDYN_CODE_LTOIR",
-                code_kind_c_name(other)
+                other.c_name()
             )))
         }
     }
     Ok((o, sm, target))
-}
-
-/// The C name of a code kind, as messages name it.
-fn code_kind_c_name(k: CodeKind) -> &'static str {
-    match k {
-        CodeKind::Unknown => "CUDYN_CODE_UNKNOWN",
-        CodeKind::Cubin => "CUDYN_CODE_CUBIN",
-        CodeKind::Fatbin => "CUDYN_CODE_FATBIN",
-        CodeKind::Ptx => "CUDYN_CODE_PTX",
-        CodeKind::LtoIr => "CUDYN_CODE_LTOIR",
-        CodeKind::Source => "CUDYN_CODE_SOURCE",
-    }
 }
 
 fn cache_key(

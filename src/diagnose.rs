@@ -8,29 +8,17 @@
 
 use std::path::PathBuf;
 
-/// One of the CUDA libraries cudyn opens at run time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Component {
-    /// libcuda.so.1, from the NVIDIA driver.
-    Driver,
-    /// libcudart.so.13 / .12.
-    Runtime,
-    /// libnvrtc.so.13 / .12.
-    Nvrtc,
-    /// libnvJitLink.so.13 / .12.
-    NvJitLink,
-}
+/// One of the CUDA libraries cudyn opens at run time (`cudyn_component` in C).
+pub use crate::enums::Component;
 
 impl Component {
-    pub const ALL: [Component; 4] = [Component::Driver, Component::Runtime, Component::Nvrtc, Component::NvJitLink];
-
     /// "driver", "runtime", "nvrtc", "nvjitlink".
     pub fn key(self) -> &'static str {
         match self {
             Component::Driver => "driver",
             Component::Runtime => "runtime",
             Component::Nvrtc => "nvrtc",
-            Component::NvJitLink => "nvjitlink",
+            Component::Nvjitlink => "nvjitlink",
         }
     }
 
@@ -40,7 +28,7 @@ impl Component {
             Component::Driver => "loads and launches on a GPU",
             Component::Runtime => "loads and launches through the CUDA runtime API",
             Component::Nvrtc => "compiles CUDA C++ source",
-            Component::NvJitLink => "links LTO-IR, cubins and PTX",
+            Component::Nvjitlink => "links LTO-IR, cubins and PTX",
         }
     }
 
@@ -49,7 +37,7 @@ impl Component {
             Component::Driver => crate::dl::Component::Driver,
             Component::Runtime => crate::dl::Component::Runtime,
             Component::Nvrtc => crate::dl::Component::Nvrtc,
-            Component::NvJitLink => crate::dl::Component::NvJitLink,
+            Component::Nvjitlink => crate::dl::Component::NvJitLink,
         }
     }
 
@@ -106,7 +94,7 @@ pub fn component(c: Component) -> ComponentReport {
             Ok(n) => (Some(found(&n.lib)), n.version, None),
             Err(e) => (None, 0, Some(e.message)),
         },
-        Component::NvJitLink => match crate::nvjitlink::jitlink() {
+        Component::Nvjitlink => match crate::nvjitlink::jitlink() {
             Ok(j) => (Some(found(&j.lib)), j.version, None),
             Err(e) => (None, 0, Some(e.message)),
         },
@@ -225,6 +213,6 @@ mod tests {
         let h = Component::Nvrtc.install_hint();
         assert!(h.contains("nvidia-cuda-nvrtc ") && h.contains("nvidia-cuda-nvrtc-cu12"), "{h}");
         assert!(h.contains("CUDA_PATH"), "{h}");
-        assert_eq!(Component::NvJitLink.env_var(), "CUDYN_LIBNVJITLINK");
+        assert_eq!(Component::Nvjitlink.env_var(), "CUDYN_LIBNVJITLINK");
     }
 }

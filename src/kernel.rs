@@ -25,64 +25,7 @@ pub struct Param {
     pub size: u32,
 }
 
-/// Attributes readable per device (CUDA's CU_FUNC_ATTRIBUTE_* numbers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Attribute {
-    MaxThreadsPerBlock = 0,
-    SharedSizeBytes = 1,
-    ConstSizeBytes = 2,
-    LocalSizeBytes = 3,
-    NumRegs = 4,
-    PtxVersion = 5,
-    BinaryVersion = 6,
-    CacheModeCa = 7,
-    MaxDynamicSharedSizeBytes = 8,
-    PreferredSharedMemoryCarveout = 9,
-    ClusterSizeMustBeSet = 10,
-    RequiredClusterWidth = 11,
-    RequiredClusterHeight = 12,
-    RequiredClusterDepth = 13,
-    NonPortableClusterSizeAllowed = 14,
-    ClusterSchedulingPolicyPreference = 15,
-}
-
-impl Attribute {
-    /// Its C name, as messages name it: CUDYN_KERNEL_ATTR_MAX_THREADS_PER_BLOCK.
-    pub fn c_name(self) -> String {
-        let mut s = String::from("CUDYN_KERNEL_ATTR_");
-        for (i, ch) in format!("{self:?}").chars().enumerate() {
-            if ch.is_ascii_uppercase() && i > 0 {
-                s.push('_');
-            }
-            s.push(ch.to_ascii_uppercase());
-        }
-        s
-    }
-
-    pub fn from_raw(v: u32) -> Option<Attribute> {
-        use Attribute::*;
-        Some(match v {
-            0 => MaxThreadsPerBlock,
-            1 => SharedSizeBytes,
-            2 => ConstSizeBytes,
-            3 => LocalSizeBytes,
-            4 => NumRegs,
-            5 => PtxVersion,
-            6 => BinaryVersion,
-            7 => CacheModeCa,
-            8 => MaxDynamicSharedSizeBytes,
-            9 => PreferredSharedMemoryCarveout,
-            10 => ClusterSizeMustBeSet,
-            11 => RequiredClusterWidth,
-            12 => RequiredClusterHeight,
-            13 => RequiredClusterDepth,
-            14 => NonPortableClusterSizeAllowed,
-            15 => ClusterSchedulingPolicyPreference,
-            _ => return None,
-        })
-    }
-}
+pub use crate::enums::Attribute;
 
 impl Kernel {
     /// Wrap a handle from anywhere: cudyn, `cuLibraryGetKernel`, `cudaLibraryGetKernel`,

@@ -15,6 +15,7 @@ pub mod diagnose;
 pub mod dl;
 pub mod driver;
 mod elf_check;
+pub mod enums;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -8,55 +8,37 @@ use crate::sys;
 use std::os::raw::c_char;
 use std::ptr;
 
-/// What a link input is. The first five mirror `CodeKind`; objects and libraries are host
-/// ELF/archives with embedded device code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    Cubin,
-    Fatbin,
-    Ptx,
-    LtoIr,
-    Object,
-    Library,
+/// The nvJitLink input type of a code kind: cubin, fatbin, PTX, LTO-IR, a host object or a
+/// static library with embedded device code; None for the kinds nvJitLink does not take.
+fn input_type(k: CodeKind) -> Option<sys::nvJitLinkInputType> {
+    use sys::nvJitLinkInputType as T;
+    Some(match k {
+        CodeKind::Cubin => T::NVJITLINK_INPUT_CUBIN,
+        CodeKind::Fatbin => T::NVJITLINK_INPUT_FATBIN,
+        CodeKind::Ptx => T::NVJITLINK_INPUT_PTX,
+        CodeKind::LtoIr => T::NVJITLINK_INPUT_LTOIR,
+        CodeKind::Object => T::NVJITLINK_INPUT_OBJECT,
+        CodeKind::Library => T::NVJITLINK_INPUT_LIBRARY,
+        CodeKind::Unknown | CodeKind::Source => return None,
+    })
 }
 
-impl InputKind {
-    fn nvjitlink(self) -> sys::nvJitLinkInputType {
-        match self {
-            InputKind::Cubin => sys::nvJitLinkInputType::NVJITLINK_INPUT_CUBIN,
-            InputKind::Fatbin => sys::nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
-            InputKind::Ptx => sys::nvJitLinkInputType::NVJITLINK_INPUT_PTX,
-            InputKind::LtoIr => sys::nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
-            InputKind::Object => sys::nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
-            InputKind::Library => sys::nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
-        }
-    }
-
-    /// nvJitLink's name for it (NVJITLINK_INPUT_CUBIN, ...), as messages name it.
-    pub fn c_name(self) -> &'static str {
-        match self {
-            InputKind::Cubin => "NVJITLINK_INPUT_CUBIN",
-            InputKind::Fatbin => "NVJITLINK_INPUT_FATBIN",
-            InputKind::Ptx => "NVJITLINK_INPUT_PTX",
-            InputKind::LtoIr => "NVJITLINK_INPUT_LTOIR",
-            InputKind::Object => "NVJITLINK_INPUT_OBJECT",
-            InputKind::Library => "NVJITLINK_INPUT_LIBRARY",
-        }
-    }
-
-    pub fn from_code_kind(k: CodeKind) -> Option<InputKind> {
-        Some(match k {
-            CodeKind::Cubin => InputKind::Cubin,
-            CodeKind::Fatbin => InputKind::Fatbin,
-            CodeKind::Ptx => InputKind::Ptx,
-            CodeKind::LtoIr => InputKind::LtoIr,
-            _ => return None,
-        })
+/// nvJitLink's name for the input type of a code kind, as its log and cudyn's messages name it.
+fn input_type_name(k: CodeKind) -> &'static str {
+    match k {
+        CodeKind::Cubin => "NVJITLINK_INPUT_CUBIN",
+        CodeKind::Fatbin => "NVJITLINK_INPUT_FATBIN",
+        CodeKind::Ptx => "NVJITLINK_INPUT_PTX",
+        CodeKind::LtoIr => "NVJITLINK_INPUT_LTOIR",
+        CodeKind::Object => "NVJITLINK_INPUT_OBJECT",
+        CodeKind::Library => "NVJITLINK_INPUT_LIBRARY",
+        CodeKind::Unknown | CodeKind::Source => "none",
     }
 }
 
 pub struct LinkInput<'a> {
-    pub kind: InputKind,
+    /// Any kind but `Unknown` and `Source`.
+    pub kind: CodeKind,
     pub data: &'a [u8],
     pub name: &'a str,
 }
@@ -115,6 +97,12 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     if inputs.is_empty() {
         return Err(Error::invalid("nothing to link: no inputs").into());
     }
+    let mut types = Vec::with_capacity(inputs.len());
+    for (i, inp) in inputs.iter().enumerate() {
+        types.push(input_type(inp.kind).ok_or_else(|| {
+            Error::invalid(format!("link input {i} ('{}'): {} cannot be linked", inp.name, inp.kind))
+        })?);
+    }
     let jl = jitlink()?;
     let mut opts = options.to_vec();
     if !opts.iter().any(|o| o.starts_with("-arch")) {
@@ -143,19 +131,19 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
             return Err(Error::invalid(format!("link input {i} ('{}') is empty", inp.name)).into());
         }
         // SAFETY: data/len describe a live buffer; the name is NUL-terminated and outlives h.
-        let r = unsafe { add(h.h, inp.kind.nvjitlink(), inp.data.as_ptr().cast(), inp.data.len(), names[i].as_ptr()) };
+        let r = unsafe { add(h.h, types[i], inp.data.as_ptr().cast(), inp.data.len(), names[i].as_ptr()) };
         if r.0 != 0 {
             let (err, _) = logs(jl, h.h);
             // nvJitLink runs the type and the input's name together ("...type
             // NVJITLINK_INPUT_PTXkernels.ptx"): set the name apart.
-            let glued = format!("{}{}", inp.kind.c_name(), inp.name);
-            let err = err.replace(&glued, &format!("{} (input '{}')", inp.kind.c_name(), inp.name));
+            let ty = input_type_name(inp.kind);
+            let err = err.replace(&format!("{ty}{}", inp.name), &format!("{ty} (input '{}')", inp.name));
             let first = err.lines().next().unwrap_or("").to_string();
             return Err(LinkFailure {
                 error: Error::with_code(
                     Status::LinkFailed,
                     r.0 as i32,
-                    format!("adding link input {i} ('{}', {}): {first}", inp.name, inp.kind.c_name()),
+                    format!("adding link input {i} ('{}', {ty}): {first}", inp.name),
                 ),
                 log: err,
             });

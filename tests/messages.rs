@@ -52,7 +52,7 @@ fn kernel_attributes_are_named_as_in_cudyn_h() {
     for line in header.lines() {
         let Some(rest) = line.trim().strip_prefix("CUDYN_KERNEL_ATTR_") else { continue };
         let Some((name, value)) = rest.trim_end_matches(',').split_once(" = ") else { continue };
-        let a = Attribute::from_raw(value.parse().unwrap()).unwrap_or_else(|| panic!("{line}"));
+        let a = Attribute::from_c(value.parse().unwrap()).unwrap_or_else(|| panic!("{line}"));
         assert_eq!(a.c_name(), format!("CUDYN_KERNEL_ATTR_{name}"));
         seen += 1;
     }

@@ -202,7 +202,7 @@ fn doctor(as_json: bool, need: &[Need]) -> bool {
             Component::Driver => Need::Driver,
             Component::Runtime => Need::Runtime,
             Component::Nvrtc => Need::Nvrtc,
-            Component::NvJitLink => Need::Nvjitlink,
+            Component::Nvjitlink => Need::Nvjitlink,
         })
     };
     let mut missing: Vec<&str> =
@@ -572,7 +572,7 @@ fn compile(src: &Path, out: &Path, target: Target, arch: Option<String>, mut opt
 }
 
 fn link(inputs: &[PathBuf], out: &Path, arch: Option<String>, mut options: Vec<String>) -> bool {
-    use cudyn::link::{InputKind, LinkInput};
+    use cudyn::link::LinkInput;
     let mut datas = Vec::new();
     for p in inputs {
         match read(p) {
@@ -585,13 +585,13 @@ fn link(inputs: &[PathBuf], out: &Path, arch: Option<String>, mut options: Vec<S
     for ((p, d), name) in inputs.iter().zip(&datas).zip(&names) {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         let kind = match (image::code_kind_of(d), ext) {
-            (_, "o") => Some(InputKind::Object),
-            (_, "a") => Some(InputKind::Library),
-            (k, _) => InputKind::from_code_kind(k),
+            (_, "o") => CodeKind::Object,
+            (_, "a") => CodeKind::Library,
+            (k, _) => k,
         };
-        let Some(kind) = kind else {
+        if matches!(kind, CodeKind::Unknown | CodeKind::Source) {
             return fail(&format!("{name}: not a cubin, fatbin, PTX, LTO-IR, object (.o) or archive (.a)"));
-        };
+        }
         list.push(LinkInput { kind, data: d, name });
     }
     if let Some(a) = arch {
@@ -599,7 +599,7 @@ fn link(inputs: &[PathBuf], out: &Path, arch: Option<String>, mut options: Vec<S
         options.push(format!("-arch={a}"));
     }
     // LTO-IR links only with link-time optimisation on: ask for it rather than fail.
-    if list.iter().any(|i| i.kind == InputKind::LtoIr) && !options.iter().any(|o| o == "-lto") {
+    if list.iter().any(|i| i.kind == CodeKind::LtoIr) && !options.iter().any(|o| o == "-lto") {
         options.push("-lto".into());
     }
     match cudyn::link::link(&list, &options) {
