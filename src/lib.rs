@@ -14,7 +14,6 @@ pub mod compile;
 pub mod diagnose;
 pub mod dl;
 pub mod driver;
-mod elf_check;
 pub mod enums;
 pub mod error;
 #[doc(hidden)]
@@ -28,7 +27,6 @@ pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
-pub mod memo;
 pub mod nvjitlink;
 pub mod nvrtc;
 mod registry;
