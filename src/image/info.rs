@@ -4,8 +4,8 @@
 //! was refused ([`ImageError`]). Plain data: nothing here reads image bytes, so every other
 //! file of `image/` may use these types without depending on another.
 
-use std::fmt;
 pub use crate::enums::CodeKind;
+use std::fmt;
 
 /// Which flavour of an architecture a piece of code is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
