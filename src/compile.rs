@@ -141,7 +141,12 @@ pub fn effective_options(
                 o.push("-dlto".into());
             }
         }
-        other => return Err(Error::invalid(format!("cannot compile to {other:?}: choose cubin, PTX or LTO-IR"))),
+        other => {
+            return Err(Error::invalid(format!(
+                "cannot compile to {}: choose CUDYN_CODE_CUBIN, CUDYN_CODE_PTX or CUDYN_CODE_LTOIR",
+                other.c_name()
+            )))
+        }
     }
     Ok((o, sm, target))
 }

@@ -134,13 +134,13 @@ impl Kernel {
         registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
         unsafe { driver::kernel_attribute(self.0, attr as u32, device) }
-            .map_err(|e| e.context(format_args!("reading attribute {attr:?} on device {device}")))
+            .map_err(|e| e.context(format_args!("reading attribute {} on device {device}", attr.c_name())))
     }
 
     pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
         registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
         unsafe { driver::kernel_set_attribute(self.0, attr as u32, value, device) }
-            .map_err(|e| e.context(format_args!("setting attribute {attr:?} to {value} on device {device}")))
+            .map_err(|e| e.context(format_args!("setting attribute {} to {value} on device {device}", attr.c_name())))
     }
 }

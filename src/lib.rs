@@ -13,6 +13,7 @@ pub mod capi;
 pub mod compile;
 #[doc(hidden)]
 pub mod cuda;
+pub mod diagnose;
 pub mod enums;
 pub mod error;
 #[doc(hidden)]
@@ -20,6 +21,7 @@ pub mod fuzzing;
 pub mod handles;
 mod hot;
 pub mod image;
+pub mod image_contents;
 pub mod kernel;
 pub mod launch;
 pub mod library;

@@ -46,7 +46,9 @@ pub const MAX_IMAGE_FILE: u64 = 1 << 30;
 pub(crate) fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let io = |what: &str, e: std::io::Error| Error::new(Status::Io, format!("{what} {}: {e}", path.display()));
+    let io = |what: &str, e: std::io::Error| {
+        Error::new(Status::Io, format!("{what} {}: {}", path.display(), crate::error::io_text(&e)))
+    };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -114,7 +116,7 @@ fn check_runnable(info: &ImageInfo, sm: Option<u32>) -> Result<()> {
             Err(Error::new(
                 Status::NoBinaryForDevice,
                 format!(
-                    "the {:?} holds {} but device {dev} is sm_{sm}",
+                    "the {} holds {} but device {dev} is sm_{sm}",
                     info.kind,
                     if info.codes.is_empty() { "no code".to_string() } else { image::describe_codes(&info.codes) }
                 ),

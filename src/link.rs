@@ -20,6 +20,19 @@ fn input_type(k: CodeKind) -> Option<InputType> {
     })
 }
 
+/// nvJitLink's name for the input type of a code kind, as its log and cudyn's messages name it.
+fn input_type_name(k: CodeKind) -> &'static str {
+    match k {
+        CodeKind::Cubin => "NVJITLINK_INPUT_CUBIN",
+        CodeKind::Fatbin => "NVJITLINK_INPUT_FATBIN",
+        CodeKind::Ptx => "NVJITLINK_INPUT_PTX",
+        CodeKind::LtoIr => "NVJITLINK_INPUT_LTOIR",
+        CodeKind::Object => "NVJITLINK_INPUT_OBJECT",
+        CodeKind::Library => "NVJITLINK_INPUT_LIBRARY",
+        CodeKind::Unknown | CodeKind::Source => "none",
+    }
+}
+
 pub struct LinkInput<'a> {
     /// Any kind but `Unknown` and `Source`.
     pub kind: CodeKind,
@@ -72,9 +85,12 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
         }
         let name = names.next().unwrap_or_default();
         if let Err(mut error) = linker.add(types[i], inp.data, name) {
-            let err = linker.error_log();
+            // nvJitLink runs the type and the input's name together ("...type
+            // NVJITLINK_INPUT_PTXkernels.ptx"): set the name apart.
+            let ty = input_type_name(inp.kind);
+            let err = linker.error_log().replace(&format!("{ty}{}", inp.name), &format!("{ty} (input '{}')", inp.name));
             let first = err.lines().next().unwrap_or("");
-            error.message = format!("adding link input {i} ('{}', {:?}): {first}", inp.name, inp.kind);
+            error.message = format!("adding link input {i} ('{}', {ty}): {first}", inp.name);
             return Err(LinkFailure { error, log: err });
         }
     }

@@ -14,6 +14,8 @@ const FUNCTIONS: &[&str] = &[
     "cuGetErrorName",
     "cuGetErrorString",
     "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
     "cuDeviceGetAttribute",
     "cuDevicePrimaryCtxRetain",
     "cuCtxGetCurrent",

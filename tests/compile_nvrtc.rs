@@ -412,13 +412,13 @@ fn c_compile_refuses_bad_arguments_and_leaves_outputs_alone() {
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 5, &mut code, ptr::null_mut()),
             &code,
             "target source",
-            "Source",
+            "CUDYN_CODE_SOURCE",
         );
         check(
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 2, &mut code, ptr::null_mut()),
             &code,
             "target fatbin",
-            "Fatbin",
+            "CUDYN_CODE_FATBIN",
         );
         check(
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 99, &mut code, ptr::null_mut()),

@@ -186,6 +186,13 @@ fn empty_and_bad_inputs() {
     assert_eq!(f.error.status, Status::LinkFailed);
     assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
     assert!(!f.log.is_empty());
+    // The input's type by its C name, and set apart from the file name (nvJitLink's own log
+    // runs them together: "NVJITLINK_INPUT_CUBINjunk.cubin").
+    for text in [&f.error.message, &f.log] {
+        assert!(!text.contains("NVJITLINK_INPUT_CUBINjunk"), "{text}");
+    }
+    assert!(f.error.message.contains("NVJITLINK_INPUT_CUBIN"), "{}", f.error.message);
+    assert!(!f.error.message.contains("Cubin)"), "{}", f.error.message);
 
     // Options nvJitLink does not know, and NUL bytes, are the caller's mistake.
     let f = link(&[input(CodeKind::Cubin, &dev, "dev")], &strings(&["-no-such-link-option"])).unwrap_err();

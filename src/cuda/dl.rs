@@ -217,11 +217,11 @@ pub fn untrusted_reason(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let real = match std::fs::canonicalize(path) {
         Ok(r) => r,
-        Err(e) => return Some(format!("cannot resolve it: {e}")),
+        Err(e) => return Some(format!("cannot resolve it: {}", crate::error::io_text(&e))),
     };
     let m = match std::fs::metadata(&real) {
         Ok(m) => m,
-        Err(e) => return Some(format!("cannot stat it: {e}")),
+        Err(e) => return Some(format!("cannot stat it: {}", crate::error::io_text(&e))),
     };
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };

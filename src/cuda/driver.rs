@@ -50,6 +50,8 @@ driver_table! {
     cuGetErrorString: PFN_cuGetErrorString = "cuGetErrorString" @ 6000,
     cuDeviceGetCount: PFN_cuDeviceGetCount = "cuDeviceGetCount" @ 2000,
     cuDeviceGetAttribute: PFN_cuDeviceGetAttribute = "cuDeviceGetAttribute" @ 2000,
+    cuDeviceGet: PFN_cuDeviceGet = "cuDeviceGet" @ 2000,
+    cuDeviceGetName: PFN_cuDeviceGetName = "cuDeviceGetName" @ 2000,
     cuDevicePrimaryCtxRetain: PFN_cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain" @ 7000,
     cuCtxGetCurrent: PFN_cuCtxGetCurrent = "cuCtxGetCurrent" @ 4000,
     cuCtxSetCurrent: PFN_cuCtxSetCurrent = "cuCtxSetCurrent" @ 4000,
@@ -217,6 +219,23 @@ impl Driver {
         // SAFETY: valid out-pointer; an out-of-range device is reported as an error.
         self.check(unsafe { f(&mut v, attr, dev) }, format_args!("reading attribute {} of device {dev}", attr.0))?;
         Ok(v)
+    }
+
+    /// The device's name, as the driver reports it ("NVIDIA H200").
+    pub fn device_name(&self, index: i32) -> Result<String> {
+        self.initialised()?;
+        let get = self.need(self.f.cuDeviceGet, "cuDeviceGet")?;
+        let name = self.need(self.f.cuDeviceGetName, "cuDeviceGetName")?;
+        let mut dev = 0;
+        // SAFETY: valid out-pointer; an out-of-range ordinal is reported as an error.
+        self.check(unsafe { get(&mut dev, index) }, format_args!("getting device {index}"))?;
+        let mut buf = [0 as std::ffi::c_char; 256];
+        // SAFETY: the buffer holds 256 chars and its length is passed; the driver writes a
+        // NUL-terminated name into it.
+        self.check(unsafe { name(buf.as_mut_ptr(), buf.len() as i32, dev) }, format_args!("naming device {index}"))?;
+        buf[255] = 0;
+        // SAFETY: NUL-terminated within the buffer (its last byte was just set to NUL).
+        Ok(unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
     }
 
     /// Compute capability as major*10+minor (90 for an H200).

@@ -17,7 +17,7 @@
 // bytes themselves. Concatenated fatbin containers: only the first is described.
 
 mod cubin;
-mod decompress;
+pub(crate) mod decompress;
 mod fatbin;
 mod info;
 mod ltoir;
