@@ -11,8 +11,9 @@
 pub mod cache;
 pub mod capi;
 pub mod compile;
-pub mod dl;
-pub mod driver;
+#[doc(hidden)]
+pub mod cuda;
+pub mod diagnose;
 pub mod enums;
 pub mod error;
 #[doc(hidden)]
@@ -20,17 +21,26 @@ pub mod fuzzing;
 pub mod handles;
 mod hot;
 pub mod image;
+pub mod image_contents;
 pub mod kernel;
 pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
-pub mod nvjitlink;
-pub mod nvrtc;
 mod registry;
-pub mod runtime;
 pub mod source;
-pub mod sys;
+
+/// What the integration tests look into that is not public API: the validation memo's counters
+/// (tests/validate_memo.rs) and the library search (tests/secure_env.rs).
+#[doc(hidden)]
+pub mod test_hooks {
+    pub mod memo {
+        pub use crate::image::memo::{clear, stats, ENTRIES};
+    }
+    pub mod search {
+        pub use crate::cuda::dl::{candidates, secure_process, setting, Component};
+    }
+}
 
 pub use compile::{CompileOptions, Compiled};
 pub use error::{Error, Result, Status};

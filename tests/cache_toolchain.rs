@@ -108,7 +108,8 @@ fn a_hit_in_a_fresh_process_does_not_load_nvrtc() {
 /// The wheel's NVRTC as the library search finds it here (the test environment has it through
 /// PYTHONPATH), with its builtins beside it.
 fn wheel_nvrtc() -> PathBuf {
-    let nv = cudyn::cache::toolchain::locate(cudyn::dl::Component::Nvrtc).expect("the test environment's NVRTC");
+    let nv = cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc)
+        .expect("the test environment's NVRTC");
     fs::canonicalize(nv).unwrap()
 }
 

@@ -18,7 +18,7 @@
 //! toolchain only after checking that the NVRTC it loaded is that very file, so a key never
 //! names an NVRTC that did not make the code.
 
-use crate::dl::{self, Component};
+use crate::cuda::dl::{self, Component};
 use std::ffi::{c_void, CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ pub fn located_nvrtc() -> Option<&'static Toolchain> {
     L.get_or_init(|| locate(Component::Nvrtc).and_then(|p| Toolchain::of_file(&p))).as_ref()
 }
 
-/// The file `dl::open(c, ..)` would open first, found without opening anything: the first
+/// The file `dl::open(c, ..)` (src/cuda/dl.rs) would open first, found without opening anything: the first
 /// candidate that exists and passes the search's checks. None when that cannot be told (see
 /// the module comment), or when nothing would be found.
 pub fn locate(c: Component) -> Option<PathBuf> {
