@@ -57,6 +57,30 @@ impl From<Error> for CompileFailure {
     }
 }
 
+/// The error's message, then NVRTC's log (when there is one) on the lines after it: the log
+/// is where the compiler says what is wrong.
+impl std::fmt::Display for CompileFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.error.message)?;
+        let log = self.log.trim_end();
+        if !log.is_empty() {
+            write!(f, "\n{log}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CompileFailure {}
+
+/// The failure as a plain [`Error`]: same status and CUDA code, the log kept at the end of the
+/// message (as `Display` shows it), so `?` in a function returning `cudyn::Result` loses nothing.
+impl From<CompileFailure> for Error {
+    fn from(f: CompileFailure) -> Self {
+        let message = f.to_string();
+        Error { message, ..f.error }
+    }
+}
+
 /// The process-wide cache, from the environment, opened on first use (None when disabled).
 pub fn global_cache() -> Option<&'static Cache> {
     cache_status().ok()

@@ -8,6 +8,8 @@
 // CUDA and never dereferences; clippy cannot tell a handle from a pointer it would read.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+mod args;
+mod bound;
 pub mod cache;
 pub mod capi;
 pub mod compile;
@@ -15,6 +17,9 @@ pub mod dl;
 pub mod driver;
 mod elf_check;
 pub mod error;
+// The fuzz targets' checks: for the fuzz crate (fuzz/Cargo.toml) and the corpus replay test
+// (a dev-dependency of the crate on itself turns the feature on), never part of the API.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod handles;
@@ -33,7 +38,9 @@ pub mod runtime;
 pub mod source;
 pub mod sys;
 
-pub use compile::{CompileOptions, Compiled};
+pub use args::KernelArgs;
+pub use bound::LibraryKernel;
+pub use compile::{CompileFailure, CompileOptions, Compiled};
 pub use error::{Error, Result, Status};
 pub use image::CodeKind;
 pub use kernel::{Kernel, Param};

@@ -4,6 +4,7 @@
 use crate::driver::{driver, driver_if_usable, fmt_version};
 use crate::error::{Error, Result, Status};
 use crate::image::{self, CodeKind, ImageInfo};
+use crate::bound::LibraryKernel;
 use crate::kernel::Kernel;
 use crate::load_options::{self, LoadOption};
 use crate::memo;
@@ -326,9 +327,11 @@ impl Library {
         unsafe { unload_raw(raw, api) }
     }
 
-    pub fn kernel(&self, name: &CStr) -> Result<Kernel> {
+    /// The kernel named `name` (its mangled name, for C++), borrowed from this library: it
+    /// cannot outlive it (see [`LibraryKernel`]).
+    pub fn kernel(&self, name: &CStr) -> Result<LibraryKernel<'_>> {
         // SAFETY: a Library holds a live handle until it is dropped or unloaded.
-        unsafe { get_kernel(self.raw, name, self.api) }
+        unsafe { get_kernel(self.raw, name, self.api) }.map(|k| LibraryKernel::new(k, self))
     }
 
     pub fn kernel_count(&self) -> Result<u32> {
@@ -336,9 +339,10 @@ impl Library {
         unsafe { kernel_count(self.raw) }
     }
 
-    pub fn kernels(&self) -> Result<Vec<Kernel>> {
+    /// Every kernel of the library, borrowed from it (driver 12.4+, else runtime 12.8+).
+    pub fn kernels(&self) -> Result<Vec<LibraryKernel<'_>>> {
         // SAFETY: as above.
-        unsafe { kernels_of(self.raw) }
+        unsafe { kernels_of(self.raw) }.map(|v| v.into_iter().map(|k| LibraryKernel::new(k, self)).collect())
     }
 
     /// Device address and size of a `__device__` global, in the current context.
