@@ -22,7 +22,7 @@ pub struct CompileOptions {
     pub options: Vec<String>,
     /// Headers the source may #include by name: (name, contents).
     pub headers: Vec<(String, String)>,
-    /// C++ names to instantiate and look up, e.g. "axpy<float>"; their lowered (mangled)
+    /// C++ names to instantiate and look up, e.g. `"axpy<float>"`; their lowered (mangled)
     /// names come back in `Compiled::lowered`.
     pub name_expressions: Vec<String>,
     /// Cubin (default), Ptx or LtoIr.

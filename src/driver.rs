@@ -350,7 +350,7 @@ impl Driver {
     /// Make sure this thread has a current context for work on `stream`: if it has one, keep
     /// it; else use the stream's own context, or device 0's primary context for the NULL
     /// (and the special legacy / per-thread) stream — what the runtime would do.
-    pub fn ensure_context(&self, stream: sys::CUstream) -> Result<()> {
+    pub(crate) fn ensure_context(&self, stream: sys::CUstream) -> Result<()> {
         if !self.current_context()?.is_null() {
             return Ok(());
         }
