@@ -32,7 +32,9 @@ pub struct CompileOptions {
 /// A compilation's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiled {
+    /// The compiled image (cubin, PTX or LTO-IR bytes).
     pub code: Vec<u8>,
+    /// What `code` is.
     pub kind: CodeKind,
     /// NVRTC's log (empty on a clean compile; on a cache hit, the log of the compile that
     /// made the entry, warnings included).
@@ -41,13 +43,16 @@ pub struct Compiled {
     pub lowered: Vec<(String, String)>,
     /// The sm_XY the code is for.
     pub sm: u32,
+    /// Whether `code` came from the compile cache (no NVRTC run).
     pub from_cache: bool,
 }
 
 /// A failed compilation: the error and NVRTC's full log.
 #[derive(Debug, Clone)]
 pub struct CompileFailure {
+    /// What failed (status [`Status::CompileFailed`] when NVRTC refused the source).
     pub error: Error,
+    /// NVRTC's full log (empty when NVRTC never ran).
     pub log: String,
 }
 

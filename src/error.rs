@@ -9,22 +9,39 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Status {
+    /// No error (never the status of an `Err`; the C API's success value).
     Success = 0,
+    /// An argument was invalid: a NULL or unknown handle, a bad value, a config not zeroed.
     InvalidArgument = 1,
+    /// The CUDA driver (libcuda.so.1) could not be opened.
     DriverNotFound = 2,
+    /// No CUDA runtime (libcudart 12.8+ or 13.x) could be opened.
     RuntimeNotFound = 3,
+    /// NVRTC could not be opened.
     NvrtcNotFound = 4,
+    /// nvJitLink could not be opened.
     NvjitlinkNotFound = 5,
+    /// A CUDA component is too old for this call.
     UnsupportedVersion = 6,
+    /// No usable CUDA device.
     NoDevice = 7,
+    /// Not a well-formed cubin, fatbin, PTX or LTO-IR image.
     InvalidImage = 8,
+    /// The image has no code this GPU can run.
     NoBinaryForDevice = 9,
+    /// No kernel or global of that name.
     NotFound = 10,
+    /// Compilation failed (see the log).
     CompileFailed = 11,
+    /// Linking failed (see the log).
     LinkFailed = 12,
+    /// Launch arguments do not match the kernel's parameters (count or sizes).
     ArgumentMismatch = 13,
+    /// An input/output error (reading an image file, the compile cache).
     Io = 14,
+    /// A CUDA call failed; [`Error::cuda_code`] holds its result code.
     Cuda = 15,
+    /// An internal error in cudyn (a bug).
     Internal = 16,
 }
 
@@ -61,18 +78,24 @@ impl Status {
 /// CUDA/NVRTC/nvJitLink result code behind it (0 when there is none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
+    /// What went wrong, as a stable number.
     pub status: Status,
+    /// What cudyn was doing and why it failed, for a person to read.
     pub message: String,
+    /// The CUDA, NVRTC or nvJitLink result code behind the failure; 0 when there is none.
     pub cuda_code: i32,
 }
 
 impl Error {
+    /// An error of `status` with `message` and no CUDA code.
     pub fn new(status: Status, message: impl Into<String>) -> Self {
         Error { status, message: message.into(), cuda_code: 0 }
     }
+    /// An error of `status` caused by CUDA (or NVRTC, nvJitLink) result `code`.
     pub fn with_code(status: Status, code: i32, message: impl Into<String>) -> Self {
         Error { status, message: message.into(), cuda_code: code }
     }
+    /// An [`Status::InvalidArgument`] error.
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::new(Status::InvalidArgument, message)
     }
@@ -91,6 +114,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// cudyn's result type: [`Error`] unless another error type is named.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 struct LastError {
@@ -122,11 +146,13 @@ pub fn last_error_message_ptr() -> *const std::os::raw::c_char {
     LAST.try_with(|l| l.try_borrow().map(|l| l.message.as_ptr()).unwrap_or(c"".as_ptr())).unwrap_or(c"".as_ptr())
 }
 
+/// This thread's last failure message (as the C API's `cudyn_last_error_message`), owned.
 pub fn last_error_message() -> String {
     LAST.try_with(|l| l.try_borrow().map(|l| l.message.to_string_lossy().into_owned()).unwrap_or_default())
         .unwrap_or_default()
 }
 
+/// The CUDA code of this thread's last failure (0 if it had none).
 pub fn last_cuda_error() -> i32 {
     LAST.try_with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0)).unwrap_or(0)
 }

@@ -8,8 +8,13 @@ use crate::registry::{self, check_kernel as check_live};
 use crate::sys;
 use std::ffi::{CStr, CString};
 
-/// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
-/// is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
+/// A bare kernel handle. Copy, non-owning: it is valid while its library is loaded. The
+/// pointer is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
+///
+/// A kernel found through a [`Library`](crate::Library) comes as a
+/// [`LibraryKernel`](crate::LibraryKernel), which cannot outlive the library and dereferences
+/// to this handle. A bare handle is checked at run time instead: its queries refuse a kernel of
+/// a library cudyn unloaded, and its launch ([`Kernel::launch`]) is `unsafe`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Kernel(pub(crate) sys::CUkernel);
@@ -21,7 +26,9 @@ unsafe impl Sync for Kernel {}
 /// One parameter: its byte offset in the parameter buffer and its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
+    /// Byte offset of the parameter in the kernel's parameter buffer.
     pub offset: u32,
+    /// Size of the parameter in bytes: what a launch argument must match.
     pub size: u32,
 }
 
@@ -29,25 +36,42 @@ pub struct Param {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Attribute {
+    /// Maximum threads per block this kernel can be launched with.
     MaxThreadsPerBlock = 0,
+    /// Static shared memory per block, in bytes.
     SharedSizeBytes = 1,
+    /// Constant memory the kernel uses, in bytes.
     ConstSizeBytes = 2,
+    /// Local memory per thread, in bytes.
     LocalSizeBytes = 3,
+    /// Registers per thread.
     NumRegs = 4,
+    /// PTX version the kernel was compiled from (major * 10 + minor).
     PtxVersion = 5,
+    /// Binary (SASS) version (major * 10 + minor).
     BinaryVersion = 6,
+    /// Whether the kernel was compiled with `-Xptxas --dlcm=ca`.
     CacheModeCa = 7,
+    /// Maximum dynamic shared memory per block, in bytes (settable).
     MaxDynamicSharedSizeBytes = 8,
+    /// Preferred shared memory carveout, in percent of the maximum (settable).
     PreferredSharedMemoryCarveout = 9,
+    /// Whether the kernel must be launched with a cluster size set.
     ClusterSizeMustBeSet = 10,
+    /// Required cluster width (0: none).
     RequiredClusterWidth = 11,
+    /// Required cluster height (0: none).
     RequiredClusterHeight = 12,
+    /// Required cluster depth (0: none).
     RequiredClusterDepth = 13,
+    /// Whether non-portable cluster sizes are allowed (settable).
     NonPortableClusterSizeAllowed = 14,
+    /// Cluster scheduling policy preference (settable).
     ClusterSchedulingPolicyPreference = 15,
 }
 
 impl Attribute {
+    /// The attribute with CUDA's number `v`; None for a number cudyn does not know.
     pub fn from_raw(v: u32) -> Option<Attribute> {
         use Attribute::*;
         Some(match v {
@@ -86,6 +110,7 @@ impl Kernel {
         Ok(Kernel(k))
     }
 
+    /// The bare `CUkernel` (== `cudaKernel_t`), for CUDA calls.
     pub fn as_raw(self) -> sys::CUkernel {
         self.0
     }
@@ -162,10 +187,12 @@ impl Kernel {
         registry::release(self)
     }
 
+    /// How many parameters the kernel takes.
     pub fn param_count(self) -> Result<usize> {
         self.with_params(|p| p.len())
     }
 
+    /// Parameter `index`'s offset and size; an error past the last parameter.
     pub fn param(self, index: usize) -> Result<Param> {
         self.with_params(|p| p.get(index).copied())?.ok_or_else(|| {
             Error::invalid(format!(
@@ -175,6 +202,7 @@ impl Kernel {
         })
     }
 
+    /// Every parameter's offset and size, in order.
     pub fn params(self) -> Result<Vec<Param>> {
         self.with_params(|p| p.to_vec())
     }
@@ -192,6 +220,7 @@ impl Kernel {
         Ok(func)
     }
 
+    /// Attribute `attr` of this kernel on device `device`.
     pub fn attribute(self, attr: Attribute, device: i32) -> Result<i32> {
         check_live(self)?;
         let d = driver()?;
@@ -210,6 +239,7 @@ impl Kernel {
         Ok(v)
     }
 
+    /// Set attribute `attr` of this kernel on device `device` (only the settable ones).
     pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
         check_live(self)?;
         let d = driver()?;

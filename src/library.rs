@@ -19,7 +19,9 @@ use std::ptr::{self, null_mut};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Api {
+    /// The CUDA runtime (`cudaLibraryLoadData`, `cudaLaunchKernel`, ...).
     Runtime = 0,
+    /// The CUDA driver (`cuLibraryLoadData`, `cuLaunchKernelEx`, ...).
     Driver = 1,
 }
 
@@ -32,6 +34,7 @@ impl Api {
         }
     }
 
+    /// The API with the C API's number `v` (`CUDYN_API_RUNTIME` 0, `CUDYN_API_DRIVER` 1).
     pub fn from_raw(v: u32) -> Result<Api> {
         match v {
             0 => Ok(Api::Runtime),
@@ -41,7 +44,9 @@ impl Api {
     }
 }
 
-/// A loaded library; unloaded on drop (through the API that loaded it).
+/// A loaded library, owned: unloaded on drop (through the API that loaded it), or by
+/// [`Library::unload`] to hear about a failure. Its kernels ([`Library::kernel`]) borrow it,
+/// so it cannot be dropped or unloaded while one is in use.
 #[derive(Debug)]
 pub struct Library {
     raw: sys::CUlibrary,
@@ -304,16 +309,19 @@ impl Library {
         Library { raw, api }
     }
 
+    /// Give up ownership: the raw handle, which nothing unloads any more (see [`Library::from_raw`]).
     pub fn into_raw(self) -> sys::CUlibrary {
         let r = self.raw;
         std::mem::forget(self);
         r
     }
 
+    /// The raw handle (`CUlibrary` == `cudaLibrary_t`), still owned by this `Library`.
     pub fn as_raw(&self) -> sys::CUlibrary {
         self.raw
     }
 
+    /// The API the library was loaded (and is unloaded) through.
     pub fn api(&self) -> Api {
         self.api
     }
@@ -334,6 +342,7 @@ impl Library {
         unsafe { get_kernel(self.raw, name, self.api) }.map(|k| LibraryKernel::new(k, self))
     }
 
+    /// Number of kernels in the library (driver 12.4+, else runtime 12.8+).
     pub fn kernel_count(&self) -> Result<u32> {
         // SAFETY: as above.
         unsafe { kernel_count(self.raw) }

@@ -12,11 +12,17 @@ use std::ptr;
 /// ELF/archives with embedded device code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
+    /// A cubin.
     Cubin,
+    /// A fatbin.
     Fatbin,
+    /// PTX text.
     Ptx,
+    /// LTO-IR (from NVRTC or nvcc with `-dlto`).
     LtoIr,
+    /// A host object file with embedded device code.
     Object,
+    /// A host static library of such objects.
     Library,
 }
 
@@ -32,6 +38,7 @@ impl InputKind {
         }
     }
 
+    /// The input kind of an image of kind `k`; None for a kind nvJitLink does not take.
     pub fn from_code_kind(k: CodeKind) -> Option<InputKind> {
         Some(match k {
             CodeKind::Cubin => InputKind::Cubin,
@@ -43,28 +50,59 @@ impl InputKind {
     }
 }
 
+/// One input to [`link`]: its bytes, what they are, and a name for the log.
 pub struct LinkInput<'a> {
+    /// What `data` is.
     pub kind: InputKind,
+    /// The input's bytes.
     pub data: &'a [u8],
+    /// The input's name, as nvJitLink's log shows it.
     pub name: &'a str,
 }
 
 /// A link's result: the cubin and nvJitLink's info log.
 #[derive(Debug, Clone)]
 pub struct Linked {
+    /// The linked cubin.
     pub cubin: Vec<u8>,
+    /// nvJitLink's info log.
     pub log: String,
 }
 
 #[derive(Debug, Clone)]
+/// A failed link: the error and nvJitLink's log.
 pub struct LinkFailure {
+    /// What failed ([`Status::LinkFailed`] when nvJitLink refused the inputs).
     pub error: Error,
+    /// nvJitLink's error and info log (empty when it never ran).
     pub log: String,
 }
 
 impl From<Error> for LinkFailure {
     fn from(error: Error) -> Self {
         LinkFailure { error, log: String::new() }
+    }
+}
+
+/// The error's message, then nvJitLink's log (when there is one) on the lines after it.
+impl std::fmt::Display for LinkFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.error.message)?;
+        let log = self.log.trim_end();
+        if !log.is_empty() {
+            write!(f, "\n{log}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LinkFailure {}
+
+/// The failure as a plain [`Error`], the log kept at the end of the message (as `Display`).
+impl From<LinkFailure> for Error {
+    fn from(f: LinkFailure) -> Self {
+        let message = f.to_string();
+        Error { message, ..f.error }
     }
 }
 
