@@ -9,3 +9,9 @@ set_target_properties(launch_bench PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 target_include_directories(launch_bench PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 set_target_properties(launch_bench PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
 target_compile_options(launch_bench PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O2>)
+
+# Real-world images: no false refusals, and the first-sight load cost (scripts/gpu-corpus.sh).
+add_executable(corpus_load bench/corpus_load.cu)
+target_link_libraries(corpus_load PRIVATE cudyn::cudyn CUDA::cudart)
+set_target_properties(corpus_load PROPERTIES CUDA_RUNTIME_LIBRARY Shared CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+target_include_directories(corpus_load PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

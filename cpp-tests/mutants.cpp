@@ -13,7 +13,8 @@
 //   value +- 1), and every single-bit flip of every header byte; each cubin mutant also wrapped,
 //   LZ4-compressed, into a one-entry fatbin. Counts are printed per structure and field.
 //   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
-//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM,
+//          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
+//   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM, MUTANTS_TO,
 //        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
 #include <sys/mman.h>
@@ -434,6 +435,10 @@ int main(int argc, char **argv) {
     if (count <= 0 || count > (int)g_plan.size()) count = (int)g_plan.size();
     g_count = count;
   }
+  if (argc > 4 && std::strcmp(argv[4], "--plan-size") == 0) {  // how many mutants `count` means
+    std::printf("%d\n", count);
+    return 0;
+  }
   if (argc > 6 && std::strcmp(argv[4], "--dump") == 0) {  // write mutant argv[5] to argv[6]
     auto m = mutant(cubin, fatbin, std::atoi(argv[5]));
     FILE *f = std::fopen(argv[6], "wb");
@@ -460,7 +465,9 @@ int main(int argc, char **argv) {
   // two builds of cudyn can be compared verdict for verdict (diff the files).
   FILE *verdicts = std::getenv("MUTANTS_VERDICTS") ? std::fopen(std::getenv("MUTANTS_VERDICTS"), "w") : nullptr;
   if (std::getenv("MUTANTS_VERDICTS") && !verdicts) FAIL("cannot write %s", std::getenv("MUTANTS_VERDICTS"));
-  for (int i = from; i < (raw_only ? 0 : count); ++i) {
+  // MUTANTS_TO=n stops before mutant n (a shard of a parallel run).
+  const int to = std::getenv("MUTANTS_TO") ? std::min(count, std::atoi(std::getenv("MUTANTS_TO"))) : count;
+  for (int i = from; i < (raw_only ? 0 : to); ++i) {
     if (trace) { std::rewind(trace); std::fprintf(trace, "%d\n", i); std::fflush(trace); }
     auto m = mutant(cubin, fatbin, i);
     Guarded g(m);
@@ -488,7 +495,7 @@ int main(int argc, char **argv) {
   if (verdicts) std::fclose(verdicts);
   if (!raw_only) {
     if (structured_mode()) {
-      std::printf("cudyn, structured: %d mutants of %zu images (%zu fields) x 2 APIs, 0 crashes\n", count, g_corpus.size(), g_fields.size());
+      std::printf("cudyn, structured: mutants %d to %d of %d, %zu images (%zu fields) x 2 APIs, 0 crashes\n", from, to - 1, count, g_corpus.size(), g_fields.size());
       std::printf("  per image, structure and field (both APIs):\n");
       for (auto &f : by_field) {
         std::printf("    %-70s", f.first.c_str());

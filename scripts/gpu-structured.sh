@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The structured hostile-image campaign through cudyn on the GPU machine: every field of every
-# structure of three images (an sm_90 cubin, a multi-arch fatbin, a zstd-compressed fatbin) set
-# to boundary values and bit-flipped, loaded through both APIs. cudyn must never crash. A crash
-# is recorded (the mutant is written to OUT/crash<N>.bin for a regression test) and the run
-# resumes after it, so one call finds several.
-#   usage: scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240]
+# structure of the corpus set to boundary values and bit-flipped, loaded through both APIs.
+# The corpus: the interop sm_90 cubin and multi-arch fatbin, a zstd-compressed fatbin, and the
+# images named in CAMPAIGN_EXTRA (colon-separated; scripts/campaign_corpus.sh builds nvcc's other
+# forms, scripts/real_world_fatbins.py extracts NVIDIA's). cudyn must never crash. A crash is
+# recorded (the mutant is written to OUT/crash<N>.bin for a regression test) and the run resumes
+# after it, so one call finds several. SHARDS runs that many ranges of the plan side by side.
+#   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240]
+#   MUTANTS_COUNT: 0 (default) = every mutant of the plan; fewer spreads them over every field.
 # Needs a configured build-gpu (scripts/gpu-suite.sh), or configures one against .prefix.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:?usage: gpu-structured.sh OUT [FROM] [SECONDS]}
 from=${2:-0}
 budget=${3:-240}
+shards=${SHARDS:-1}
+count=${MUTANTS_COUNT:-0}
 mkdir -p "$out"
 cuda=${CUDA_PATH:-/usr/local/cuda}
 if [ ! -f build-gpu/build.ninja ]; then
@@ -22,23 +27,42 @@ cmake --build build-gpu -j "$(nproc)" >/dev/null || exit 1
 "$cuda/bin/nvcc" -fatbin -Xfatbin=-compress-all -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
   -o "$out/compressed.fatbin" cpp-tests/kernels/interop_kernels.cu || exit 1
 d=build-gpu/cpp-tests/device
-export MUTANTS_STRUCTURED=1 MUTANTS_EXTRA="$out/compressed.fatbin"
+m=build-gpu/cpp-tests/mutants
+images=("$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin")
+export MUTANTS_STRUCTURED=1 MUTANTS_EXTRA="$out/compressed.fatbin${CAMPAIGN_EXTRA:+:$CAMPAIGN_EXTRA}"
+total=$("$m" "${images[@]}" "$count" --plan-size) || exit 1
+echo "structured campaign: $total mutants from $from, $shards shard(s), ${budget}s"
 start=$(date +%s)
+
+# One shard: mutants [lo, hi), resuming after each crash.
+shard() {
+  local s=$1 lo=$2 hi=$3 crashes=0 rc t left
+  while :; do
+    left=$((budget - ($(date +%s) - start)))
+    [ "$left" -le 5 ] && { echo "shard $s: time budget spent at mutant $lo of [.., $hi)"; break; }
+    rm -f "$out/trace$s"
+    MUTANTS_FROM=$lo MUTANTS_TO=$hi MUTANTS_TRACE="$out/trace$s" timeout "$left" \
+      "$m" "${images[@]}" "$count" >"$out/run$s.txt" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ]; then echo "shard $s: done to $hi"; break; fi
+    if [ "$rc" -eq 124 ]; then echo "shard $s: time budget spent (last mutant $(cat "$out/trace$s" 2>/dev/null))"; break; fi
+    t=$(cat "$out/trace$s" 2>/dev/null) || { cat "$out/run$s.txt"; break; }
+    crashes=$((crashes + 1))
+    echo "shard $s: mutant $t crashed the process through cudyn (status $rc)"
+    "$m" "${images[@]}" "$count" --dump "$t" "$out/crash$t.bin"
+    lo=$((t + 1))
+  done
+  echo "$crashes" >"$out/crashes$s"
+}
+for ((s = 0; s < shards; s++)); do
+  lo=$((from + (total - from) * s / shards)); hi=$((from + (total - from) * (s + 1) / shards))
+  shard "$s" "$lo" "$hi" &
+done
+wait
 crashes=0
-while :; do
-  left=$((budget - ($(date +%s) - start)))
-  [ "$left" -le 5 ] && { echo "time budget spent at mutant $from"; break; }
-  rm -f "$out/trace"
-  MUTANTS_FROM=$from MUTANTS_TRACE="$out/trace" timeout "$left" \
-    build-gpu/cpp-tests/mutants "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 0 >"$out/run.txt" 2>&1
-  rc=$?
-  if [ "$rc" -eq 0 ]; then tail -40 "$out/run.txt"; break; fi
-  if [ "$rc" -eq 124 ]; then echo "time budget spent (last mutant $(cat "$out/trace" 2>/dev/null))"; break; fi
-  t=$(cat "$out/trace" 2>/dev/null) || { cat "$out/run.txt"; break; }
-  crashes=$((crashes + 1))
-  echo "mutant $t crashed the process through cudyn (status $rc)"
-  build-gpu/cpp-tests/mutants "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 0 --dump "$t" "$out/crash$t.bin"
-  from=$((t + 1))
+for ((s = 0; s < shards; s++)); do
+  crashes=$((crashes + $(cat "$out/crashes$s" 2>/dev/null || echo 1)))
+  grep -E "structured:|through the|^    [ 0-9]+ CUDYN" "$out/run$s.txt" | head -12
 done
 echo "structured campaign: $crashes crash(es) through cudyn"
 [ "$crashes" -eq 0 ]
