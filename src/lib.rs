@@ -56,7 +56,8 @@ mod args;
 mod bound;
 pub mod cache;
 // The C API's exports, documented in include/cudyn.h; its visibility is the C API's business.
-#[allow(missing_docs)]
+// Its comments are the C header's (cbindgen copies them), written for C readers, not rustdoc.
+#[allow(missing_docs, rustdoc::invalid_html_tags)]
 pub mod capi;
 pub mod compile;
 #[allow(missing_docs)]

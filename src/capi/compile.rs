@@ -134,7 +134,7 @@ pub struct cudyn_compile_options {
     pub header_names: *const *const c_char,
     pub header_sources: *const *const c_char,
     pub num_headers: usize,
-    /// C++ names to instantiate and find (`"axpy<float>"`); their lowered names come back.
+    /// C++ names to instantiate and find ("axpy<float>"); their lowered names come back.
     pub name_expressions: *const *const c_char,
     pub num_name_expressions: usize,
     /// CUDYN_CODE_CUBIN (also 0), CUDYN_CODE_PTX or CUDYN_CODE_LTOIR.
