@@ -122,10 +122,14 @@ fn run() -> Result<(), Stop> {
 
 /// The few CUDA runtime calls the example needs for memory, from the libcudart cudyn opened.
 struct Cudart {
-    malloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> i32,
-    memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32) -> i32,
-    free: unsafe extern "C" fn(*mut c_void) -> i32,
+    malloc: MallocFn,
+    memcpy: MemcpyFn,
+    free: FreeFn,
 }
+
+type MallocFn = unsafe extern "C" fn(*mut *mut c_void, usize) -> i32;
+type MemcpyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32) -> i32;
+type FreeFn = unsafe extern "C" fn(*mut c_void) -> i32;
 
 const HOST_TO_DEVICE: i32 = 1;
 const DEVICE_TO_HOST: i32 = 2;
@@ -151,9 +155,9 @@ impl Cudart {
             // SAFETY: the CUDA runtime's own prototypes for these three entry points.
             return unsafe {
                 Ok(Cudart {
-                    malloc: std::mem::transmute::<*mut c_void, _>(sym(c"cudaMalloc")?),
-                    memcpy: std::mem::transmute::<*mut c_void, _>(sym(c"cudaMemcpy")?),
-                    free: std::mem::transmute::<*mut c_void, _>(sym(c"cudaFree")?),
+                    malloc: std::mem::transmute::<*mut c_void, MallocFn>(sym(c"cudaMalloc")?),
+                    memcpy: std::mem::transmute::<*mut c_void, MemcpyFn>(sym(c"cudaMemcpy")?),
+                    free: std::mem::transmute::<*mut c_void, FreeFn>(sym(c"cudaFree")?),
                 })
             };
         }
