@@ -23,7 +23,7 @@ static const char *src =
 
 int main(void) {
   /* Twice: the second compile is a cache hit (the first may be one too, from an earlier run). */
-  cudyn_cache_stats_t before, after;
+  cudyn_cache_info before, after;
   if (cudyn_cache_status() != CUDYN_SUCCESS) {
     printf("the compile cache is off (%s): nothing to check about hits\n", cudyn_last_error_message());
   }

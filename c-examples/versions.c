@@ -6,7 +6,7 @@
 
 int main(void) {
   static const char *names[] = {"driver (libcuda)", "runtime (libcudart)", "NVRTC", "nvJitLink"};
-  cudyn_versions_t v;
+  cudyn_version_info v;
   if (cudyn_versions(&v) != CUDYN_SUCCESS) {
     fprintf(stderr, "cudyn_versions failed: %s\n", cudyn_last_error_message());
     return 1;
@@ -25,7 +25,7 @@ int main(void) {
     }
   }
   /* The compile cache: on, or why not (turned off, a bad setting, a folder it cannot use). */
-  cudyn_cache_stats_t cs;
+  cudyn_cache_info cs;
   if (cudyn_cache_status() == CUDYN_SUCCESS && cudyn_cache_stats(&cs) == CUDYN_SUCCESS) {
     printf("  %-20s on: %s (%llu entries, %llu bytes)\n", "compile cache", cudyn_cache_dir(),
            (unsigned long long)cs.entries, (unsigned long long)cs.bytes);

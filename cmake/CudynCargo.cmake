@@ -15,26 +15,39 @@ set(CUDYN_SHARED_FILE "${_out}/libcudyn.so")
 set(CUDYN_STATIC_FILE "${_out}/libcudyn.a")
 set(_link_dir "${CMAKE_CURRENT_BINARY_DIR}/cudyn-lib")
 
+# What a Rust staticlib needs from the system is what rustc says when it links libcudyn.a
+# (`--print=native-static-libs`), recorded by cmake/cargo_build.cmake at build time: the build
+# tree links it through a linker response file, and the installed cudyn.pc and
+# cudynConfig.cmake are filled with it after each build.
+set(_rsp "${_link_dir}/native-static-libs.rsp")
+set(_fill_pc_in "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc.in")
+set(_fill_cfg_in "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake.in")
+set(_pc "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc")
+set(_cfg "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake")
+
+# cargo decides what to rebuild; these are what can change its outputs (the sources, the
+# manifest and lock file, the build script, the header's settings and the C layout proofs).
 file(GLOB_RECURSE _rs CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/*.rs")
 add_custom_command(
-  OUTPUT "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.a"
-  COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${_target_dir}
-          ${CUDYN_CARGO} build --profile ${CUDYN_CARGO_PROFILE} --lib
-          --manifest-path ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml
+  OUTPUT "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.a" "${_rsp}" "${_pc}" "${_cfg}"
+  COMMAND ${CMAKE_COMMAND} -DCARGO=${CUDYN_CARGO} -DPROFILE=${CUDYN_CARGO_PROFILE}
+          -DMANIFEST=${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml -DTARGET_DIR=${_target_dir} -DOUT=${_out}
+          -DLINK_DIR=${_link_dir} "-DFILL=${_fill_pc_in}>${_pc}|${_fill_cfg_in}>${_cfg}"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/cargo_build.cmake
   # The soname is libcudyn.so.0: lay out the usual versioned file and links.
   COMMAND ${CMAKE_COMMAND} -E make_directory ${_link_dir}
   COMMAND ${CMAKE_COMMAND} -E copy ${CUDYN_SHARED_FILE} ${_link_dir}/libcudyn.so.${PROJECT_VERSION}
   COMMAND ${CMAKE_COMMAND} -E create_symlink libcudyn.so.${PROJECT_VERSION} ${_link_dir}/libcudyn.so.${CUDYN_SOVERSION}
   COMMAND ${CMAKE_COMMAND} -E create_symlink libcudyn.so.${CUDYN_SOVERSION} ${_link_dir}/libcudyn.so
   COMMAND ${CMAKE_COMMAND} -E copy ${CUDYN_STATIC_FILE} ${_link_dir}/libcudyn.a
-  DEPENDS ${_rs} ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml ${CMAKE_CURRENT_SOURCE_DIR}/build.rs
+  DEPENDS ${_rs} ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.lock
+          ${CMAKE_CURRENT_SOURCE_DIR}/build.rs ${CMAKE_CURRENT_SOURCE_DIR}/cbindgen.toml
+          ${CMAKE_CURRENT_SOURCE_DIR}/tests/layout/layout_proofs.c
+          ${CMAKE_CURRENT_SOURCE_DIR}/cmake/cargo_build.cmake "${_fill_pc_in}" "${_fill_cfg_in}"
   COMMENT "Building cudyn with cargo (${CUDYN_CARGO_PROFILE})"
   USES_TERMINAL
   VERBATIM)
 add_custom_target(cudyn_cargo_build ALL DEPENDS "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.a")
-
-# What a Rust staticlib needs from the system (cargo's native-static-libs for this target).
-set(CUDYN_STATIC_DEPS "-lgcc_s;-lutil;-lrt;-lpthread;-lm;-ldl;-lc")
 
 add_library(cudyn_shared SHARED IMPORTED GLOBAL)
 set_target_properties(cudyn_shared PROPERTIES
@@ -46,7 +59,8 @@ add_library(cudyn_static_lib STATIC IMPORTED GLOBAL)
 set_target_properties(cudyn_static_lib PROPERTIES
   IMPORTED_LOCATION "${_link_dir}/libcudyn.a"
   INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_SOURCE_DIR}/include"
-  INTERFACE_LINK_LIBRARIES "${CUDYN_STATIC_DEPS}")
+  # ld reads the -l options from the response file, in order, after libcudyn.a.
+  INTERFACE_LINK_LIBRARIES "-Wl,@${_rsp}")
 add_dependencies(cudyn_static_lib cudyn_cargo_build)
 add_library(cudyn::cudyn ALIAS cudyn_shared)
 add_library(cudyn::cudyn_static ALIAS cudyn_static_lib)
@@ -60,15 +74,17 @@ install(FILES "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcud
 install(FILES include/cudyn.h include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Both licence texts travel with the binaries (MIT OR Apache-2.0 lets a user pick either).
 install(FILES LICENSE-MIT LICENSE-APACHE CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-configure_package_config_file(cmake/cudynConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake"
+# Both are configured here with @CUDYN_NATIVE_STATIC_LIBS@ left in; the build fills it.
+set(CUDYN_STATIC_DEPS "@CUDYN_NATIVE_STATIC_LIBS_LIST@")
+configure_package_config_file(cmake/cudynConfig.cmake.in "${_fill_cfg_in}"
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn
   PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)
 write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
-install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cudynConfig.cmake" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
+install(FILES "${_cfg}" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn)
-string(REPLACE ";" " " CUDYN_STATIC_DEPS_PC "${CUDYN_STATIC_DEPS}")
+set(CUDYN_STATIC_DEPS_PC "@CUDYN_NATIVE_STATIC_LIBS@")
 # Relocatable: the prefix is found from the .pc file's own folder, wherever the install moved.
 file(RELATIVE_PATH CUDYN_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
-configure_file(cmake/cudyn.pc.in "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc" @ONLY)
-install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cudyn.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(cmake/cudyn.pc.in "${_fill_pc_in}" @ONLY)
+install(FILES "${_pc}" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

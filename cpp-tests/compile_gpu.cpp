@@ -101,7 +101,7 @@ static int load_source_each_api() {
     CHECK_CUDYN(cudyn_library_unload(lib, api));
   }
   // The second load of the same source is a cache hit.
-  cudyn_cache_stats_t before{}, after{};
+  cudyn_cache_info before{}, after{};
   CHECK_CUDYN(cudyn_cache_stats(&before));
   cudyn_library_t lib;
   CHECK_CUDYN(cudyn_library_load_source(kTemplate, "axpy.cu", nullptr, 0, CUDYN_API_RUNTIME, &lib, nullptr));

@@ -15,6 +15,7 @@
 //   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
 //   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM, MUTANTS_TO,
+//        MUTANTS_COMPANION=fatbin (entries appended after each LZ4-wrapped mutant),
 //        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
 //   (internal: mutants <cubin> <fatbin> <count> --raw-child <first> <progress-file>)
 #include <sys/mman.h>
@@ -163,11 +164,13 @@ static void fatbin_fields(int image) {
   size_t off = 16;
   for (int e = 0; off + 64 <= total && off + 64 <= v.size() && e < 64; ++e) {
     const size_t hs = get(v, off + 4, 4), ps = get(v, off + 8, 8);
-    for (auto &f : ent) add(image, std::string("fatbin entry header.") + f.name, off + f.off, f.w, off + hs);
-    for (size_t q = off + 64; q + 4 <= off + hs && q < off + 256; q += 4) add(image, "fatbin entry header.extension_word", q, 4, off + hs);
+    // The entry's kind and sm in the label: which entries CUDA's loader reads shows per entry.
+    const std::string who = std::string(get(v, off, 2) == 1 ? "ptx " : "") + "sm_" + std::to_string(get(v, off + 28, 4));
+    for (auto &f : ent) add(image, "fatbin entry header (" + who + ")." + f.name, off + f.off, f.w, off + hs);
+    for (size_t q = off + 64; q + 4 <= off + hs && q < off + 256; q += 4) add(image, "fatbin entry header (" + who + ").extension_word", q, 4, off + hs);
     const uint64_t flags = get(v, off + 40, 8);
     if (get(v, off, 2) == 2 && !(flags & 0xa000) && is_cubin(std::vector<char>(v.begin() + std::min(v.size(), off + hs), v.begin() + std::min(v.size(), off + hs + 64))))
-      cubin_fields(image, off + hs, "entry cubin ");
+      cubin_fields(image, off + hs, "entry " + who + " cubin ");
     if (hs < 64 || off + hs + ps <= off) break;
     off += hs + ps;
   }
@@ -258,7 +261,17 @@ static std::vector<char> structured_mutant(int i) {
   std::vector<char> v = g_corpus[f.image];
   if (m.flip >= 0) v[m.off] ^= (char)(1u << m.flip);
   else put(v, f.off, f.width, m.value);
-  return m.wrap ? wrap_lz4(v, cubin_sm(g_corpus[f.image])) : v;
+  if (!m.wrap) return v;
+  std::vector<char> w = wrap_lz4(v, cubin_sm(g_corpus[f.image]));
+  // MUTANTS_COMPANION=fatbin: its entries follow the compressed one, so the GPU has an entry of
+  // its own to choose and the mutated entry is one the loader need not pick (does it still read it?).
+  static const std::vector<char> companion = std::getenv("MUTANTS_COMPANION") ? read_file(std::getenv("MUTANTS_COMPANION")) : std::vector<char>();
+  if (companion.size() > 16) {
+    const size_t n = get(companion, 8, 8);
+    w.insert(w.end(), companion.begin() + 16, companion.begin() + 16 + std::min(n, companion.size() - 16));
+    put(w, 8, 8, w.size() - 16);
+  }
+  return w;
 }
 
 static std::string structured_label(int i) {

@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   CHECK_RT(cudaDeviceSynchronize());
   long rss1 = rss_kib();
   size_t dev1 = device_used();
-  cudyn_cache_stats_t cs{};
+  cudyn_cache_info cs{};
   cudyn_cache_stats(&cs);
   std::printf("%d threads x %d iterations in %.1f s: %ld launches checked, %ld failures; cache hits %llu, misses %llu\n",
               threads, iters, secs, launches.load(), failures.load(), (unsigned long long)cs.hits, (unsigned long long)cs.misses);

@@ -55,7 +55,7 @@ fn us(d: Duration) -> String {
 fn compile(src: &str, cache: Option<&Cache>) -> (Duration, cudyn::Compiled) {
     let t = Instant::now();
     let r = compile_with(src, "bench.cu", &CompileOptions::default(), cache)
-        .unwrap_or_else(|f| panic!("{}: {}\n{}", f.error.message, f.error.status.description(), f.log));
+        .unwrap_or_else(|f| panic!("{}: {}\n{}", f.error.message, f.error.status.text(), f.log));
     (t.elapsed(), r)
 }
 

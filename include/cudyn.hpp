@@ -624,15 +624,15 @@ inline result<code> try_link(const std::vector<link_input>& inputs, const std::v
 }
 
 /// The versions cudyn found (cudyn_versions).
-inline cudyn_versions_t versions() noexcept {
-  cudyn_versions_t v{};
+inline cudyn_version_info versions() noexcept {
+  cudyn_version_info v{};
   cudyn_versions(&v);
   return v;
 }
 
 /// The compile cache's counters (cudyn_cache_stats).
-inline cudyn_cache_stats_t cache_stats() noexcept {
-  cudyn_cache_stats_t st{};
+inline cudyn_cache_info cache_stats() noexcept {
+  cudyn_cache_info st{};
   cudyn_cache_stats(&st);
   return st;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Check that exported C functions of a built libcudyn call nothing but what is allowed.
 
-The launch entry points run their common case before the panic guard (src/capi/launch.rs):
+The launch entry points run their common case before the panic guard (why: docs/design-notes.md,
+"The launch fast path runs before the panic guard"):
 a panic there would abort the process, and a lock, an allocation or a thread-local would slow
 every launch. So the machine code of each function named here may call only: the panic guard
 (which runs everything else), CUDA through a function pointer held in a register, and the

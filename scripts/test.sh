@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
 echo "== cargo test"
-cargo test --all-targets 2>&1
+# dev-header: generate cudyn.h (the drift test, tests/header.rs, needs it) and compile the C
+# layout proofs; a crate depending on cudyn leaves it off.
+cargo test --all-targets --features dev-header 2>&1
 echo "== CMake + ctest"
 cudyn_configure
 cmake --build build

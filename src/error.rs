@@ -5,74 +5,7 @@ use std::cell::RefCell;
 use std::ffi::CString;
 use std::fmt;
 
-/// What went wrong, as a stable number (the C API's `cudyn_status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Status {
-    /// No error (never the status of an `Err`; the C API's success value).
-    Success = 0,
-    /// An argument was invalid: a NULL or unknown handle, a bad value, a config not zeroed.
-    InvalidArgument = 1,
-    /// The CUDA driver (libcuda.so.1) could not be opened.
-    DriverNotFound = 2,
-    /// No CUDA runtime (libcudart 12.8+ or 13.x) could be opened.
-    RuntimeNotFound = 3,
-    /// NVRTC could not be opened.
-    NvrtcNotFound = 4,
-    /// nvJitLink could not be opened.
-    NvjitlinkNotFound = 5,
-    /// A CUDA component is too old for this call.
-    UnsupportedVersion = 6,
-    /// No usable CUDA device.
-    NoDevice = 7,
-    /// Not a well-formed cubin, fatbin, PTX or LTO-IR image.
-    InvalidImage = 8,
-    /// The image has no code this GPU can run.
-    NoBinaryForDevice = 9,
-    /// No kernel or global of that name.
-    NotFound = 10,
-    /// Compilation failed (see the log).
-    CompileFailed = 11,
-    /// Linking failed (see the log).
-    LinkFailed = 12,
-    /// Launch arguments do not match the kernel's parameters (count or sizes).
-    ArgumentMismatch = 13,
-    /// An input/output error (reading an image file, the compile cache).
-    Io = 14,
-    /// A CUDA call failed; [`Error::cuda_code`] holds its result code.
-    Cuda = 15,
-    /// An internal error in cudyn (a bug).
-    Internal = 16,
-}
-
-/// Each status's C name and text, in status order (the C API's `cudyn_status_string`).
-pub(crate) const STATUS_TEXT: [&std::ffi::CStr; 17] = [
-    c"CUDYN_SUCCESS: success",
-    c"CUDYN_ERROR_INVALID_ARGUMENT: invalid argument",
-    c"CUDYN_ERROR_DRIVER_NOT_FOUND: the CUDA driver (libcuda.so.1) could not be opened",
-    c"CUDYN_ERROR_RUNTIME_NOT_FOUND: no CUDA runtime (libcudart 12.8+ or 13.x) could be opened",
-    c"CUDYN_ERROR_NVRTC_NOT_FOUND: NVRTC could not be opened",
-    c"CUDYN_ERROR_NVJITLINK_NOT_FOUND: nvJitLink could not be opened",
-    c"CUDYN_ERROR_UNSUPPORTED_VERSION: a CUDA component is too old for this call",
-    c"CUDYN_ERROR_NO_DEVICE: no usable CUDA device",
-    c"CUDYN_ERROR_INVALID_IMAGE: not a well-formed cubin, fatbin, PTX or LTO-IR image",
-    c"CUDYN_ERROR_NO_BINARY_FOR_DEVICE: the image has no code this GPU can run",
-    c"CUDYN_ERROR_NOT_FOUND: no kernel or global of that name",
-    c"CUDYN_ERROR_COMPILE_FAILED: compilation failed (see the log)",
-    c"CUDYN_ERROR_LINK_FAILED: linking failed (see the log)",
-    c"CUDYN_ERROR_ARGUMENT_MISMATCH: launch arguments do not match the kernel's parameters",
-    c"CUDYN_ERROR_IO: input/output error",
-    c"CUDYN_ERROR_CUDA: a CUDA call failed (see cudyn_last_cuda_error)",
-    c"CUDYN_ERROR_INTERNAL: internal error in cudyn (a bug)",
-];
-
-impl Status {
-    /// Static, human text for the status (the text of `cudyn_status_string`, without the name).
-    pub fn description(self) -> &'static str {
-        let full = STATUS_TEXT[self as usize].to_str().unwrap_or_default();
-        full.split_once(": ").map_or(full, |(_, text)| text)
-    }
-}
+pub use crate::enums::Status;
 
 /// A failure: its status, a message saying what cudyn was doing and why it failed, and the
 /// CUDA/NVRTC/nvJitLink result code behind it (0 when there is none).
@@ -155,17 +88,4 @@ pub fn last_error_message() -> String {
 /// The CUDA code of this thread's last failure (0 if it had none).
 pub fn last_cuda_error() -> i32 {
     LAST.try_with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0)).unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn descriptions_are_the_c_texts() {
-        assert_eq!(Status::NotFound.description(), "no kernel or global of that name");
-        assert_eq!(Status::Success.description(), "success");
-        let c = STATUS_TEXT[Status::Internal as usize].to_str().unwrap();
-        assert!(c.starts_with("CUDYN_ERROR_INTERNAL: ") && c.ends_with(Status::Internal.description()));
-    }
 }

@@ -168,7 +168,8 @@ fn check_image_info(data: &[u8], guess: CodeKind, info: &ImageInfo) {
                 assert_ne!(guess, CodeKind::Ptx, "code_kind_of sees a PTX directive the text does not have");
             }
         }
-        CodeKind::Unknown => unreachable!(),
+        // inspect never answers these (link inputs only).
+        CodeKind::Unknown | CodeKind::Object | CodeKind::Library => unreachable!(),
     }
     match info.kind {
         CodeKind::Cubin => {
@@ -198,7 +199,7 @@ fn check_image_info(data: &[u8], guess: CodeKind, info: &ImageInfo) {
             assert!(info.codes.is_empty());
             assert!(!info.compressed);
         }
-        CodeKind::Unknown => unreachable!(),
+        CodeKind::Unknown | CodeKind::Object | CodeKind::Library => unreachable!(),
     }
     // Text images end at their first NUL (inclusive), else at the end of the slice.
     if matches!(info.kind, CodeKind::Ptx | CodeKind::Source) {

@@ -58,30 +58,7 @@ use crate::elf_check::Sections;
 
 mod decompress;
 
-/// What kind of image a byte slice holds.
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CodeKind {
-    Unknown = 0,
-    Cubin = 1,
-    Fatbin = 2,
-    Ptx = 3,
-    LtoIr = 4,
-    Source = 5,
-}
-
-impl fmt::Display for CodeKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CodeKind::Unknown => "unknown",
-            CodeKind::Cubin => "cubin",
-            CodeKind::Fatbin => "fatbin",
-            CodeKind::Ptx => "PTX",
-            CodeKind::LtoIr => "LTO-IR",
-            CodeKind::Source => "CUDA source",
-        })
-    }
-}
+pub use crate::enums::CodeKind;
 
 /// Which flavour of an architecture a piece of code is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

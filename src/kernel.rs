@@ -32,69 +32,7 @@ pub struct Param {
     pub size: u32,
 }
 
-/// Attributes readable per device (CUDA's CU_FUNC_ATTRIBUTE_* numbers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Attribute {
-    /// Maximum threads per block this kernel can be launched with.
-    MaxThreadsPerBlock = 0,
-    /// Static shared memory per block, in bytes.
-    SharedSizeBytes = 1,
-    /// Constant memory the kernel uses, in bytes.
-    ConstSizeBytes = 2,
-    /// Local memory per thread, in bytes.
-    LocalSizeBytes = 3,
-    /// Registers per thread.
-    NumRegs = 4,
-    /// PTX version the kernel was compiled from (major * 10 + minor).
-    PtxVersion = 5,
-    /// Binary (SASS) version (major * 10 + minor).
-    BinaryVersion = 6,
-    /// Whether the kernel was compiled with `-Xptxas --dlcm=ca`.
-    CacheModeCa = 7,
-    /// Maximum dynamic shared memory per block, in bytes (settable).
-    MaxDynamicSharedSizeBytes = 8,
-    /// Preferred shared memory carveout, in percent of the maximum (settable).
-    PreferredSharedMemoryCarveout = 9,
-    /// Whether the kernel must be launched with a cluster size set.
-    ClusterSizeMustBeSet = 10,
-    /// Required cluster width (0: none).
-    RequiredClusterWidth = 11,
-    /// Required cluster height (0: none).
-    RequiredClusterHeight = 12,
-    /// Required cluster depth (0: none).
-    RequiredClusterDepth = 13,
-    /// Whether non-portable cluster sizes are allowed (settable).
-    NonPortableClusterSizeAllowed = 14,
-    /// Cluster scheduling policy preference (settable).
-    ClusterSchedulingPolicyPreference = 15,
-}
-
-impl Attribute {
-    /// The attribute with CUDA's number `v`; None for a number cudyn does not know.
-    pub fn from_raw(v: u32) -> Option<Attribute> {
-        use Attribute::*;
-        Some(match v {
-            0 => MaxThreadsPerBlock,
-            1 => SharedSizeBytes,
-            2 => ConstSizeBytes,
-            3 => LocalSizeBytes,
-            4 => NumRegs,
-            5 => PtxVersion,
-            6 => BinaryVersion,
-            7 => CacheModeCa,
-            8 => MaxDynamicSharedSizeBytes,
-            9 => PreferredSharedMemoryCarveout,
-            10 => ClusterSizeMustBeSet,
-            11 => RequiredClusterWidth,
-            12 => RequiredClusterHeight,
-            13 => RequiredClusterDepth,
-            14 => NonPortableClusterSizeAllowed,
-            15 => ClusterSchedulingPolicyPreference,
-            _ => return None,
-        })
-    }
-}
+pub use crate::enums::Attribute;
 
 impl Kernel {
     /// Wrap a handle from anywhere: cudyn, `cuLibraryGetKernel`, `cudaLibraryGetKernel`,

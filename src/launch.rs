@@ -127,7 +127,7 @@ fn attr(id: sys::CUlaunchAttributeID) -> sys::CUlaunchAttribute {
 
 impl LaunchConfig {
     fn check(&self) -> Result<Api> {
-        let api = Api::from_raw(self.api)?;
+        let api = Api::try_from(self.api)?;
         if self.grid.any_zero() || self.block.any_zero() {
             return Err(Error::invalid(format!(
                 "grid {{{}, {}, {}}} and block {{{}, {}, {}}} must be at least 1 in every dimension",

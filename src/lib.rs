@@ -57,7 +57,7 @@ mod bound;
 pub mod cache;
 // The C API's exports, documented in include/cudyn.h; its visibility is the C API's business.
 // Its comments are the C header's (cbindgen copies them), written for C readers, not rustdoc.
-#[allow(missing_docs, rustdoc::invalid_html_tags)]
+#[allow(missing_docs, rustdoc::invalid_html_tags, rustdoc::private_intra_doc_links, rustdoc::broken_intra_doc_links)]
 pub mod capi;
 pub mod compile;
 #[allow(missing_docs)]
@@ -67,6 +67,7 @@ pub mod dl;
 #[doc(hidden)]
 pub mod driver;
 mod elf_check;
+pub mod enums;
 pub mod error;
 // The fuzz targets' checks: for the fuzz crate (fuzz/Cargo.toml) and the corpus replay test
 // (a dev-dependency of the crate on itself turns the feature on), never part of the API.
@@ -99,13 +100,13 @@ pub mod sys;
 pub use args::KernelArgs;
 pub use bound::LibraryKernel;
 pub use compile::{CompileFailure, CompileOptions, Compiled};
-pub use source::load_source;
 pub use error::{Error, Result, Status};
 pub use image::CodeKind;
 pub use kernel::{Kernel, Param};
 pub use launch::{Dim3, LaunchConfig};
 pub use library::{Api, Library};
 pub use load_options::LoadOption;
+pub use source::load_source;
 
 /// How many CUDA devices the driver sees. [`Status::DriverNotFound`] without a driver,
 /// [`Status::NoDevice`] when it finds no GPU: the way to ask "can anything be loaded here?"

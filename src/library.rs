@@ -1,10 +1,10 @@
 //! Libraries (`CUlibrary` == `cudaLibrary_t`): load device code through the runtime or the
 //! driver after checking the bytes, find kernels and globals, unload.
 
+use crate::bound::LibraryKernel;
 use crate::driver::{driver, driver_if_usable, fmt_version};
 use crate::error::{Error, Result, Status};
 use crate::image::{self, CodeKind, ImageInfo};
-use crate::bound::LibraryKernel;
 use crate::kernel::Kernel;
 use crate::load_options::{self, LoadOption};
 use crate::memo;
@@ -15,34 +15,7 @@ use std::ffi::{c_void, CStr};
 use std::path::Path;
 use std::ptr::{self, null_mut};
 
-/// Which CUDA API does the work; chosen per call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Api {
-    /// The CUDA runtime (`cudaLibraryLoadData`, `cudaLaunchKernel`, ...).
-    Runtime = 0,
-    /// The CUDA driver (`cuLibraryLoadData`, `cuLaunchKernelEx`, ...).
-    Driver = 1,
-}
-
-impl Api {
-    /// "runtime" or "driver", for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Api::Runtime => "runtime",
-            Api::Driver => "driver",
-        }
-    }
-
-    /// The API with the C API's number `v` (`CUDYN_API_RUNTIME` 0, `CUDYN_API_DRIVER` 1).
-    pub fn from_raw(v: u32) -> Result<Api> {
-        match v {
-            0 => Ok(Api::Runtime),
-            1 => Ok(Api::Driver),
-            _ => Err(Error::invalid(format!("api must be CUDYN_API_RUNTIME (0) or CUDYN_API_DRIVER (1), not {v}"))),
-        }
-    }
-}
+pub use crate::enums::Api;
 
 /// A loaded library, owned: unloaded on drop (through the API that loaded it), or by
 /// [`Library::unload`] to hear about a failure. Its kernels ([`Library::kernel`]) borrow it,
@@ -188,7 +161,10 @@ fn validate_for_load(image: &[u8]) -> Result<(std::borrow::Cow<'_, [u8]>, bool)>
         CodeKind::Source => {
             return Err(Error::new(Status::InvalidImage, "the image is CUDA source: use cudyn_library_load_source"))
         }
-        CodeKind::Unknown => return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image")),
+        // inspect never answers Object or Library (link inputs only).
+        CodeKind::Unknown | CodeKind::Object | CodeKind::Library => {
+            return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image"))
+        }
     }
     check_runnable(&info, sm)?;
     if info.kind == CodeKind::Ptx {
@@ -637,9 +613,9 @@ mod tests {
 
     #[test]
     fn api_from_raw_refuses_unknown_values() {
-        assert_eq!(Api::from_raw(0).unwrap(), Api::Runtime);
-        assert_eq!(Api::from_raw(1).unwrap(), Api::Driver);
-        assert_eq!(Api::from_raw(2).unwrap_err().status, Status::InvalidArgument);
+        assert_eq!(Api::try_from(0u32).unwrap(), Api::Runtime);
+        assert_eq!(Api::try_from(1u32).unwrap(), Api::Driver);
+        assert_eq!(Api::try_from(2u32).unwrap_err().status, Status::InvalidArgument);
     }
 
     #[test]

@@ -8,52 +8,25 @@ use crate::sys;
 use std::os::raw::c_char;
 use std::ptr;
 
-/// What a link input is. The first five mirror `CodeKind`; objects and libraries are host
-/// ELF/archives with embedded device code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    /// A cubin.
-    Cubin,
-    /// A fatbin.
-    Fatbin,
-    /// PTX text.
-    Ptx,
-    /// LTO-IR (from NVRTC or nvcc with `-dlto`).
-    LtoIr,
-    /// A host object file with embedded device code.
-    Object,
-    /// A host static library of such objects.
-    Library,
-}
-
-impl InputKind {
-    fn nvjitlink(self) -> sys::nvJitLinkInputType {
-        match self {
-            InputKind::Cubin => sys::nvJitLinkInputType::NVJITLINK_INPUT_CUBIN,
-            InputKind::Fatbin => sys::nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
-            InputKind::Ptx => sys::nvJitLinkInputType::NVJITLINK_INPUT_PTX,
-            InputKind::LtoIr => sys::nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
-            InputKind::Object => sys::nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
-            InputKind::Library => sys::nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
-        }
-    }
-
-    /// The input kind of an image of kind `k`; None for a kind nvJitLink does not take.
-    pub fn from_code_kind(k: CodeKind) -> Option<InputKind> {
-        Some(match k {
-            CodeKind::Cubin => InputKind::Cubin,
-            CodeKind::Fatbin => InputKind::Fatbin,
-            CodeKind::Ptx => InputKind::Ptx,
-            CodeKind::LtoIr => InputKind::LtoIr,
-            _ => return None,
-        })
-    }
+/// The nvJitLink input type of a code kind: cubin, fatbin, PTX, LTO-IR, a host object or a
+/// static library with embedded device code; None for the kinds nvJitLink does not take.
+fn input_type(k: CodeKind) -> Option<sys::nvJitLinkInputType> {
+    use sys::nvJitLinkInputType as T;
+    Some(match k {
+        CodeKind::Cubin => T::NVJITLINK_INPUT_CUBIN,
+        CodeKind::Fatbin => T::NVJITLINK_INPUT_FATBIN,
+        CodeKind::Ptx => T::NVJITLINK_INPUT_PTX,
+        CodeKind::LtoIr => T::NVJITLINK_INPUT_LTOIR,
+        CodeKind::Object => T::NVJITLINK_INPUT_OBJECT,
+        CodeKind::Library => T::NVJITLINK_INPUT_LIBRARY,
+        CodeKind::Unknown | CodeKind::Source => return None,
+    })
 }
 
 /// One input to [`link`]: its bytes, what they are, and a name for the log.
 pub struct LinkInput<'a> {
-    /// What `data` is.
-    pub kind: InputKind,
+    /// Any kind but `Unknown` and `Source`.
+    pub kind: CodeKind,
     /// The input's bytes.
     pub data: &'a [u8],
     /// The input's name, as nvJitLink's log shows it.
@@ -69,8 +42,8 @@ pub struct Linked {
     pub log: String,
 }
 
-#[derive(Debug, Clone)]
 /// A failed link: the error and nvJitLink's log.
+#[derive(Debug, Clone)]
 pub struct LinkFailure {
     /// What failed ([`Status::LinkFailed`] when nvJitLink refused the inputs).
     pub error: Error,
@@ -141,6 +114,12 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     if inputs.is_empty() {
         return Err(Error::invalid("nothing to link: no inputs").into());
     }
+    let mut types = Vec::with_capacity(inputs.len());
+    for (i, inp) in inputs.iter().enumerate() {
+        types.push(input_type(inp.kind).ok_or_else(|| {
+            Error::invalid(format!("link input {i} ('{}'): {} cannot be linked", inp.name, inp.kind))
+        })?);
+    }
     let jl = jitlink()?;
     let mut opts = options.to_vec();
     if !opts.iter().any(|o| o.starts_with("-arch")) {
@@ -169,7 +148,7 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
             return Err(Error::invalid(format!("link input {i} ('{}') is empty", inp.name)).into());
         }
         // SAFETY: data/len describe a live buffer; the name is NUL-terminated and outlives h.
-        let r = unsafe { add(h.h, inp.kind.nvjitlink(), inp.data.as_ptr().cast(), inp.data.len(), names[i].as_ptr()) };
+        let r = unsafe { add(h.h, types[i], inp.data.as_ptr().cast(), inp.data.len(), names[i].as_ptr()) };
         if r.0 != 0 {
             let (err, _) = logs(jl, h.h);
             let first = err.lines().next().unwrap_or("").to_string();

@@ -6,6 +6,7 @@
 //! `jitOptions` do: an option is given or not (zero-initialised memory means nothing), and new
 //! ids extend the set without changing any struct's size.
 
+pub use crate::enums::LoadOptionId;
 use crate::error::{Error, Result};
 use crate::library::Api;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
@@ -28,7 +29,7 @@ const_assert_eq!(offset_of!(LoadOption, id), 0);
 const_assert_eq!(offset_of!(LoadOption, value), 8);
 
 /// `cudyn_load_option_id` as it crosses the C boundary: a plain integer, checked before use.
-/// The ids and what each sets are listed with the C enum (capi/library.rs) and by `name`.
+/// The ids and what each sets are `LoadOptionId` (src/enums/table.rs).
 pub type RawLoadOptionId = u32;
 
 /// CUDA's JIT option numbers (the driver's CU_JIT_* and the runtime's cudaJit* agree).
@@ -83,18 +84,9 @@ pub(crate) struct Prepared {
     error_size_at: usize,
 }
 
+/// An id's C name, for messages.
 fn name(id: u32) -> &'static str {
-    match id {
-        1 => "CUDYN_LOAD_OPTION_MAX_REGISTERS",
-        2 => "CUDYN_LOAD_OPTION_OPTIMIZATION_LEVEL",
-        3 => "CUDYN_LOAD_OPTION_FAST_COMPILE",
-        4 => "CUDYN_LOAD_OPTION_TARGET",
-        5 => "CUDYN_LOAD_OPTION_GENERATE_LINE_INFO",
-        6 => "CUDYN_LOAD_OPTION_GENERATE_DEBUG_INFO",
-        7 => "CUDYN_LOAD_OPTION_LOG_VERBOSE",
-        8 => "CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED",
-        _ => "an unknown load option",
-    }
+    LoadOptionId::from_c(id.into()).map_or("an unknown load option", LoadOptionId::c_name)
 }
 
 /// Check `options` for `api`: known ids, each at most once, values in range, and taken by that
@@ -102,7 +94,7 @@ fn name(id: u32) -> &'static str {
 pub fn check(options: &[LoadOption], api: Api) -> Result<()> {
     let mut seen = 0u32;
     for (i, o) in options.iter().enumerate() {
-        if o.id == 0 || o.id > 8 {
+        if LoadOptionId::from_c(o.id.into()).is_none() {
             return Err(Error::invalid(format!("load option {i}: unknown id {}", o.id)));
         }
         if seen & (1 << o.id) != 0 {

@@ -191,7 +191,7 @@ pub(crate) fn unload(lib: sys::CUlibrary, api: Api, unload: impl FnOnce() -> Res
         if was != api {
             return Err(Error::invalid(format!(
                 "library {lib:p} was loaded through the {} API; unload it through the same one",
-                was.name()
+                was.text()
             )));
         }
     }

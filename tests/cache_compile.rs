@@ -396,7 +396,7 @@ fn four_processes_make_one_entry() {
 #[test]
 fn cache_from_the_environment() {
     const TEST: &str = "cache_from_the_environment";
-    use cudyn::capi::compile::{cudyn_cache_dir, cudyn_cache_stats, cudyn_cache_stats_t, cudyn_cache_status};
+    use cudyn::capi::cache::{cudyn_cache_dir, cudyn_cache_info, cudyn_cache_stats, cudyn_cache_status};
     let last = || cudyn::error::last_error_message();
     match child_mode().as_deref() {
         // Each way the cache can be off keeps its reason (issue 14): status + message.
@@ -408,7 +408,7 @@ fn cache_from_the_environment() {
         Some("reason-file") => {
             assert_eq!(cudyn_cache_status() as u32, 14, "IO");
             assert!(last().contains("not a directory"), "{}", last());
-            let mut s = cudyn_cache_stats_t { enabled: 7, ..Default::default() };
+            let mut s = cudyn_cache_info { enabled: 7, ..Default::default() };
             // SAFETY: a valid output struct.
             assert_eq!(unsafe { cudyn_cache_stats(&mut s) } as u32, 0);
             assert_eq!(s.enabled, 0);
@@ -437,7 +437,7 @@ fn cache_from_the_environment() {
                     cudyn::compile::compile(SRC, "axpy.cu", &opts()).unwrap_or_else(|f| panic!("{}", f.error.message));
                 assert!(!r.from_cache);
             }
-            let mut s = cudyn_cache_stats_t { enabled: 7, ..Default::default() };
+            let mut s = cudyn_cache_info { enabled: 7, ..Default::default() };
             // SAFETY: a valid output struct.
             assert_eq!(unsafe { cudyn_cache_stats(&mut s) } as u32, 0);
             assert_eq!((s.enabled, s.hits, s.misses, s.entries), (0, 0, 0, 0));
@@ -456,7 +456,7 @@ fn cache_from_the_environment() {
             assert!(!a.from_cache && b.from_cache);
             assert_eq!(a.code, b.code);
             assert_eq!(entries(&dir).len(), 1);
-            let mut s = cudyn_cache_stats_t::default();
+            let mut s = cudyn_cache_info::default();
             // SAFETY: a valid output struct.
             assert_eq!(unsafe { cudyn_cache_stats(&mut s) } as u32, 0);
             assert_eq!((s.enabled, s.hits, s.misses, s.entries), (1, 1, 1, 1));

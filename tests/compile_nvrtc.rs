@@ -8,10 +8,9 @@ mod common;
 
 use common::*;
 use cudyn::capi::compile::{
-    cudyn_buffer, cudyn_buffer_free, cudyn_code_kind, cudyn_code_kind_of, cudyn_compile, cudyn_compile_ex,
-    cudyn_compile_options,
+    cudyn_buffer, cudyn_buffer_free, cudyn_code_kind_of, cudyn_compile, cudyn_compile_ex, cudyn_compile_options,
 };
-use cudyn::capi::error::{cudyn_component_path, cudyn_last_cuda_error, cudyn_last_error_message, cudyn_status};
+use cudyn::capi::error::{cudyn_component_path, cudyn_last_cuda_error, cudyn_last_error_message};
 use cudyn::compile::{compile_with, CompileOptions, Compiled, DEFAULT_SM};
 use cudyn::image::{code_kind_of, describe_codes, inspect, ArchCode, CodeKind};
 use cudyn::Status;
@@ -338,16 +337,16 @@ fn c_compile_with_null_log_and_each_target() {
         let mut code = empty_buffer();
         // SAFETY: valid strings and out-pointers; NULL name, options and log are allowed.
         let s = unsafe { cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, t, &mut code, ptr::null_mut()) };
-        assert_eq!(s, cudyn_status::CUDYN_SUCCESS, "target {t}: {}", cstr_of(cudyn_last_error_message()));
+        assert_eq!(s, Status::Success, "target {t}: {}", cstr_of(cudyn_last_error_message()));
         let bytes = buffer_bytes(&code);
         assert_eq!(code_kind_of(&bytes), kind, "target {t}");
         // The buffer has a NUL after its bytes, not counted in size.
         // SAFETY: cudyn allocates size + 1 bytes.
         assert_eq!(unsafe { *(code.data as *const u8).add(code.size) }, 0);
-        let mut k = cudyn_code_kind::CUDYN_CODE_UNKNOWN;
+        let mut k = CodeKind::Unknown;
         // SAFETY: the buffer cudyn filled.
-        assert_eq!(unsafe { cudyn_code_kind_of(code.data, code.size, &mut k) }, cudyn_status::CUDYN_SUCCESS);
-        assert_eq!(k, cudyn_code_kind::from(kind));
+        assert_eq!(unsafe { cudyn_code_kind_of(code.data, code.size, &mut k) }, Status::Success);
+        assert_eq!(k, kind);
         // SAFETY: a buffer cudyn filled; freeing twice is a no-op.
         unsafe {
             cudyn_buffer_free(&mut code);
@@ -362,7 +361,7 @@ fn c_compile_with_null_log_and_each_target() {
     let (mut code, mut log) = (empty_buffer(), empty_buffer());
     // SAFETY: as above.
     let s = unsafe { cudyn_compile(src.as_ptr(), c"named.cu".as_ptr(), opts.as_ptr(), 1, 1, &mut code, &mut log) };
-    assert_eq!(s, cudyn_status::CUDYN_SUCCESS);
+    assert_eq!(s, Status::Success);
     assert_eq!(inspect(&buffer_bytes(&code)).unwrap().codes, vec![ArchCode::sass(80)]);
     assert!(!log.data.is_null(), "a log buffer is filled even when the log is empty");
     // SAFETY: buffers cudyn filled.
@@ -376,8 +375,8 @@ fn c_compile_with_null_log_and_each_target() {
 fn c_compile_refuses_bad_arguments_and_leaves_outputs_alone() {
     let src = CString::new(SAXPY).unwrap();
     let sentinel = 0x5a5a as *mut std::ffi::c_void;
-    let check = |s: cudyn_status, code: &cudyn_buffer, what: &str, needle: &str| {
-        assert_eq!(s, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT, "{what}");
+    let check = |s: Status, code: &cudyn_buffer, what: &str, needle: &str| {
+        assert_eq!(s, Status::InvalidArgument, "{what}");
         assert_eq!(code.data, sentinel, "{what}: output written on failure");
         let msg = cstr_of(cudyn_last_error_message());
         assert!(msg.contains(needle), "{what}: message {msg:?} lacks {needle:?}");
@@ -394,7 +393,7 @@ fn c_compile_refuses_bad_arguments_and_leaves_outputs_alone() {
         );
         assert_eq!(
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 0, ptr::null_mut(), ptr::null_mut()),
-            cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT
+            Status::InvalidArgument
         );
         check(
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 2, 0, &mut code, ptr::null_mut()),
@@ -473,7 +472,7 @@ fn c_compile_failure_fills_log_and_last_error() {
     let mut log = empty_buffer();
     // SAFETY: valid strings and out-pointers.
     let s = unsafe { cudyn_compile(src.as_ptr(), c"bad.cu".as_ptr(), ptr::null(), 0, 0, &mut code, &mut log) };
-    assert_eq!(s, cudyn_status::CUDYN_ERROR_COMPILE_FAILED);
+    assert_eq!(s, Status::CompileFailed);
     assert_eq!(cudyn_last_cuda_error(), NVRTC_ERROR_COMPILATION);
     assert_eq!(code.data as usize, 0x77, "code written on failure");
     let log_text = String::from_utf8(buffer_bytes(&log)).unwrap();
@@ -486,7 +485,7 @@ fn c_compile_failure_fills_log_and_last_error() {
     // The same failure with a NULL log: same status, nothing to free.
     // SAFETY: as above.
     let s = unsafe { cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 0, &mut code, ptr::null_mut()) };
-    assert_eq!(s, cudyn_status::CUDYN_ERROR_COMPILE_FAILED);
+    assert_eq!(s, Status::CompileFailed);
     assert!(cstr_of(cudyn_last_error_message()).contains("cudyn_program.cu"), "the default program name is used");
 }
 
@@ -510,7 +509,7 @@ fn c_compile_ex_headers_and_lowered_names() {
     let s = unsafe {
         cudyn_compile_ex(src.as_ptr(), c"templated.cu".as_ptr(), &o, &mut code, ptr::null_mut(), &mut lowered)
     };
-    assert_eq!(s, cudyn_status::CUDYN_SUCCESS, "{}", cstr_of(cudyn_last_error_message()));
+    assert_eq!(s, Status::Success, "{}", cstr_of(cudyn_last_error_message()));
     let l = buffer_bytes(&lowered);
     let parts: Vec<&[u8]> = l.split(|&b| b == 0).collect();
     assert_eq!(parts.len(), 3, "two NUL-terminated names: {:?}", String::from_utf8_lossy(&l));
@@ -534,7 +533,7 @@ fn c_compile_ex_headers_and_lowered_names() {
     let s = unsafe {
         cudyn_compile_ex(plain.as_ptr(), ptr::null(), ptr::null(), &mut code, ptr::null_mut(), ptr::null_mut())
     };
-    assert_eq!(s, cudyn_status::CUDYN_SUCCESS);
+    assert_eq!(s, Status::Success);
     assert_eq!(inspect(&buffer_bytes(&code)).unwrap().codes, vec![ArchCode::sass(expected_default_sm())]);
     // SAFETY: a buffer cudyn filled.
     unsafe { cudyn_buffer_free(&mut code) };

@@ -7,10 +7,10 @@ mod common;
 
 use common::*;
 use cudyn::capi::compile::{cudyn_buffer, cudyn_buffer_free, cudyn_link, cudyn_link_input};
-use cudyn::capi::error::{cudyn_component_path, cudyn_last_error_message, cudyn_status};
+use cudyn::capi::error::{cudyn_component_path, cudyn_last_error_message};
 use cudyn::compile::{compile_with, CompileOptions};
 use cudyn::image::{code_kind_of, inspect, ArchCode, CodeKind};
-use cudyn::link::{link, InputKind, LinkInput, Linked};
+use cudyn::link::{link, LinkInput, Linked};
 use cudyn::Status;
 use std::ffi::CStr;
 use std::ptr;
@@ -38,7 +38,7 @@ fn linked(inputs: &[LinkInput<'_>], options: &[&str]) -> Linked {
         .unwrap_or_else(|f| panic!("link failed: {:?}: {}\nlog:\n{}", f.error.status, f.error.message, f.log))
 }
 
-fn input<'a>(kind: InputKind, data: &'a [u8], name: &'a str) -> LinkInput<'a> {
+fn input<'a>(kind: CodeKind, data: &'a [u8], name: &'a str) -> LinkInput<'a> {
     LinkInput { kind, data, name }
 }
 
@@ -77,7 +77,7 @@ fn two_lto_ir_units_link_with_lto_into_a_cubin() {
         assert_eq!(inspect(u).unwrap().codes, vec![ArchCode::lto_ir(sm)]);
     }
     let l =
-        linked(&[input(InputKind::LtoIr, &dev, "dev.ltoir"), input(InputKind::LtoIr, &ker, "kernel.ltoir")], &["-lto"]);
+        linked(&[input(CodeKind::LtoIr, &dev, "dev.ltoir"), input(CodeKind::LtoIr, &ker, "kernel.ltoir")], &["-lto"]);
     assert_eq!(code_kind_of(&l.cubin), CodeKind::Cubin);
     let info = inspect(&l.cubin).unwrap();
     assert_eq!(info.kind, CodeKind::Cubin);
@@ -88,14 +88,14 @@ fn two_lto_ir_units_link_with_lto_into_a_cubin() {
     let dev80 = unit(DEV, CodeKind::LtoIr, &["-rdc=true", "-arch=sm_80"]);
     let ker80 = unit(KERNEL, CodeKind::LtoIr, &["-rdc=true", "-arch=sm_80"]);
     let l = linked(
-        &[input(InputKind::LtoIr, &dev80, "dev"), input(InputKind::LtoIr, &ker80, "kernel")],
+        &[input(CodeKind::LtoIr, &dev80, "dev"), input(CodeKind::LtoIr, &ker80, "kernel")],
         &["-lto", "-arch=sm_80"],
     );
     assert_eq!(inspect(&l.cubin).unwrap().codes, vec![ArchCode::sass(80)]);
     assert!(has_elf_string(&l.cubin, "use_twice"));
 
     // LTO-IR needs -lto: without it nvJitLink refuses the input, and says so.
-    let f = link(&[input(InputKind::LtoIr, &dev, "dev.ltoir")], &[]).unwrap_err();
+    let f = link(&[input(CodeKind::LtoIr, &dev, "dev.ltoir")], &[]).unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed);
     assert!(f.error.message.contains("dev.ltoir") && f.error.message.contains("-lto"), "{}", f.error.message);
     assert!(f.log.contains("-lto"), "{}", f.log);
@@ -120,14 +120,14 @@ fn cubin_and_ptx_link_into_a_cubin() {
     let dev = unit(DEV, CodeKind::Cubin, &["-rdc=true"]);
     let ker = unit(KERNEL, CodeKind::Ptx, &["-rdc=true"]);
     assert_eq!(inspect(&ker).unwrap().codes, vec![ArchCode::ptx(sm)]);
-    let l = linked(&[input(InputKind::Cubin, &dev, "dev.cubin"), input(InputKind::Ptx, &ker, "kernel.ptx")], &[]);
+    let l = linked(&[input(CodeKind::Cubin, &dev, "dev.cubin"), input(CodeKind::Ptx, &ker, "kernel.ptx")], &[]);
     let info = inspect(&l.cubin).unwrap();
     assert_eq!(info.kind, CodeKind::Cubin);
     assert_eq!(info.codes, vec![ArchCode::sass(sm)]);
     assert!(has_elf_string(&l.cubin, "use_twice"));
     assert!(has_elf_string(&l.cubin, TWICE), "without LTO the callee stays a function of its own");
     // Inputs may come in any order.
-    let l2 = linked(&[input(InputKind::Ptx, &ker, "kernel.ptx"), input(InputKind::Cubin, &dev, "dev.cubin")], &[]);
+    let l2 = linked(&[input(CodeKind::Ptx, &ker, "kernel.ptx"), input(CodeKind::Cubin, &dev, "dev.cubin")], &[]);
     assert_eq!(inspect(&l2.cubin).unwrap().codes, vec![ArchCode::sass(sm)]);
     assert!(has_elf_string(&l2.cubin, "use_twice"));
 }
@@ -135,7 +135,7 @@ fn cubin_and_ptx_link_into_a_cubin() {
 #[test]
 fn missing_symbol_is_link_failed_with_the_log() {
     let ker = unit(KERNEL, CodeKind::Ptx, &["-rdc=true"]);
-    let f = link(&[input(InputKind::Ptx, &ker, "kernel.ptx")], &[]).unwrap_err();
+    let f = link(&[input(CodeKind::Ptx, &ker, "kernel.ptx")], &[]).unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
     assert_ne!(f.error.cuda_code, 0);
     let err_line = f
@@ -162,7 +162,7 @@ fn missing_symbol_with_lto_is_link_failed() {
         return;
     }
     let ker = unit(KERNEL, CodeKind::LtoIr, &[]);
-    let f = link(&[input(InputKind::LtoIr, &ker, "kernel.ltoir")], &strings(&["-lto"])).unwrap_err();
+    let f = link(&[input(CodeKind::LtoIr, &ker, "kernel.ltoir")], &strings(&["-lto"])).unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
     assert!(f.error.message.contains(TWICE), "{}", f.error.message);
     assert!(f.log.contains(TWICE), "{}", f.log);
@@ -175,30 +175,28 @@ fn empty_and_bad_inputs() {
     assert!(f.error.message.contains("no inputs"), "{}", f.error.message);
 
     let dev = unit(DEV, CodeKind::Cubin, &["-rdc=true"]);
-    let f = link(&[input(InputKind::Cubin, &dev, "dev"), input(InputKind::Ptx, &[], "empty.ptx")], &[]).unwrap_err();
+    let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Ptx, &[], "empty.ptx")], &[]).unwrap_err();
     assert_eq!(f.error.status, Status::InvalidArgument);
     assert!(f.error.message.contains("empty.ptx"), "{}", f.error.message);
 
     // Bytes that are not what they are said to be.
-    let f = link(
-        &[input(InputKind::Cubin, &dev, "dev"), input(InputKind::Cubin, b"not a cubin at all", "junk.cubin")],
-        &[],
-    )
-    .unwrap_err();
+    let f =
+        link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, b"not a cubin at all", "junk.cubin")], &[])
+            .unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed);
     assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
     assert!(!f.log.is_empty());
 
     // Options nvJitLink does not know, and NUL bytes, are the caller's mistake.
-    let f = link(&[input(InputKind::Cubin, &dev, "dev")], &strings(&["-no-such-link-option"])).unwrap_err();
+    let f = link(&[input(CodeKind::Cubin, &dev, "dev")], &strings(&["-no-such-link-option"])).unwrap_err();
     assert_eq!(f.error.status, Status::InvalidArgument);
     assert!(f.error.message.contains("-no-such-link-option"), "{}", f.error.message);
-    let f = link(&[input(InputKind::Cubin, &dev, "dev")], &strings(&["-lto\0"])).unwrap_err();
+    let f = link(&[input(CodeKind::Cubin, &dev, "dev")], &strings(&["-lto\0"])).unwrap_err();
     assert_eq!(f.error.status, Status::InvalidArgument);
     assert!(f.error.message.contains("NUL"), "{}", f.error.message);
 
     // A cubin linked on its own is fine.
-    let l = linked(&[input(InputKind::Cubin, &dev, "dev")], &[]);
+    let l = linked(&[input(CodeKind::Cubin, &dev, "dev")], &[]);
     assert_eq!(code_kind_of(&l.cubin), CodeKind::Cubin);
 }
 
@@ -219,7 +217,7 @@ fn c_link_success_and_failures() {
     // SAFETY: arrays of the stated lengths, live data, valid out-pointers; NULL log and names
     // are allowed.
     let s = unsafe { cudyn_link(inputs.as_ptr(), 2, lto.as_ptr(), 1, &mut cubin, ptr::null_mut()) };
-    assert_eq!(s, cudyn_status::CUDYN_SUCCESS, "{}", last_error());
+    assert_eq!(s, Status::Success, "{}", last_error());
     // SAFETY: cudyn filled the buffer.
     let bytes = unsafe { std::slice::from_raw_parts(cubin.data as *const u8, cubin.size) }.to_vec();
     assert_eq!(inspect(&bytes).unwrap().codes, vec![ArchCode::sass(expected_default_sm())]);
@@ -229,8 +227,8 @@ fn c_link_success_and_failures() {
 
     let sentinel = 0x1234 as *mut std::ffi::c_void;
     let mut out = cudyn_buffer { data: sentinel, size: 0 };
-    let invalid = |s: cudyn_status, out: &cudyn_buffer, what: &str, needle: &str| {
-        assert_eq!(s, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT, "{what}");
+    let invalid = |s: Status, out: &cudyn_buffer, what: &str, needle: &str| {
+        assert_eq!(s, Status::InvalidArgument, "{what}");
         assert_eq!(out.data, sentinel, "{what}: output written on failure");
         let m = last_error();
         assert!(m.contains(needle), "{what}: {m:?} lacks {needle:?}");
@@ -268,7 +266,7 @@ fn c_link_success_and_failures() {
         );
         assert_eq!(
             cudyn_link(inputs.as_ptr(), 2, lto.as_ptr(), 1, ptr::null_mut(), ptr::null_mut()),
-            cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT
+            Status::InvalidArgument
         );
     }
 
@@ -279,7 +277,7 @@ fn c_link_success_and_failures() {
     let mut log = cudyn_buffer { data: ptr::null_mut(), size: 0 };
     // SAFETY: as above.
     let s = unsafe { cudyn_link(alone.as_ptr(), 1, ptr::null(), 0, &mut out, &mut log) };
-    assert_eq!(s, cudyn_status::CUDYN_ERROR_LINK_FAILED);
+    assert_eq!(s, Status::LinkFailed);
     assert_eq!(out.data, sentinel);
     // SAFETY: cudyn filled the log buffer.
     let log_text =

@@ -12,19 +12,18 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::TempDir;
-use cudyn::capi::error::cudyn_status;
-use cudyn::capi::library::{cudyn_api, cudyn_library_load_file};
+use cudyn::capi::library::cudyn_library_load_file;
 use cudyn::error::Status;
 use cudyn::library::{Api, Library, MAX_IMAGE_FILE};
 
 /// Loads `path` through the C API on another thread; fails the test instead of hanging.
-fn load_c(path: &Path) -> (cudyn_status, String) {
+fn load_c(path: &Path) -> (Status, String) {
     let (tx, rx) = mpsc::channel();
     let c = CString::new(path.as_os_str().as_bytes()).unwrap();
     std::thread::spawn(move || {
         let mut lib = std::ptr::null_mut();
         // SAFETY: a NUL-terminated path and a valid out pointer.
-        let status = unsafe { cudyn_library_load_file(c.as_ptr(), cudyn_api::CUDYN_API_DRIVER as _, &mut lib) };
+        let status = unsafe { cudyn_library_load_file(c.as_ptr(), Api::Driver as _, &mut lib) };
         // SAFETY: cudyn's message is a valid C string until this thread's next failing call.
         let msg = unsafe { std::ffi::CStr::from_ptr(cudyn::capi::error::cudyn_last_error_message()) };
         let _ = tx.send((status, msg.to_string_lossy().into_owned()));
@@ -35,7 +34,7 @@ fn load_c(path: &Path) -> (cudyn_status, String) {
 
 fn refused(path: &Path, what: &str) {
     let (status, msg) = load_c(path);
-    assert_eq!(status, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT, "{}: {msg}", path.display());
+    assert_eq!(status, Status::InvalidArgument, "{}: {msg}", path.display());
     assert!(msg.contains(what), "{}: {msg} (expected '{what}')", path.display());
     let Err(e) = Library::load_file(path, Api::Runtime) else { panic!("{} loaded through Rust", path.display()) };
     assert_eq!(e.status, Status::InvalidArgument, "{}", e.message);
@@ -76,6 +75,6 @@ fn a_file_over_the_cap_is_refused_unread() {
 fn a_missing_file_is_an_io_error() {
     let dir = TempDir::new("missing");
     let (status, msg) = load_c(&dir.join("nothing.cubin"));
-    assert_eq!(status, cudyn_status::CUDYN_ERROR_IO, "{msg}");
+    assert_eq!(status, Status::Io, "{msg}");
     assert!(msg.contains("nothing.cubin"), "{msg}");
 }

@@ -3,12 +3,14 @@
 //! as they were.
 
 use cudyn::capi::compile::cudyn_buffer;
-use cudyn::capi::error::{cudyn_last_error_message, cudyn_status};
-use cudyn::capi::library::{cudyn_api, cudyn_library_load_data_ex, cudyn_load_option_id as Id};
+use cudyn::capi::error::cudyn_last_error_message;
+use cudyn::capi::library::cudyn_library_load_data_ex;
+use cudyn::load_options::LoadOptionId;
 use cudyn::LoadOption;
+use cudyn::{Api, Status};
 use std::ffi::CStr;
 
-fn load(options: &[LoadOption], api: cudyn_api) -> (cudyn_status, String, usize, usize) {
+fn load(options: &[LoadOption], api: Api) -> (Status, String, usize, usize) {
     let image = b".version 8.0\n.target sm_90\n.address_size 64\n";
     let sentinel = 0x5a5a as *mut _;
     let mut lib = sentinel;
@@ -31,28 +33,24 @@ fn load(options: &[LoadOption], api: cudyn_api) -> (cudyn_status, String, usize,
     (s, msg, log.data as usize, log.size)
 }
 
-fn o(id: Id, value: i64) -> LoadOption {
+fn o(id: LoadOptionId, value: i64) -> LoadOption {
     LoadOption { id: id as u32, value }
 }
 
 #[test]
 fn bad_options_are_refused_before_anything_loads() {
-    let cases: Vec<(Vec<LoadOption>, cudyn_api, &str)> = vec![
-        (vec![LoadOption { id: 0, value: 1 }], cudyn_api::CUDYN_API_DRIVER, "unknown id 0"),
-        (vec![LoadOption { id: 77, value: 1 }], cudyn_api::CUDYN_API_RUNTIME, "unknown id 77"),
-        (vec![o(Id::CUDYN_LOAD_OPTION_MAX_REGISTERS, 0)], cudyn_api::CUDYN_API_DRIVER, "MAX_REGISTERS must be 1..=255"),
-        (vec![o(Id::CUDYN_LOAD_OPTION_OPTIMIZATION_LEVEL, 9)], cudyn_api::CUDYN_API_DRIVER, "0..=4"),
-        (
-            vec![o(Id::CUDYN_LOAD_OPTION_LOG_VERBOSE, 1), o(Id::CUDYN_LOAD_OPTION_LOG_VERBOSE, 0)],
-            cudyn_api::CUDYN_API_DRIVER,
-            "given twice",
-        ),
-        (vec![o(Id::CUDYN_LOAD_OPTION_TARGET, 90)], cudyn_api::CUDYN_API_RUNTIME, "load through CUDYN_API_DRIVER"),
-        (vec![o(Id::CUDYN_LOAD_OPTION_FAST_COMPILE, 1)], cudyn_api::CUDYN_API_RUNTIME, "FAST_COMPILE"),
+    let cases: Vec<(Vec<LoadOption>, Api, &str)> = vec![
+        (vec![LoadOption { id: 0, value: 1 }], Api::Driver, "unknown id 0"),
+        (vec![LoadOption { id: 77, value: 1 }], Api::Runtime, "unknown id 77"),
+        (vec![o(LoadOptionId::MaxRegisters, 0)], Api::Driver, "MAX_REGISTERS must be 1..=255"),
+        (vec![o(LoadOptionId::OptimizationLevel, 9)], Api::Driver, "0..=4"),
+        (vec![o(LoadOptionId::LogVerbose, 1), o(LoadOptionId::LogVerbose, 0)], Api::Driver, "given twice"),
+        (vec![o(LoadOptionId::Target, 90)], Api::Runtime, "load through CUDYN_API_DRIVER"),
+        (vec![o(LoadOptionId::FastCompile, 1)], Api::Runtime, "FAST_COMPILE"),
     ];
     for (opts, api, want) in cases {
         let (s, msg, data, size) = load(&opts, api);
-        assert_eq!(s, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT, "{opts:?}: {msg}");
+        assert_eq!(s, Status::InvalidArgument, "{opts:?}: {msg}");
         assert!(msg.contains(want), "{opts:?}: '{msg}' should say '{want}'");
         assert_eq!((data, size), (0x77, 3), "the log output is left as it was");
     }
@@ -74,6 +72,6 @@ fn options_need_a_pointer_when_counted() {
             std::ptr::null_mut(),
         )
     };
-    assert_eq!(s, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
+    assert_eq!(s, Status::InvalidArgument);
     assert!(lib.is_null());
 }

@@ -13,7 +13,6 @@ mod common;
 
 use common::*;
 use cudyn::capi::compile::{cudyn_buffer, cudyn_library_load_source};
-use cudyn::capi::error::cudyn_status;
 use cudyn::compile::CompileOptions;
 use cudyn::image::{inspect, ArchCode, CodeKind};
 use cudyn::source::load_source;
@@ -64,13 +63,13 @@ fn load_source_on_this_machine_is_a_clear_error() {
     // SAFETY: valid strings and out-pointers; NULL name, options and log are allowed.
     let s =
         unsafe { cudyn_library_load_source(src.as_ptr(), ptr::null(), ptr::null(), 0, 1, &mut lib, ptr::null_mut()) };
-    assert!(matches!(s, cudyn_status::CUDYN_ERROR_DRIVER_NOT_FOUND | cudyn_status::CUDYN_ERROR_NO_DEVICE), "{s:?}");
+    assert!(matches!(s, Status::DriverNotFound | Status::NoDevice), "{s:?}");
     assert_eq!(lib as usize, 0x42);
     let bad = std::ffi::CString::new("__global__ void k() { nope; }").unwrap();
     let mut log = cudyn_buffer { data: ptr::null_mut(), size: 0 };
     // SAFETY: as above.
     let s = unsafe { cudyn_library_load_source(bad.as_ptr(), ptr::null(), ptr::null(), 0, 1, &mut lib, &mut log) };
-    assert_eq!(s, cudyn_status::CUDYN_ERROR_COMPILE_FAILED);
+    assert_eq!(s, Status::CompileFailed);
     assert!(!log.data.is_null());
     // SAFETY: a buffer cudyn filled.
     unsafe { cudyn::capi::compile::cudyn_buffer_free(&mut log) };
@@ -78,7 +77,7 @@ fn load_source_on_this_machine_is_a_clear_error() {
     // SAFETY: as above.
     let s =
         unsafe { cudyn_library_load_source(src.as_ptr(), ptr::null(), ptr::null(), 0, 7, &mut lib, ptr::null_mut()) };
-    assert_eq!(s, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
+    assert_eq!(s, Status::InvalidArgument);
 }
 
 /// A libcuda stand-in: driver version $FAKE_CUDA_VERSION, one device of compute capability 8.6,

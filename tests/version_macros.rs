@@ -48,9 +48,9 @@ int main(void) {
 }
 
 fn expected_line() -> String {
-    let mut v = cudyn::capi::error::cudyn_versions_t::default();
+    let mut v = cudyn::capi::error::cudyn_version_info::default();
     // SAFETY: a valid output struct.
-    assert_eq!(unsafe { cudyn::capi::error::cudyn_versions(&mut v) }, cudyn::capi::error::cudyn_status::CUDYN_SUCCESS);
+    assert_eq!(unsafe { cudyn::capi::error::cudyn_versions(&mut v) }, cudyn::Status::Success);
     let (major, minor, patch) =
         (env!("CARGO_PKG_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MINOR"), env!("CARGO_PKG_VERSION_PATCH"));
     // Cargo's version and the run-time number must agree on their own, or the line below would

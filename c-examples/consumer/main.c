@@ -3,7 +3,7 @@
 #include "cudyn.h"
 
 int main(void) {
-  cudyn_versions_t v;
+  cudyn_version_info v;
   if (cudyn_versions(&v) != CUDYN_SUCCESS) return 1;
   /* An invalid call must fail cleanly with a message. */
   cudyn_kernel_t k;

@@ -10,7 +10,7 @@
 #endif
 
 int main(void) {
-  cudyn_versions_t v;
+  cudyn_version_info v;
   if (cudyn_versions(&v) != CUDYN_SUCCESS) return 1;
   /* An invalid call fails cleanly, with a message. */
   cudyn_kernel_t k;

@@ -1,63 +1,22 @@
-//! cudyn.h section "Code, compiling and linking": code kinds, owned buffers, NVRTC, nvJitLink,
-//! loading from source, and the compile cache.
+//! cudyn.h section "Compile and link": owned buffers, code kinds, NVRTC, loading from source,
+//! nvJitLink.
 
-use super::error::cudyn_status;
 use super::{ffi, out, slice, strings, utf8};
 use crate::compile::{self, CompileOptions, Compiled};
 use crate::handles::LibraryHandle;
 use crate::image::{self, CodeKind};
 use crate::launch::RawApi;
 use crate::library::Api;
-use crate::link::{self, InputKind, LinkInput};
-use crate::{Error, Result};
+use crate::link::{self, LinkInput};
+use crate::{Error, Result, Status};
 use std::ffi::{c_char, c_void};
-
-/// What kind of code a buffer holds.
-#[repr(C)]
-#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum cudyn_code_kind {
-    CUDYN_CODE_UNKNOWN = 0,
-    CUDYN_CODE_CUBIN = 1,
-    CUDYN_CODE_FATBIN = 2,
-    CUDYN_CODE_PTX = 3,
-    CUDYN_CODE_LTOIR = 4,
-    CUDYN_CODE_SOURCE = 5,
-    /// A host object file with embedded device code (link input only).
-    CUDYN_CODE_OBJECT = 6,
-    /// A static library of such objects (link input only).
-    CUDYN_CODE_LIBRARY = 7,
-}
 
 /// `cudyn_code_kind` as it arrives from C.
 pub type RawCodeKind = u32;
 
-impl From<CodeKind> for cudyn_code_kind {
-    fn from(k: CodeKind) -> Self {
-        match k {
-            CodeKind::Unknown => cudyn_code_kind::CUDYN_CODE_UNKNOWN,
-            CodeKind::Cubin => cudyn_code_kind::CUDYN_CODE_CUBIN,
-            CodeKind::Fatbin => cudyn_code_kind::CUDYN_CODE_FATBIN,
-            CodeKind::Ptx => cudyn_code_kind::CUDYN_CODE_PTX,
-            CodeKind::LtoIr => cudyn_code_kind::CUDYN_CODE_LTOIR,
-            CodeKind::Source => cudyn_code_kind::CUDYN_CODE_SOURCE,
-        }
-    }
-}
-
-fn code_kind(v: RawCodeKind) -> Result<CodeKind> {
-    Ok(match v {
-        0 => CodeKind::Unknown,
-        1 => CodeKind::Cubin,
-        2 => CodeKind::Fatbin,
-        3 => CodeKind::Ptx,
-        4 => CodeKind::LtoIr,
-        5 => CodeKind::Source,
-        _ => return Err(Error::invalid(format!("{v} is not a compile target (cubin, PTX or LTO-IR)"))),
-    })
-}
-
-/// Memory cudyn allocated and the caller owns: release it with cudyn_buffer_free.
+/// Memory cudyn allocated and the caller owns: release it with cudyn_buffer_free().
+/// `data` holds `size` bytes followed by a NUL that `size` does not count, so a text buffer
+/// (a log) is also a C string.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Debug)]
@@ -71,7 +30,7 @@ fn buffer_from(bytes: &[u8]) -> Result<cudyn_buffer> {
     // SAFETY: malloc of a non-zero size; checked for NULL below.
     let p = unsafe { libc::malloc(bytes.len() + 1) } as *mut u8;
     if p.is_null() {
-        return Err(Error::new(crate::Status::Internal, format!("out of memory allocating {} bytes", bytes.len() + 1)));
+        return Err(Error::new(Status::Internal, format!("out of memory allocating {} bytes", bytes.len() + 1)));
     }
     // SAFETY: p has room for len + 1 bytes.
     unsafe {
@@ -82,46 +41,54 @@ fn buffer_from(bytes: &[u8]) -> Result<cudyn_buffer> {
 }
 
 /// Store into an optional output buffer (NULL: the caller does not want it).
-pub(crate) fn give(dst: *mut cudyn_buffer, bytes: &[u8]) -> Result<()> {
-    // SAFETY: NULL or a writable cudyn_buffer (caller's contract).
+///
+/// # Safety
+/// `dst` is NULL or points to a writable cudyn_buffer.
+pub(crate) unsafe fn give(dst: *mut cudyn_buffer, bytes: &[u8]) -> Result<()> {
+    // SAFETY: the caller's contract.
     if let Some(d) = unsafe { dst.as_mut() } {
         *d = buffer_from(bytes)?;
     }
     Ok(())
 }
 
-/// Free a buffer cudyn filled and set it to {NULL, 0}. NULL, or a buffer already freed, is a
-/// no-op.
+/// Free a buffer cudyn filled, and set it to {NULL, 0}.
+///
+/// @param buffer NULL, or a buffer cudyn filled, or one already freed here: both are no-ops.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_buffer_free(buffer: *mut cudyn_buffer) {
-    let _ = std::panic::catch_unwind(|| {
+    ffi!(on_panic = (), {
         // SAFETY: NULL or a cudyn_buffer whose data came from cudyn (malloc) or is NULL.
         if let Some(b) = unsafe { buffer.as_mut() } {
+            // SAFETY: as above.
             unsafe { libc::free(b.data) };
             b.data = std::ptr::null_mut();
             b.size = 0;
         }
-    });
+    })
 }
 
-/// What kind of code `data` holds, from its first bytes (cheap; loading checks it fully).
+/// What kind of code a buffer holds, from its first bytes (cheap; loading checks it fully).
+///
+/// @param data The bytes.
+/// @param size Bytes at `data`.
+/// @param[out] kind The kind; CUDYN_CODE_UNKNOWN when it is none cudyn knows. Unchanged on
+///             failure.
+/// @return CUDYN_SUCCESS, or CUDYN_ERROR_INVALID_ARGUMENT for a NULL pointer.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_code_kind_of(
-    data: *const c_void,
-    size: usize,
-    kind: *mut cudyn_code_kind,
-) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_code_kind_of(data: *const c_void, size: usize, kind: *mut CodeKind) -> Status {
     ffi!({
-        // SAFETY: `data` points to `size` readable bytes (caller's contract).
-        let bytes = unsafe { slice(data.cast::<u8>(), size, "data") }?;
-        let o = out(kind, "kind")?;
-        *o = image::code_kind_of(bytes).into();
+        // SAFETY: `data` points to `size` readable bytes; `kind` is NULL or writable (caller's
+        // contract).
+        let (bytes, o) = unsafe { (slice(data.cast::<u8>(), size, "data")?, out(kind, "kind")?) };
+        *o = image::code_kind_of(bytes);
         Ok(())
     })
 }
 
-/// Options for cudyn_compile_ex and cudyn_library_load_source_ex. Zero-initialise it, then
-/// set what you need; later fields are carved from `reserved`, which must stay zero.
+/// Options for cudyn_compile_ex() and cudyn_library_load_source_ex(). Zero-initialise it, then
+/// set what you need; later fields are carved from `reserved`, which must stay zero. cudyn
+/// reads it, and the arrays it points to, during the call only.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy)]
@@ -142,8 +109,10 @@ pub struct cudyn_compile_options {
     pub reserved: [u32; 7],
 }
 
+/// # Safety
+/// `o` is NULL or a readable cudyn_compile_options whose arrays hold their stated counts.
 unsafe fn read_options(o: *const cudyn_compile_options) -> Result<CompileOptions> {
-    // SAFETY: NULL or a readable struct (caller's contract).
+    // SAFETY: the caller's contract.
     let Some(o) = (unsafe { o.as_ref() }) else { return Ok(CompileOptions::default()) };
     if o.reserved.iter().any(|&r| r != 0) {
         return Err(Error::invalid("cudyn_compile_options.reserved is not zero: zero-initialise the struct"));
@@ -157,9 +126,9 @@ unsafe fn read_options(o: *const cudyn_compile_options) -> Result<CompileOptions
             strings(o.name_expressions, o.num_name_expressions, "name_expressions")?,
         )
     };
-    // 0: the default (a cubin); anything else is checked where it is used
+    // 0: the default (a cubin); any other kind is checked where it is used
     // (compile::effective_options).
-    let target = match code_kind(o.target)? {
+    let target = match CodeKind::from_c_arg(o.target.into(), "target")? {
         CodeKind::Unknown => None,
         k => Some(k),
     };
@@ -177,20 +146,32 @@ fn lowered_bytes(c: &Compiled) -> Vec<u8> {
 }
 
 /// The source text and the program name (NULL: a default) of a compile call.
-fn source_and_name<'a>(source: *const c_char, name: *const c_char) -> Result<(&'a str, &'a str)> {
-    // SAFETY: NUL-terminated strings (caller's contract); name may be NULL.
+///
+/// # Safety
+/// `source` is NULL or NUL-terminated; `name` too.
+unsafe fn source_and_name<'a>(source: *const c_char, name: *const c_char) -> Result<(&'a str, &'a str)> {
+    // SAFETY: the caller's contract.
     let src = unsafe { utf8(source, "source") }?;
+    // SAFETY: the caller's contract.
     let nm = if name.is_null() { "cudyn_program.cu" } else { unsafe { utf8(name, "name") }? };
     Ok((src, nm))
 }
 
 /// A successful compile's log and lowered names into the caller's optional buffers.
-fn give_log_and_names(log: *mut cudyn_buffer, lowered: *mut cudyn_buffer, c: &Compiled) -> Result<()> {
-    give(log, c.log.as_bytes())?;
-    give(lowered, &lowered_bytes(c))
+///
+/// # Safety
+/// `log` and `lowered` are NULL or writable.
+unsafe fn give_log_and_names(log: *mut cudyn_buffer, lowered: *mut cudyn_buffer, c: &Compiled) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        give(log, c.log.as_bytes())?;
+        give(lowered, &lowered_bytes(c))
+    }
 }
 
-fn compile_into(
+/// # Safety
+/// As `source_and_name` and `give_log_and_names`; `code` is NULL or writable.
+unsafe fn compile_into(
     source: *const c_char,
     name: *const c_char,
     opts: CompileOptions,
@@ -198,25 +179,37 @@ fn compile_into(
     log: *mut cudyn_buffer,
     lowered: *mut cudyn_buffer,
 ) -> Result<()> {
-    let (src, nm) = source_and_name(source, name)?;
-    out(code, "code")?;
-    match compile::compile(src, nm, &opts) {
-        Ok(c) => {
-            give_log_and_names(log, lowered, &c)?;
-            give(code, &c.code)
-        }
-        Err(f) => {
-            give(log, f.log.as_bytes())?;
-            Err(f.error)
+    // SAFETY: the caller's contract (all of it, in this block).
+    unsafe {
+        let (src, nm) = source_and_name(source, name)?;
+        out(code, "code")?;
+        match compile::compile(src, nm, &opts) {
+            Ok(c) => {
+                give_log_and_names(log, lowered, &c)?;
+                give(code, &c.code)
+            }
+            Err(f) => {
+                give(log, f.log.as_bytes())?;
+                Err(f.error)
+            }
         }
     }
 }
 
-/// Compile CUDA C++ `source` with NVRTC (through the cache) to `target` (CUDYN_CODE_CUBIN,
-/// _PTX or _LTOIR). `name` names the program in messages (may be NULL). On success `*code`
-/// holds the result; `*log`, when `log` is not NULL, holds NVRTC's log on success and on
-/// failure (CUDYN_ERROR_COMPILE_FAILED, whose message quotes the first error line). Free both
-/// with cudyn_buffer_free.
+/// Compile CUDA C++ with NVRTC, through the compile cache.
+///
+/// @param source The source text (UTF-8).
+/// @param name Names the program in messages; NULL for "cudyn_program.cu".
+/// @param options `num_options` NVRTC options; NULL with 0 for none.
+/// @param num_options Entries at `options`.
+/// @param target CUDYN_CODE_CUBIN (or 0), CUDYN_CODE_PTX or CUDYN_CODE_LTOIR.
+/// @param[out] code On success, the compiled code; the caller frees it with
+///             cudyn_buffer_free(). Unchanged on failure.
+/// @param[out] log NULL, or NVRTC's log, on success and failure alike (empty when NVRTC never
+///             ran); the caller frees it with cudyn_buffer_free(). Unchanged only when the
+///             arguments themselves are refused (NULL source or code, bad options).
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_COMPILE_FAILED (the message quotes the first error line),
+///         CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_NVRTC_NOT_FOUND.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_compile(
     source: *const c_char,
@@ -226,7 +219,7 @@ pub unsafe extern "C" fn cudyn_compile(
     target: RawCodeKind,
     code: *mut cudyn_buffer,
     log: *mut cudyn_buffer,
-) -> cudyn_status {
+) -> Status {
     ffi!({
         let o = cudyn_compile_options {
             options,
@@ -239,15 +232,23 @@ pub unsafe extern "C" fn cudyn_compile(
             target,
             reserved: [0; 7],
         };
-        // SAFETY: the struct was just built from the caller's arguments.
-        let opts = unsafe { read_options(&o) }?;
-        compile_into(source, name, opts, code, log, std::ptr::null_mut())
+        // SAFETY: the struct was just built from the caller's arguments; the rest is the
+        // caller's contract.
+        unsafe {
+            let opts = read_options(&o)?;
+            compile_into(source, name, opts, code, log, std::ptr::null_mut())
+        }
     })
 }
 
-/// cudyn_compile with headers and name expressions (`options` may be NULL for defaults).
-/// `*lowered_names`, when not NULL, receives the lowered (mangled) name of each name
-/// expression, each followed by a NUL, in order.
+/// cudyn_compile() with headers and name expressions.
+///
+/// @param source, name, code, log As for cudyn_compile().
+/// @param options NULL for the defaults (a cubin for the present GPU).
+/// @param[out] lowered_names NULL, or on success the lowered (mangled) name of each name
+///             expression, each followed by a NUL, in order; the caller frees it with
+///             cudyn_buffer_free(). Unchanged on failure.
+/// @return As for cudyn_compile().
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_compile_ex(
     source: *const c_char,
@@ -256,15 +257,19 @@ pub unsafe extern "C" fn cudyn_compile_ex(
     code: *mut cudyn_buffer,
     log: *mut cudyn_buffer,
     lowered_names: *mut cudyn_buffer,
-) -> cudyn_status {
+) -> Status {
     ffi!({
-        // SAFETY: forwarded contract.
-        let opts = unsafe { read_options(options) }?;
-        compile_into(source, name, opts, code, log, lowered_names)
+        // SAFETY: the caller's contract.
+        unsafe {
+            let opts = read_options(options)?;
+            compile_into(source, name, opts, code, log, lowered_names)
+        }
     })
 }
 
-fn load_source(
+/// # Safety
+/// As `compile_into`; `library` is NULL or writable.
+unsafe fn load_source(
     source: *const c_char,
     name: *const c_char,
     opts: CompileOptions,
@@ -273,24 +278,32 @@ fn load_source(
     log: *mut cudyn_buffer,
     lowered: *mut cudyn_buffer,
 ) -> Result<()> {
-    let api = Api::from_raw(api)?;
-    let (src, nm) = source_and_name(source, name)?;
-    let o = out(library, "library")?;
-    match crate::source::load_source(src, nm, &opts, api) {
-        Ok((lib, c)) => {
-            give_log_and_names(log, lowered, &c)?;
-            *o = lib.into_raw();
-            Ok(())
-        }
-        Err(f) => {
-            give(log, f.log.as_bytes())?;
-            Err(f.error)
+    let api = Api::from_c_arg(api.into(), "api")?;
+    // SAFETY: the caller's contract (all of it, in this block).
+    unsafe {
+        let (src, nm) = source_and_name(source, name)?;
+        let o = out(library, "library")?;
+        match crate::source::load_source(src, nm, &opts, api) {
+            Ok((lib, c)) => {
+                give_log_and_names(log, lowered, &c)?;
+                *o = lib.into_raw();
+                Ok(())
+            }
+            Err(f) => {
+                give(log, f.log.as_bytes())?;
+                Err(f.error)
+            }
         }
     }
 }
 
-/// Compile `source` (through the cache) for the present GPU and load it through `api`.
-/// Ownership as for cudyn_library_load_data; `log` as for cudyn_compile.
+/// Compile CUDA C++ (through the cache) for the present GPU and load it.
+///
+/// @param source, name, options, num_options, log As for cudyn_compile().
+/// @param api The API that loads it.
+/// @param[out] library As for cudyn_library_load_data(): the caller unloads it with
+///             cudyn_library_unload(). Unchanged on failure.
+/// @return As for cudyn_compile() and cudyn_library_load_data().
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_library_load_source(
     source: *const c_char,
@@ -300,24 +313,23 @@ pub unsafe extern "C" fn cudyn_library_load_source(
     api: RawApi,
     library: *mut LibraryHandle,
     log: *mut cudyn_buffer,
-) -> cudyn_status {
+) -> Status {
     ffi!({
-        // SAFETY: `options` holds `num_options` C strings (caller's contract).
-        let options = unsafe { strings(options, num_options, "options") }?;
-        load_source(
-            source,
-            name,
-            CompileOptions { options, ..Default::default() },
-            api,
-            library,
-            log,
-            std::ptr::null_mut(),
-        )
+        // SAFETY: `options` holds `num_options` C strings; the rest is the caller's contract.
+        unsafe {
+            let options = strings(options, num_options, "options")?;
+            let opts = CompileOptions { options, ..Default::default() };
+            load_source(source, name, opts, api, library, log, std::ptr::null_mut())
+        }
     })
 }
 
-/// cudyn_library_load_source with headers and name expressions; `lowered_names` as for
-/// cudyn_compile_ex, ready for cudyn_library_get_kernel.
+/// cudyn_library_load_source() with headers and name expressions.
+///
+/// @param source, name, api, library, log As for cudyn_library_load_source().
+/// @param options As for cudyn_compile_ex(); `target` must be 0 (a cubin).
+/// @param[out] lowered_names As for cudyn_compile_ex(), ready for cudyn_library_get_kernel().
+/// @return As for cudyn_library_load_source().
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_library_load_source_ex(
     source: *const c_char,
@@ -327,31 +339,46 @@ pub unsafe extern "C" fn cudyn_library_load_source_ex(
     library: *mut LibraryHandle,
     log: *mut cudyn_buffer,
     lowered_names: *mut cudyn_buffer,
-) -> cudyn_status {
+) -> Status {
     ffi!({
-        // SAFETY: forwarded contract.
+        // SAFETY: the caller's contract.
         let opts = unsafe { read_options(options) }?;
         if !matches!(opts.target, None | Some(CodeKind::Cubin)) {
             return Err(Error::invalid("load_source compiles to a cubin; leave target 0"));
         }
-        load_source(source, name, opts, api, library, log, lowered_names)
+        // SAFETY: the caller's contract.
+        unsafe { load_source(source, name, opts, api, library, log, lowered_names) }
     })
 }
 
-/// One input to cudyn_link: its kind, bytes and a name for messages (may be NULL).
+/// One input to cudyn_link(): its kind, bytes and a name for messages. cudyn reads it during
+/// the call only.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy)]
 pub struct cudyn_link_input {
+    /// CUDYN_CODE_CUBIN, _FATBIN, _PTX, _LTOIR, _OBJECT or _LIBRARY.
     pub kind: RawCodeKind,
     pub data: *const c_void,
     pub size: usize,
+    /// NULL: "input<i>".
     pub name: *const c_char,
 }
 
-/// Link `inputs` with nvJitLink into one cubin (`options` e.g. "-lto", "-arch=sm_90"; without
-/// -arch the present GPU's). `*log`, when not NULL, receives nvJitLink's log on success and on
-/// failure (CUDYN_ERROR_LINK_FAILED, whose message quotes the first error).
+/// Link inputs with nvJitLink into one cubin.
+///
+/// @param inputs `num_inputs` inputs.
+/// @param num_inputs Entries at `inputs`; at least 1.
+/// @param options `num_options` nvJitLink options (e.g. "-lto", "-arch=sm_90"; without -arch
+///        the present GPU's); NULL with 0 for none.
+/// @param num_options Entries at `options`.
+/// @param[out] cubin On success, the linked cubin; the caller frees it with
+///             cudyn_buffer_free(). Unchanged on failure.
+/// @param[out] log NULL, or nvJitLink's log, on success and failure alike (empty when nvJitLink
+///             never ran); the caller frees it with cudyn_buffer_free(). Unchanged only when
+///             the arguments themselves are refused (NULL arrays, a bad kind or name).
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_LINK_FAILED (the message quotes the first error),
+///         CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_NVJITLINK_NOT_FOUND.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_link(
     inputs: *const cudyn_link_input,
@@ -360,120 +387,38 @@ pub unsafe extern "C" fn cudyn_link(
     num_options: usize,
     cubin: *mut cudyn_buffer,
     log: *mut cudyn_buffer,
-) -> cudyn_status {
+) -> Status {
     ffi!({
-        // SAFETY: arrays of the stated lengths (caller's contract).
-        let ins = unsafe { slice(inputs, num_inputs, "inputs") }?;
-        let opts = unsafe { strings(options, num_options, "options") }?;
-        out(cubin, "cubin")?;
+        // SAFETY: arrays of the stated lengths, `cubin` NULL or writable (caller's contract).
+        let (ins, opts) = unsafe { (slice(inputs, num_inputs, "inputs")?, strings(options, num_options, "options")?) };
+        // SAFETY: as above.
+        unsafe { out(cubin, "cubin") }?;
         let mut names = Vec::with_capacity(ins.len());
         for (i, inp) in ins.iter().enumerate() {
             names.push(if inp.name.is_null() {
                 format!("input{i}")
             } else {
+                // SAFETY: a non-NULL name is NUL-terminated (caller's contract).
                 unsafe { utf8(inp.name, "input name") }?.to_string()
             });
         }
         let mut li = Vec::with_capacity(ins.len());
         for (i, inp) in ins.iter().enumerate() {
-            let kind = match inp.kind {
-                6 => InputKind::Object,
-                7 => InputKind::Library,
-                k => InputKind::from_code_kind(code_kind(k)?)
-                    .ok_or_else(|| Error::invalid(format!("input {i}: kind {k} cannot be linked")))?,
-            };
+            let kind = CodeKind::from_c_arg(inp.kind.into(), &format!("input {i}: kind"))?;
             // SAFETY: each input's data points to size readable bytes (caller's contract).
             let data = unsafe { slice(inp.data.cast::<u8>(), inp.size, "input data") }?;
             li.push(LinkInput { kind, data, name: &names[i] });
         }
-        match link::link(&li, &opts) {
-            Ok(l) => {
-                give(log, l.log.as_bytes())?;
-                give(cubin, &l.cubin)
-            }
-            Err(f) => {
-                give(log, f.log.as_bytes())?;
-                Err(f.error)
-            }
+        let (result, text) = match link::link(&li, &opts) {
+            Ok(l) => (Ok(l.cubin), l.log),
+            Err(f) => (Err(f.error), f.log),
+        };
+        // SAFETY: `log` and `cubin` are NULL or writable (caller's contract).
+        unsafe {
+            give(log, text.as_bytes())?;
+            give(cubin, &result?)
         }
     })
-}
-
-/// Counters of this process's use of the compile cache, and what is on disk now.
-#[repr(C)]
-#[allow(non_camel_case_types)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct cudyn_cache_stats_t {
-    pub hits: u64,
-    pub misses: u64,
-    /// Bytes of entries and dependency manifests in the cache folder.
-    pub bytes: u64,
-    pub entries: u64,
-    /// 1 when the cache is on (CUDYN_CACHE is not 0 and its folder is usable); when 0,
-    /// cudyn_cache_status says why.
-    pub enabled: i32,
-}
-
-/// Read the cache's counters.
-#[no_mangle]
-pub unsafe extern "C" fn cudyn_cache_stats(stats: *mut cudyn_cache_stats_t) -> cudyn_status {
-    ffi!({
-        let o = out(stats, "stats")?;
-        *o = match compile::global_cache() {
-            Some(c) => {
-                let s = c.stats();
-                cudyn_cache_stats_t { hits: s.hits, misses: s.misses, bytes: s.bytes, entries: s.entries, enabled: 1 }
-            }
-            None => cudyn_cache_stats_t::default(),
-        };
-        Ok(())
-    })
-}
-
-/// Whether the compile cache is on, and if not, why: CUDYN_SUCCESS when it is; otherwise
-/// CUDYN_ERROR_NOT_FOUND when it was turned off (CUDYN_CACHE=0, CUDYN_CACHE_MAX_BYTES=0, or a
-/// setuid/setgid process), CUDYN_ERROR_INVALID_ARGUMENT for a setting cudyn cannot read
-/// (CUDYN_CACHE_MAX_BYTES=lots, a relative CUDYN_CACHE_DIR), CUDYN_ERROR_IO for a folder it
-/// cannot use (read-only, a file, a symlink, someone else's, group/world writable); then
-/// cudyn_last_error_message says which and why. The answer is fixed for the life of the
-/// process (the cache is set up once, on first use). Compiles work either way.
-#[no_mangle]
-pub extern "C" fn cudyn_cache_status() -> cudyn_status {
-    ffi!({ compile::cache_status().map(drop).map_err(Clone::clone) })
-}
-
-/// Remove every cache entry (only cudyn's own files). `removed` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn cudyn_cache_clear(removed: *mut u64) -> cudyn_status {
-    ffi!({
-        let n = match compile::global_cache() {
-            Some(c) => c.clear().map_err(|e| {
-                Error::new(crate::Status::Io, format!("clearing the cache at {}: {e}", c.dir().display()))
-            })?,
-            None => 0,
-        };
-        // SAFETY: NULL or writable.
-        if let Some(r) = unsafe { removed.as_mut() } {
-            *r = n;
-        }
-        Ok(())
-    })
-}
-
-/// The compile cache's folder, or NULL when the cache is off. Static storage.
-#[no_mangle]
-pub extern "C" fn cudyn_cache_dir() -> *const c_char {
-    use std::sync::OnceLock;
-    static D: OnceLock<Option<std::ffi::CString>> = OnceLock::new();
-    std::panic::catch_unwind(|| {
-        D.get_or_init(|| {
-            use std::os::unix::ffi::OsStrExt;
-            compile::global_cache().and_then(|c| std::ffi::CString::new(c.dir().as_os_str().as_bytes()).ok())
-        })
-        .as_ref()
-        .map_or(std::ptr::null(), |c| c.as_ptr())
-    })
-    .unwrap_or(std::ptr::null())
 }
 
 // Layout proofs (the C side asserts the same numbers in tests/layout/layout_proofs.c).
@@ -489,8 +434,7 @@ mod layout {
     const_assert_eq!(size_of::<cudyn_link_input>(), 32);
     const_assert_eq!(offset_of!(cudyn_link_input, data), 8);
     const_assert_eq!(offset_of!(cudyn_link_input, name), 24);
-    const_assert_eq!(size_of::<cudyn_cache_stats_t>(), 40);
-    const_assert_eq!(size_of::<super::super::error::cudyn_versions_t>(), 20);
-    const_assert_eq!(size_of::<cudyn_code_kind>(), 4);
-    const_assert_eq!(size_of::<super::super::error::cudyn_status>(), 4);
+    const_assert_eq!(size_of::<super::super::error::cudyn_version_info>(), 20);
+    const_assert_eq!(size_of::<CodeKind>(), 4);
+    const_assert_eq!(size_of::<Status>(), 4);
 }

@@ -1,106 +1,59 @@
-//! cudyn.h section "Errors and versions": statuses, the thread's last error, versions.
+//! cudyn.h section "Status and diagnostics": status text, the thread's last error, versions
+//! and the CUDA components cudyn found.
 
 use super::{ffi, out};
+use crate::enums::Component;
 use crate::error::{last_cuda_error, last_error_message_ptr, Status};
-use std::ffi::c_char;
-
-/// Every fallible call's result. Numbers are stable; a retired number is never reused.
-#[repr(C)]
-#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum cudyn_status {
-    CUDYN_SUCCESS = 0,
-    /// NULL where a value is needed, a bad size or enum value.
-    CUDYN_ERROR_INVALID_ARGUMENT = 1,
-    /// libcuda.so.1 could not be opened.
-    CUDYN_ERROR_DRIVER_NOT_FOUND = 2,
-    /// No libcudart 12.8+ / 13.x could be opened.
-    CUDYN_ERROR_RUNTIME_NOT_FOUND = 3,
-    CUDYN_ERROR_NVRTC_NOT_FOUND = 4,
-    CUDYN_ERROR_NVJITLINK_NOT_FOUND = 5,
-    /// The component is too old for this call.
-    CUDYN_ERROR_UNSUPPORTED_VERSION = 6,
-    /// Driver present, no usable GPU.
-    CUDYN_ERROR_NO_DEVICE = 7,
-    /// Not a well-formed cubin/fatbin/PTX/LTO-IR.
-    CUDYN_ERROR_INVALID_IMAGE = 8,
-    /// Well-formed, but nothing this GPU can run.
-    CUDYN_ERROR_NO_BINARY_FOR_DEVICE = 9,
-    /// No kernel/global of that name.
-    CUDYN_ERROR_NOT_FOUND = 10,
-    /// NVRTC said no; the log says why.
-    CUDYN_ERROR_COMPILE_FAILED = 11,
-    CUDYN_ERROR_LINK_FAILED = 12,
-    /// Launch arguments do not match the kernel's parameters.
-    CUDYN_ERROR_ARGUMENT_MISMATCH = 13,
-    CUDYN_ERROR_IO = 14,
-    /// Any other CUDA failure; see cudyn_last_cuda_error.
-    CUDYN_ERROR_CUDA = 15,
-    /// A bug in cudyn (a caught panic).
-    CUDYN_ERROR_INTERNAL = 16,
-}
-
-impl From<Status> for cudyn_status {
-    fn from(s: Status) -> Self {
-        use cudyn_status::*;
-        match s {
-            Status::Success => CUDYN_SUCCESS,
-            Status::InvalidArgument => CUDYN_ERROR_INVALID_ARGUMENT,
-            Status::DriverNotFound => CUDYN_ERROR_DRIVER_NOT_FOUND,
-            Status::RuntimeNotFound => CUDYN_ERROR_RUNTIME_NOT_FOUND,
-            Status::NvrtcNotFound => CUDYN_ERROR_NVRTC_NOT_FOUND,
-            Status::NvjitlinkNotFound => CUDYN_ERROR_NVJITLINK_NOT_FOUND,
-            Status::UnsupportedVersion => CUDYN_ERROR_UNSUPPORTED_VERSION,
-            Status::NoDevice => CUDYN_ERROR_NO_DEVICE,
-            Status::InvalidImage => CUDYN_ERROR_INVALID_IMAGE,
-            Status::NoBinaryForDevice => CUDYN_ERROR_NO_BINARY_FOR_DEVICE,
-            Status::NotFound => CUDYN_ERROR_NOT_FOUND,
-            Status::CompileFailed => CUDYN_ERROR_COMPILE_FAILED,
-            Status::LinkFailed => CUDYN_ERROR_LINK_FAILED,
-            Status::ArgumentMismatch => CUDYN_ERROR_ARGUMENT_MISMATCH,
-            Status::Io => CUDYN_ERROR_IO,
-            Status::Cuda => CUDYN_ERROR_CUDA,
-            Status::Internal => CUDYN_ERROR_INTERNAL,
-        }
-    }
-}
-
-/// Static text for a status: "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name".
-/// Never NULL; an unknown value gives "unknown cudyn_status". Takes an int so that any value
-/// a C caller passes is safe.
-#[no_mangle]
-pub extern "C" fn cudyn_status_string(status: cudyn_status_int) -> *const c_char {
-    usize::try_from(status)
-        .ok()
-        .and_then(|i| crate::error::STATUS_TEXT.get(i))
-        .map_or(c"unknown cudyn_status".as_ptr(), |s| s.as_ptr())
-}
+use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
 
 /// A `cudyn_status` as it crosses into cudyn from C, where any int can arrive.
 #[allow(non_camel_case_types)]
 pub type cudyn_status_int = i32;
 
-/// This thread's last failure, in words: what cudyn was doing, why it failed, and the CUDA
-/// error's name and text. Never NULL ("" before any failure). The string belongs to cudyn and
-/// stays valid until this thread's next failing cudyn call.
+/// `cudyn_component` as it arrives from C.
+pub type RawComponent = u32;
+
+/// Static text for a status, its name then its meaning:
+/// "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name".
+///
+/// @param status Any int: a value that is no cudyn_status is answered, not refused.
+/// @return Never NULL; "unknown cudyn_status" for an unknown value. Static storage: never free it.
 #[no_mangle]
-pub extern "C" fn cudyn_last_error_message() -> *const c_char {
-    std::panic::catch_unwind(last_error_message_ptr).unwrap_or(c"".as_ptr())
+pub extern "C" fn cudyn_status_string(status: cudyn_status_int) -> *const c_char {
+    ffi!(on_panic = c"unknown cudyn_status".as_ptr(), {
+        Status::from_c(status.into()).map_or(c"unknown cudyn_status".as_ptr(), |s| s.c_text().as_ptr())
+    })
 }
 
-/// The CUresult / cudaError_t / nvrtcResult / nvJitLinkResult behind this thread's last
-/// failure; 0 if none.
+/// This thread's last failure, in words: what cudyn was doing, why it failed, and the CUDA
+/// error's name and text.
+///
+/// @return Never NULL; "" before this thread's first failure. The string belongs to cudyn and
+///         stays valid until this thread's next failing cudyn call: copy it to keep it.
+/// @note Per thread: another thread's failures never change it, and a successful call leaves
+///       it as it was.
+#[no_mangle]
+pub extern "C" fn cudyn_last_error_message() -> *const c_char {
+    ffi!(on_panic = c"".as_ptr(), { last_error_message_ptr() })
+}
+
+/// The CUDA result behind this thread's last failure.
+///
+/// @return The CUresult, cudaError_t, nvrtcResult or nvJitLinkResult of this thread's last
+///         failing cudyn call; 0 when it had none (or before any failure). Per thread, as
+///         cudyn_last_error_message().
 #[no_mangle]
 pub extern "C" fn cudyn_last_cuda_error() -> i32 {
-    std::panic::catch_unwind(last_cuda_error).unwrap_or(0)
+    ffi!(on_panic = 0, { last_cuda_error() })
 }
 
 /// Versions of what cudyn found, as CUDA numbers them (13000 for 13.0); 0 for a component
-/// that is absent. `cudyn` is cudyn's own (major*10000 + minor*100 + patch).
+/// that is absent. `cudyn` is cudyn's own (major*10000 + minor*100 + patch), as CUDYN_VERSION.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[allow(non_camel_case_types)]
-pub struct cudyn_versions_t {
+pub struct cudyn_version_info {
     pub driver: i32,
     pub runtime: i32,
     pub nvrtc: i32,
@@ -116,91 +69,87 @@ pub fn cudyn_version_int() -> i32 {
         + p(env!("CARGO_PKG_VERSION_PATCH"))
 }
 
-/// Fill `out` with the versions of every component (opening each on first use). Always
-/// succeeds for a non-NULL `out`; why a component is 0 is told by the component's own calls
-/// (e.g. cudyn_library_load_data's status and message) or by cudyn_component_status.
+fn version_info() -> cudyn_version_info {
+    cudyn_version_info {
+        driver: crate::driver::driver().map(|d| d.version).unwrap_or(0),
+        runtime: crate::runtime::runtime().map(|r| r.version).unwrap_or(0),
+        nvrtc: crate::nvrtc::nvrtc().map(|n| n.version).unwrap_or(0),
+        nvjitlink: crate::nvjitlink::jitlink().map(|j| j.version).unwrap_or(0),
+        cudyn: cudyn_version_int(),
+    }
+}
+
+/// The versions of every component, opening each on first use.
+///
+/// @param[out] versions Receives the versions; caller-allocated.
+/// @return CUDYN_SUCCESS for a non-NULL `versions`; CUDYN_ERROR_INVALID_ARGUMENT for NULL.
+/// @note Why a component is 0 is told by cudyn_component_status() or by the failing call's own
+///       status and message.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_versions(versions: *mut cudyn_versions_t) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_versions(versions: *mut cudyn_version_info) -> Status {
     ffi!({
-        let v = cudyn_versions_t {
-            driver: crate::driver::driver().map(|d| d.version).unwrap_or(0),
-            runtime: crate::runtime::runtime().map(|r| r.version).unwrap_or(0),
-            nvrtc: crate::nvrtc::nvrtc().map(|n| n.version).unwrap_or(0),
-            nvjitlink: crate::nvjitlink::jitlink().map(|j| j.version).unwrap_or(0),
-            cudyn: cudyn_version_int(),
-        };
-        *out(versions, "versions")? = v;
+        // SAFETY: NULL or writable (caller's contract).
+        *unsafe { out(versions, "versions") }? = version_info();
         Ok(())
     })
 }
 
-/// Which CUDA component `cudyn_component_status` asks about.
-#[repr(C)]
-#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum cudyn_component {
-    CUDYN_COMPONENT_DRIVER = 0,
-    CUDYN_COMPONENT_RUNTIME = 1,
-    CUDYN_COMPONENT_NVRTC = 2,
-    CUDYN_COMPONENT_NVJITLINK = 3,
-}
-
-/// `cudyn_component` as it arrives from C.
-pub type RawComponent = u32;
-
-/// Open `component` (once) and say whether it is usable: CUDYN_SUCCESS, or the status and
-/// message (cudyn_last_error_message) that explain why not, naming every place searched.
-/// For the driver, success also means cuInit found a GPU.
+/// Open `component` (once per process) and say whether it is usable.
+///
+/// @param component A cudyn_component.
+/// @return CUDYN_SUCCESS; or the status why not (e.g. CUDYN_ERROR_DRIVER_NOT_FOUND), with
+///         cudyn_last_error_message() naming every place searched. For the driver, success
+///         also means cuInit found a GPU. An unknown component: CUDYN_ERROR_INVALID_ARGUMENT.
 #[no_mangle]
-pub extern "C" fn cudyn_component_status(component: RawComponent) -> cudyn_status {
+pub extern "C" fn cudyn_component_status(component: RawComponent) -> Status {
     ffi!({
-        match component {
-            0 => crate::driver::driver().and_then(|d| d.initialised()),
-            1 => crate::runtime::runtime().map(|_| ()),
-            2 => crate::nvrtc::nvrtc().map(|_| ()),
-            3 => crate::nvjitlink::jitlink().map(|_| ()),
-            other => Err(crate::Error::invalid(format!("unknown component {other}"))),
+        match Component::from_c_arg(component.into(), "component")? {
+            Component::Driver => crate::driver::driver().and_then(|d| d.initialised()),
+            Component::Runtime => crate::runtime::runtime().map(drop),
+            Component::Nvrtc => crate::nvrtc::nvrtc().map(drop),
+            Component::Nvjitlink => crate::nvjitlink::jitlink().map(drop),
         }
     })
 }
 
-/// The path of the library file loaded for `component`, or the soname it was found by; NULL
-/// when the component is absent. Static storage, valid for the life of the process.
+/// Where `component` was loaded from.
+///
+/// @param component A cudyn_component.
+/// @return The path of the library file, or the soname it was found by; NULL when the
+///         component is absent or unknown. Static storage, valid for the life of the process:
+///         never free it.
 #[no_mangle]
 pub extern "C" fn cudyn_component_path(component: RawComponent) -> *const c_char {
-    use std::sync::OnceLock;
-    static PATHS: [OnceLock<Option<std::ffi::CString>>; 4] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let Some(slot) = PATHS.get(component as usize) else { return std::ptr::null() };
-    std::panic::catch_unwind(|| {
-        let p = slot.get_or_init(|| {
-            let lib = match component {
-                0 => crate::driver::driver().ok().map(|d| &d.lib),
-                1 => crate::runtime::runtime().ok().map(|r| &r.lib),
-                2 => crate::nvrtc::nvrtc().ok().map(|n| &n.lib),
-                _ => crate::nvjitlink::jitlink().ok().map(|j| &j.lib),
+    static PATHS: [OnceLock<Option<CString>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    ffi!(on_panic = std::ptr::null(), {
+        let Some(c) = Component::from_c(component.into()) else { return std::ptr::null() };
+        let path = PATHS[c as usize].get_or_init(|| {
+            let lib = match c {
+                Component::Driver => crate::driver::driver().ok().map(|d| &d.lib),
+                Component::Runtime => crate::runtime::runtime().ok().map(|r| &r.lib),
+                Component::Nvrtc => crate::nvrtc::nvrtc().ok().map(|n| &n.lib),
+                Component::Nvjitlink => crate::nvjitlink::jitlink().ok().map(|j| &j.lib),
             }?;
             let s = lib.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| lib.origin.clone());
-            std::ffi::CString::new(s).ok()
+            CString::new(s).ok()
         });
-        p.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
+        path.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
     })
-    .unwrap_or(std::ptr::null())
 }
 
-/// "cudyn 0.1.0 (driver 13.0, runtime 13.0, NVRTC 13.0, nvJitLink 13.0)"; absent components
-/// say "absent". Static storage, computed once.
+/// cudyn's version and the components it found, in words:
+/// "cudyn 0.1.0 (driver 13.0, runtime 13.0, NVRTC 13.0, nvJitLink 13.0)"; an absent component
+/// says "absent".
+///
+/// @return Never NULL. Static storage, computed on the first call: never free it.
 #[no_mangle]
 pub extern "C" fn cudyn_version_string() -> *const c_char {
-    use std::sync::OnceLock;
-    static S: OnceLock<std::ffi::CString> = OnceLock::new();
-    std::panic::catch_unwind(|| {
+    static S: OnceLock<CString> = OnceLock::new();
+    ffi!(on_panic = c"cudyn".as_ptr(), {
         S.get_or_init(|| {
-            let mut v = cudyn_versions_t::default();
-            // SAFETY: a valid output struct.
-            unsafe { cudyn_versions(&mut v) };
+            let v = version_info();
             let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::driver::fmt_version(x) };
-            std::ffi::CString::new(format!(
+            CString::new(format!(
                 "cudyn {} (driver {}, runtime {}, NVRTC {}, nvJitLink {})",
                 env!("CARGO_PKG_VERSION"),
                 f(v.driver),
@@ -212,7 +161,6 @@ pub extern "C" fn cudyn_version_string() -> *const c_char {
         })
         .as_ptr()
     })
-    .unwrap_or(c"cudyn".as_ptr())
 }
 
 #[cfg(test)]
@@ -221,31 +169,28 @@ mod tests {
 
     #[test]
     fn every_status_has_text_and_numbers_are_stable() {
-        for i in 0..17 {
+        for s in Status::ALL {
             // SAFETY: static C strings.
-            let s = unsafe { std::ffi::CStr::from_ptr(cudyn_status_string(i)) }.to_str().unwrap();
-            assert!(s.starts_with("CUDYN_"), "{s}");
+            let t = unsafe { std::ffi::CStr::from_ptr(cudyn_status_string(*s as i32)) }.to_str().unwrap();
+            assert_eq!(t, format!("{}: {}", s.c_name(), s.text()));
         }
         // SAFETY: static C strings.
         let unknown = unsafe { std::ffi::CStr::from_ptr(cudyn_status_string(99)) };
         assert_eq!(unknown.to_str().unwrap(), "unknown cudyn_status");
         assert!(!cudyn_status_string(-1).is_null());
-        assert_eq!(cudyn_status::CUDYN_ERROR_INTERNAL as i32, 16);
-        assert_eq!(cudyn_status::from(Status::ArgumentMismatch) as i32, Status::ArgumentMismatch as i32);
-        for s in [Status::Success, Status::Io, Status::Cuda, Status::Internal, Status::NoBinaryForDevice] {
-            assert_eq!(cudyn_status::from(s) as u32, s as u32);
-        }
+        assert_eq!(Status::Internal as i32, 16);
+        assert_eq!(Status::ALL.len(), 17);
     }
 
     #[test]
     fn versions_needs_an_output() {
         // SAFETY: NULL (refused) and a valid output struct.
-        assert_eq!(unsafe { cudyn_versions(std::ptr::null_mut()) }, cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
-        let mut v = cudyn_versions_t::default();
+        assert_eq!(unsafe { cudyn_versions(std::ptr::null_mut()) }, Status::InvalidArgument);
+        let mut v = cudyn_version_info::default();
         // SAFETY: as above.
-        assert_eq!(unsafe { cudyn_versions(&mut v) }, cudyn_status::CUDYN_SUCCESS);
+        assert_eq!(unsafe { cudyn_versions(&mut v) }, Status::Success);
         assert_eq!(v.cudyn, cudyn_version_int());
-        assert_eq!(cudyn_component_status(9), cudyn_status::CUDYN_ERROR_INVALID_ARGUMENT);
+        assert_eq!(cudyn_component_status(9), Status::InvalidArgument);
         assert!(cudyn_component_path(9).is_null());
     }
 }

@@ -1,130 +1,146 @@
-//! cudyn.h section "Kernels": name, parameters, attributes, function for a context.
+//! cudyn.h section "Kernels": name, parameters, attributes, function for a context, adoption.
 //!
 //! Every export takes a kernel handle on the C caller's word that it is a live kernel (or one
 //! of a library cudyn unloaded, which cudyn refuses by itself): `Kernel::from_raw`'s contract,
 //! which is why the exports are `unsafe extern "C"` and each `unsafe { Kernel::from_raw(..) }`
 //! below rests on it.
 
-use super::error::cudyn_status;
-use super::{ffi, out};
+use super::{ffi, out, put};
+use crate::enums::Attribute;
 use crate::handles::{FunctionHandle, KernelHandle};
-use crate::kernel::{Attribute, Kernel};
-use crate::Error;
+use crate::kernel::Kernel;
+use crate::Status;
 use std::ffi::c_char;
-
-/// Kernel attributes, with CUDA's CU_FUNC_ATTRIBUTE_* numbers.
-#[repr(C)]
-#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum cudyn_kernel_attribute {
-    CUDYN_KERNEL_ATTR_MAX_THREADS_PER_BLOCK = 0,
-    CUDYN_KERNEL_ATTR_SHARED_SIZE_BYTES = 1,
-    CUDYN_KERNEL_ATTR_CONST_SIZE_BYTES = 2,
-    CUDYN_KERNEL_ATTR_LOCAL_SIZE_BYTES = 3,
-    CUDYN_KERNEL_ATTR_NUM_REGS = 4,
-    CUDYN_KERNEL_ATTR_PTX_VERSION = 5,
-    CUDYN_KERNEL_ATTR_BINARY_VERSION = 6,
-    CUDYN_KERNEL_ATTR_CACHE_MODE_CA = 7,
-    CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-    CUDYN_KERNEL_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
-    CUDYN_KERNEL_ATTR_CLUSTER_SIZE_MUST_BE_SET = 10,
-    CUDYN_KERNEL_ATTR_REQUIRED_CLUSTER_WIDTH = 11,
-    CUDYN_KERNEL_ATTR_REQUIRED_CLUSTER_HEIGHT = 12,
-    CUDYN_KERNEL_ATTR_REQUIRED_CLUSTER_DEPTH = 13,
-    CUDYN_KERNEL_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
-    CUDYN_KERNEL_ATTR_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15,
-}
 
 /// `cudyn_kernel_attribute` as it arrives from C.
 pub type RawKernelAttribute = u32;
 
-fn attribute(a: RawKernelAttribute) -> crate::Result<Attribute> {
-    Attribute::from_raw(a).ok_or_else(|| Error::invalid(format!("unknown kernel attribute {a}")))
-}
-
-/// The kernel's name (mangled for C++). The string belongs to CUDA and lives as long as the
-/// kernel's library. Works for any kernel handle, wherever it came from.
+/// The kernel's name.
+///
+/// Works for any kernel handle, wherever it came from.
+///
+/// @param kernel A live kernel.
+/// @param[out] name The name (mangled for C++). The string belongs to CUDA and lives as long
+///             as the kernel's library: never free it. Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_kernel_name(kernel: KernelHandle, name: *mut *const c_char) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_name(kernel: KernelHandle, name: *mut *const c_char) -> Status {
     ffi!({
-        let o = out(name, "name")?;
+        // SAFETY: NULL or writable; a live kernel (caller's contract).
+        let o = unsafe { out(name, "name") }?;
         *o = unsafe { Kernel::from_raw(kernel) }?.name_ptr()?;
         Ok(())
     })
 }
 
-/// Number of parameters the kernel takes (cached per kernel after the first query).
+/// The number of parameters the kernel takes (asked of CUDA once per kernel, then cached).
+///
+/// @param kernel A live kernel.
+/// @param[out] count The number. Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_UNSUPPORTED_VERSION,
+///         CUDYN_ERROR_CUDA.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_kernel_param_count(kernel: KernelHandle, count: *mut usize) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_param_count(kernel: KernelHandle, count: *mut usize) -> Status {
     ffi!({
-        let o = out(count, "count")?;
+        // SAFETY: NULL or writable; a live kernel (caller's contract).
+        let o = unsafe { out(count, "count") }?;
         *o = unsafe { Kernel::from_raw(kernel) }?.param_count()?;
         Ok(())
     })
 }
 
-/// Offset and size in bytes of parameter `index`. Either output may be NULL.
+/// The offset and size of one parameter.
+///
+/// @param kernel A live kernel.
+/// @param index The parameter's index, from 0.
+/// @param[out] offset NULL, or its offset in bytes in the parameter buffer. Unchanged on failure.
+/// @param[out] size NULL, or its size in bytes. Unchanged on failure.
+/// @return As for cudyn_kernel_param_count(); an index past the last parameter:
+///         CUDYN_ERROR_INVALID_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_kernel_param_info(
     kernel: KernelHandle,
     index: usize,
     offset: *mut usize,
     size: *mut usize,
-) -> cudyn_status {
+) -> Status {
     ffi!({
+        // SAFETY: a live kernel (caller's contract).
         let p = unsafe { Kernel::from_raw(kernel) }?.param(index)?;
         // SAFETY: each output is NULL or writable (caller's contract).
         unsafe {
-            if let Some(o) = offset.as_mut() {
-                *o = p.offset as usize;
-            }
-            if let Some(s) = size.as_mut() {
-                *s = p.size as usize;
-            }
+            put(offset, p.offset as usize);
+            put(size, p.size as usize);
         }
         Ok(())
     })
 }
 
-/// The kernel's CUfunction (== cudaFunction_t) in the current context; device 0's primary
-/// context is made current first if the thread has none.
+/// The kernel's function in the current context; device 0's primary context is made current
+/// first if the thread has none.
+///
+/// @param kernel A live kernel.
+/// @param[out] function A CUfunction (== cudaFunction_t), valid while the library is loaded
+///             and the context lives; never freed on its own. Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_kernel_function(kernel: KernelHandle, function: *mut FunctionHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_function(kernel: KernelHandle, function: *mut FunctionHandle) -> Status {
     ffi!({
-        let o = out(function, "function")?;
+        // SAFETY: NULL or writable; a live kernel (caller's contract).
+        let o = unsafe { out(function, "function") }?;
         *o = unsafe { Kernel::from_raw(kernel) }?.function()?;
         Ok(())
     })
 }
 
-/// Read a kernel attribute for `device`.
+/// Read a kernel attribute.
+///
+/// @param kernel A live kernel.
+/// @param attr A cudyn_kernel_attribute.
+/// @param device The CUDA device ordinal it is read for.
+/// @param[out] value The attribute's value. Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (unknown attribute), CUDYN_ERROR_CUDA.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_kernel_get_attribute(
     kernel: KernelHandle,
     attr: RawKernelAttribute,
     device: i32,
     value: *mut i32,
-) -> cudyn_status {
+) -> Status {
     ffi!({
-        let o = out(value, "value")?;
-        *o = unsafe { Kernel::from_raw(kernel) }?.attribute(attribute(attr)?, device)?;
+        // SAFETY: NULL or writable (caller's contract).
+        let o = unsafe { out(value, "value") }?;
+        let attr = Attribute::from_c_arg(attr.into(), "attr")?;
+        // SAFETY: a live kernel (caller's contract).
+        *o = unsafe { Kernel::from_raw(kernel) }?.attribute(attr, device)?;
         Ok(())
     })
 }
 
-/// Set a kernel attribute for `device` (e.g. CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES
-/// before a launch with more than 48 KiB of dynamic shared memory).
+/// Set a kernel attribute, e.g. CUDYN_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES before a launch
+/// with more than 48 KiB of dynamic shared memory.
+///
+/// @param kernel A live kernel.
+/// @param attr A settable cudyn_kernel_attribute.
+/// @param value The new value.
+/// @param device The CUDA device ordinal it is set for.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (unknown attribute), CUDYN_ERROR_CUDA
+///         (CUDA refused the value; the attribute is unchanged).
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_kernel_set_attribute(
     kernel: KernelHandle,
     attr: RawKernelAttribute,
     value: i32,
     device: i32,
-) -> cudyn_status {
-    ffi!({ unsafe { Kernel::from_raw(kernel) }?.set_attribute(attribute(attr)?, value, device) })
+) -> Status {
+    ffi!({
+        let attr = Attribute::from_c_arg(attr.into(), "attr")?;
+        // SAFETY: a live kernel (caller's contract).
+        unsafe { Kernel::from_raw(kernel) }?.set_attribute(attr, value, device)
+    })
 }
 
-/// Vouch that `kernel` is a live kernel handle and stays live until `cudyn_kernel_release`
+/// Vouch that `kernel` is a live kernel handle and stays live until cudyn_kernel_release()
 /// (or, for a kernel of a library cudyn loaded, until that library is unloaded through cudyn).
 ///
 /// Which handles cudyn checks and which it trusts:
@@ -137,22 +153,27 @@ pub unsafe extern "C" fn cudyn_kernel_set_attribute(
 ///   as with CUDA itself.
 /// - A kernel of a library cudyn unloaded is refused without being handed to CUDA (the
 ///   driver can crash on it), until cudyn sees the address live again: a cudyn load returns
-///   it, `cudyn_library_get_kernel`/`cudyn_library_kernels` returns it, or you adopt it.
+///   it, cudyn_library_get_kernel()/cudyn_library_kernels() returns it, or you adopt it.
 ///
 /// Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
-/// an address a kernel cudyn unloaded once had. Your duty in return: call
-/// `cudyn_kernel_release` before its library is unloaded. Adopting a kernel cudyn already owns
-/// changes nothing. NULL: INVALID_ARGUMENT.
+/// an address a kernel cudyn unloaded once had. Adopting a kernel cudyn already owns changes
+/// nothing.
+///
+/// @param kernel A live kernel.
+/// @return CUDYN_SUCCESS; NULL: CUDYN_ERROR_INVALID_ARGUMENT. Nothing is asked of CUDA here.
+/// @note Your duty in return: call cudyn_kernel_release() before its library is unloaded.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> Status {
     // SAFETY: the C caller's contract, stated above, is Kernel::adopt's.
     ffi!({ unsafe { Kernel::from_raw(kernel)?.adopt() } })
 }
 
-/// Undo `cudyn_kernel_adopt`: cudyn forgets the layout and treats the kernel as foreign again.
-/// A kernel that was not adopted (or NULL) is left as it is; always CUDYN_SUCCESS.
+/// Undo cudyn_kernel_adopt(): cudyn forgets the layout and treats the kernel as foreign again.
+///
+/// @param kernel A kernel; one that was not adopted (or NULL) is left as it is.
+/// @return Always CUDYN_SUCCESS.
 #[no_mangle]
-pub unsafe extern "C" fn cudyn_kernel_release(kernel: KernelHandle) -> cudyn_status {
+pub unsafe extern "C" fn cudyn_kernel_release(kernel: KernelHandle) -> Status {
     ffi!({
         if !kernel.is_null() {
             Kernel(kernel).release();

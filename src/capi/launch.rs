@@ -1,22 +1,17 @@
 //! cudyn.h section "Launching": any kernel handle, through the runtime or the driver.
 
-use super::error::cudyn_status;
 use super::{entries, ffi, slice};
 use crate::handles::KernelHandle;
 use crate::kernel::Kernel;
 use crate::launch::{failed, fast, launch, Fast, LaunchConfig};
-use crate::Error;
+use crate::{Error, Status};
 use std::ffi::c_void;
 
-fn config<'a>(cfg: *const LaunchConfig) -> crate::Result<&'a LaunchConfig> {
-    // SAFETY: non-NULL config points to a readable cudyn_launch_config (caller's contract).
-    unsafe { cfg.as_ref() }.ok_or_else(|| Error::invalid("config is NULL"))
-}
-
-/// The common launch, before the panic guard and its error plumbing. `launch::fast` calls
-/// nothing that can panic (scripts/check_no_panic.py checks the built library), so it
-/// runs outside the guard. None: not the common case, nothing called. `sizes` None: no size
-/// check (a NULL `sizes` with `nargs` > 0 is not the common case: the full path reports it).
+/// The launch fast path, run *before* the panic guard: the one export code outside `ffi!`.
+/// Why, and what keeps it safe, is written once, in docs/design-notes.md, "The launch fast
+/// path runs before the panic guard"; scripts/check_no_panic.py checks it on the built library.
+/// None: not the common case, nothing called. `sizes` None: no size check (a NULL `sizes` with
+/// `nargs` > 0 is not the common case: the full path reports it).
 ///
 /// # Safety
 /// As `cudyn_launch_checked`.
@@ -27,7 +22,7 @@ unsafe fn try_fast(
     args: *mut *mut c_void,
     sizes: Option<*const usize>,
     nargs: usize,
-) -> Option<cudyn_status> {
+) -> Option<Status> {
     // SAFETY: a non-NULL config is readable (caller's contract).
     let cfg = unsafe { config.as_ref() }?;
     // SAFETY: `args` (and a non-NULL `sizes`) hold `nargs` entries (caller's contract).
@@ -39,40 +34,60 @@ unsafe fn try_fast(
     };
     let k = Kernel(kernel);
     match fast(k, cfg, a, s) {
-        Fast::Launched => Some(cudyn_status::CUDYN_SUCCESS),
+        Fast::Launched => Some(Status::Success),
         Fast::NotTaken => None,
         Fast::Failed(api, code) => Some(ffi!({ failed(api, code, k, cfg, a) })),
     }
 }
 
-/// Launch `kernel` as `config` says, through `config->api`. `args` is like CUDA's
-/// kernelParams: one pointer per parameter, each pointing at the argument's value. `nargs` is
-/// checked against the kernel's parameter count (CUDYN_ERROR_ARGUMENT_MISMATCH, nothing
-/// launched). The kernel may come from anywhere: cudyn, cuLibraryGetKernel,
-/// cudaLibraryGetKernel or cudaGetKernel. Through the driver, a thread with no current context
-/// uses the stream's context, or device 0's primary context for the NULL stream.
+/// The full path's config argument.
+///
+/// # Safety
+/// `cfg` is NULL or points to a readable cudyn_launch_config that outlives the reference.
+unsafe fn config<'a>(cfg: *const LaunchConfig) -> crate::Result<&'a LaunchConfig> {
+    // SAFETY: the caller's contract.
+    unsafe { cfg.as_ref() }.ok_or_else(|| Error::invalid("config is NULL"))
+}
+
+/// Launch a kernel as `config` says, through `config->api`.
+///
+/// The kernel may come from anywhere: cudyn, cuLibraryGetKernel, cudaLibraryGetKernel or
+/// cudaGetKernel. Through the driver, a thread with no current context uses the stream's
+/// context, or device 0's primary context for the NULL stream.
+///
+/// @param kernel A live kernel.
+/// @param config How to launch (zero-initialised, then set; reserved words zero).
+/// @param args Like CUDA's kernelParams: one pointer per parameter, each pointing at the
+///        argument's value. Read during the call only.
+/// @param nargs Entries at `args`: checked against the kernel's parameter count.
+/// @return CUDYN_SUCCESS (the launch was queued), CUDYN_ERROR_ARGUMENT_MISMATCH (nothing
+///         launched), CUDYN_ERROR_INVALID_ARGUMENT (bad config or kernel: nothing launched),
+///         CUDYN_ERROR_CUDA (CUDA refused the launch).
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_launch(
     kernel: KernelHandle,
     config: *const LaunchConfig,
     args: *mut *mut c_void,
     nargs: usize,
-) -> cudyn_status {
+) -> Status {
     // SAFETY: as below.
     if let Some(done) = unsafe { try_fast(kernel, config, args, None, nargs) } {
         return done;
     }
     ffi!({
-        let cfg = self::config(config)?;
-        // SAFETY: `args` holds `nargs` pointers (caller's contract).
-        let a = unsafe { slice(args.cast_const(), nargs, "args") }?;
-        // SAFETY: the C caller's contract (cudyn_launch): a live kernel, args pointing to values.
+        // SAFETY: a readable config, `args` holds `nargs` pointers (caller's contract).
+        let (cfg, a) = unsafe { (self::config(config)?, slice(args.cast_const(), nargs, "args")?) };
+        // SAFETY: the C caller's contract: a live kernel, args pointing to values.
         unsafe { launch(Kernel(kernel), cfg, a, None) }
     })
 }
 
-/// As cudyn_launch, and also checks each argument's size (`arg_sizes[i]`, e.g. sizeof) against
-/// the parameter's; a mismatch names the index and both sizes, and nothing is launched.
+/// cudyn_launch(), also checking each argument's size against the parameter's.
+///
+/// @param kernel, config, args, nargs As for cudyn_launch().
+/// @param arg_sizes `nargs` sizes, e.g. sizeof of each argument; a mismatch names the index
+///        and both sizes (CUDYN_ERROR_ARGUMENT_MISMATCH), and nothing is launched.
+/// @return As for cudyn_launch().
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_launch_checked(
     kernel: KernelHandle,
@@ -80,17 +95,17 @@ pub unsafe extern "C" fn cudyn_launch_checked(
     args: *mut *mut c_void,
     arg_sizes: *const usize,
     nargs: usize,
-) -> cudyn_status {
+) -> Status {
     // SAFETY: as below.
     if let Some(done) = unsafe { try_fast(kernel, config, args, Some(arg_sizes), nargs) } {
         return done;
     }
     ffi!({
-        let cfg = self::config(config)?;
-        // SAFETY: `args` and `arg_sizes` hold `nargs` entries each (caller's contract).
-        let a = unsafe { slice(args.cast_const(), nargs, "args") }?;
-        // SAFETY: as above.
-        let s = unsafe { slice(arg_sizes, nargs, "arg_sizes") }?;
+        // SAFETY: a readable config; `args` and `arg_sizes` hold `nargs` entries each (caller's
+        // contract).
+        let (cfg, a, s) = unsafe {
+            (self::config(config)?, slice(args.cast_const(), nargs, "args")?, slice(arg_sizes, nargs, "arg_sizes")?)
+        };
         // SAFETY: as for cudyn_launch.
         unsafe { launch(Kernel(kernel), cfg, a, Some(s)) }
     })

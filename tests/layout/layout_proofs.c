@@ -57,7 +57,7 @@ typedef int cudyn_layout_proofs_done;
 _Static_assert(sizeof(cudyn_buffer) == 16 && offsetof(cudyn_buffer, size) == 8, "cudyn_buffer");
 _Static_assert(offsetof(cudyn_compile_options, target) == 56 && offsetof(cudyn_compile_options, reserved) == 60, "options");
 _Static_assert(offsetof(cudyn_link_input, data) == 8 && offsetof(cudyn_link_input, name) == 24, "link input");
-_Static_assert(sizeof(cudyn_versions_t) == 20 && sizeof(cudyn_cache_stats_t) == 40, "versions, stats");
+_Static_assert(sizeof(cudyn_version_info) == 20 && sizeof(cudyn_cache_info) == 40, "versions, stats");
 _Static_assert(sizeof(cudyn_load_option) == 16 && _Alignof(cudyn_load_option) == 8 &&
                offsetof(cudyn_load_option, id) == 0 && offsetof(cudyn_load_option, value) == 8, "load option");
 _Static_assert(sizeof(cudyn_load_option_id) == 4, "load option id");

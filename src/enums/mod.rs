@@ -1,0 +1,155 @@
+//! The enums shared with C, each defined once. `table.rs` lists every variant with its number,
+//! its C name and its text; `c_enums!` below makes of each entry the Rust enum, the checked
+//! conversion from the integer a C caller passes, and the name and text tables. The build
+//! script (feature `dev-header`) reads the same table with its own `c_enums!` to give cbindgen
+//! the C enums for cudyn.h, so the numbers and names in the header cannot drift from these.
+
+use crate::error::Error;
+use std::ffi::CStr;
+
+/// A `"NAME: text"` C string literal made at compile time.
+const fn c_literal(bytes: &'static [u8]) -> &'static CStr {
+    match CStr::from_bytes_with_nul(bytes) {
+        Ok(c) => c,
+        Err(_) => panic!("a c_enums! name or text holds a NUL"),
+    }
+}
+
+/// See the module documentation. Each entry of an enum is
+/// `Variant = number => C_NAME, "text";`, with the variant's doc comments before it.
+macro_rules! c_enums {
+    ($(
+        $(#[doc = $doc:literal])*
+        pub enum $name:ident as $cname:ident {
+            $(
+                $(#[doc = $vdoc:literal])*
+                $variant:ident = $value:literal => $cvariant:ident, $text:literal;
+            )+
+        }
+    )+) => { $(
+        $(#[doc = $doc])*
+        #[doc = concat!("\n\nIn C: `", stringify!($cname), "`.")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum $name {
+            $(
+                $(#[doc = $vdoc])*
+                #[doc = concat!("\n\nIn C: `", stringify!($cvariant), "` (", stringify!($value), ").")]
+                $variant = $value,
+            )+
+        }
+
+        impl $name {
+            /// Every value, in number order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The C type's name.
+            pub const C_TYPE: &'static str = stringify!($cname);
+
+            /// The value from the integer a C caller passed: None for a number that names no value.
+            pub const fn from_c(v: i64) -> Option<$name> {
+                match v {
+                    $($value => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// The value's C name (`CUDYN_...`).
+            pub const fn c_name(self) -> &'static str {
+                match self {
+                    $($name::$variant => stringify!($cvariant),)+
+                }
+            }
+
+            /// The value's text, for messages.
+            pub const fn text(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// `"C_NAME: text"` as a static C string.
+            pub const fn c_text(self) -> &'static CStr {
+                match self {
+                    $($name::$variant => c_literal(concat!(stringify!($cvariant), ": ", $text, "\0").as_bytes()),)+
+                }
+            }
+
+            /// `from_c`, with CUDYN_ERROR_INVALID_ARGUMENT naming `what` and the valid values.
+            pub fn from_c_arg(v: i64, what: &str) -> crate::Result<$name> {
+                $name::from_c(v).ok_or_else(|| {
+                    let valid: Vec<String> = $name::ALL.iter().map(|x| format!("{} ({})", x.c_name(), *x as u32)).collect();
+                    Error::invalid(format!(
+                        "{what} {v} is not a {}: it takes {}",
+                        stringify!($cname),
+                        valid.join(", ")
+                    ))
+                })
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.text())
+            }
+        }
+
+        impl TryFrom<i32> for $name {
+            type Error = Error;
+            fn try_from(v: i32) -> crate::Result<$name> {
+                $name::from_c_arg(v.into(), "value")
+            }
+        }
+
+        impl TryFrom<u32> for $name {
+            type Error = Error;
+            fn try_from(v: u32) -> crate::Result<$name> {
+                $name::from_c_arg(v.into(), "value")
+            }
+        }
+    )+ };
+}
+
+include!("table.rs");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_names_and_texts_come_from_the_table() {
+        assert_eq!(Status::from_c(16), Some(Status::Internal));
+        assert_eq!(Status::from_c(17), None);
+        assert_eq!(Status::from_c(-1), None);
+        assert_eq!(Status::NotFound.c_name(), "CUDYN_ERROR_NOT_FOUND");
+        assert_eq!(
+            Status::NotFound.c_text().to_str().unwrap(),
+            "CUDYN_ERROR_NOT_FOUND: no kernel or global of that name"
+        );
+        assert_eq!(Api::try_from(1u32).unwrap(), Api::Driver);
+        let e = Api::try_from(7u32).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("CUDYN_API_RUNTIME (0), CUDYN_API_DRIVER (1)"), "{}", e.message);
+        assert_eq!(CodeKind::from_c(7), Some(CodeKind::Library));
+        assert_eq!(Attribute::from_c(15), Some(Attribute::ClusterSchedulingPolicyPreference));
+    }
+
+    #[test]
+    fn every_enum_is_numbered_densely_from_its_first_value() {
+        fn dense<T: Copy + Into<u32>>(all: &[T]) {
+            let first: u32 = all[0].into();
+            for (i, &x) in all.iter().enumerate() {
+                assert_eq!(x.into(), first + i as u32);
+            }
+        }
+        dense(&Status::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        dense(&Api::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        dense(&CodeKind::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        dense(&Attribute::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        dense(&Component::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        dense(&LoadOptionId::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        for s in Status::ALL {
+            assert_eq!(Status::from_c(*s as i64), Some(*s));
+            assert!(s.c_text().to_str().unwrap().starts_with(s.c_name()));
+        }
+    }
+}
