@@ -100,9 +100,9 @@ fn run() -> Result<(), Stop> {
         let mut c = vec![0.0f32; N as usize];
         rt.download(&mut c, dc)?;
         if let Some(i) = (0..N as usize).find(|&i| c[i] != a[i] + b[i]) {
-            return Err(Stop::Fail(format!("through the {}: c[{i}] = {}, not {}", api.name(), c[i], a[i] + b[i])));
+            return Err(Stop::Fail(format!("through the {}: c[{i}] = {}, not {}", api, c[i], a[i] + b[i])));
         }
-        println!("launched through the {}: all {N} sums are right", api.name());
+        println!("launched through the {}: all {N} sums are right", api);
     }
 
     // 5. A wrongly typed argument is refused before CUDA sees it: n as a u64 is 8 bytes, the
