@@ -346,3 +346,76 @@ fn model_encode_payload(sm: u32, log: &str, lowered: &[(String, String)], code: 
     v.extend_from_slice(code);
     v
 }
+
+// ---------------------------------------------------------------------------------------------
+// Helpers the image tests share (unit and integration tests)
+
+/// xorshift64*: small, deterministic random numbers for the image tests (unit tests in
+/// src/image/tests.rs and tests/image_nvcc.rs).
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next_u64() % n as u64) as usize
+        }
+    }
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
+/// Inspects and checks the invariants that hold for any input.
+pub fn check_image_invariants(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    let kind = code_kind_of(data);
+    let r = inspect(data);
+    if let Ok(info) = &r {
+        assert!(info.len <= data.len(), "len {} > {} for {:?}", info.len, data.len(), info.kind);
+        assert_ne!(info.kind, CodeKind::Unknown);
+        // For whole images the cheap guess agrees with the full check, except that text may
+        // be judged on a window only.
+        if !matches!(info.kind, CodeKind::Ptx | CodeKind::Source) {
+            assert_eq!(kind, info.kind);
+        }
+    }
+    // Exercising the other functions must not panic either.
+    if let Ok(info) = &r {
+        let _ = describe_codes(&info.codes);
+        for sm in [0, 50, 75, 80, 90, 100, 120, u32::MAX] {
+            let _ = runnable_on(info, sm);
+        }
+    }
+    if let Err(e) = &r {
+        let _ = e.to_string();
+    }
+    r
+}
+
+/// `check_image_invariants` on the first `len` bytes of `image`; an accepted prefix claims no
+/// more than `len` bytes.
+pub fn prefix_check(image: &[u8], len: usize) {
+    let prefix = &image[..len];
+    if let Ok(i) = check_image_invariants(prefix) {
+        assert!(i.len <= len);
+    }
+}
+
+/// `rounds` copies of `image`, each with 1 to 8 random bits flipped, through
+/// `check_image_invariants`.
+pub fn mutate_and_check(image: &[u8], rng: &mut Rng, rounds: usize) {
+    for _ in 0..rounds {
+        let mut m = image.to_vec();
+        for _ in 0..1 + rng.below(8) {
+            let i = rng.below(m.len());
+            m[i] ^= 1 << rng.below(8);
+        }
+        let _ = check_image_invariants(&m);
+    }
+}

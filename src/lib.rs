@@ -66,7 +66,6 @@ pub mod dl;
 // (hidden) because integration tests use them, until the CUDA layer gives them a home.
 #[doc(hidden)]
 pub mod driver;
-mod elf_check;
 pub mod enums;
 pub mod error;
 // The fuzz targets' checks: for the fuzz crate (fuzz/Cargo.toml) and the corpus replay test
@@ -76,15 +75,12 @@ pub mod error;
 pub mod fuzzing;
 pub mod handles;
 mod hot;
-// Not yet documented: CodeKind's variants, ArchCode's and ImageError's fields.
-#[allow(missing_docs)]
 pub mod image;
 pub mod kernel;
 pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
-pub mod memo;
 #[doc(hidden)]
 pub mod nvjitlink;
 #[doc(hidden)]

@@ -4,10 +4,10 @@
 use crate::bound::LibraryKernel;
 use crate::driver::{driver, driver_if_usable, fmt_version};
 use crate::error::{Error, Result, Status};
+use crate::image::memo;
 use crate::image::{self, CodeKind, ImageInfo};
 use crate::kernel::Kernel;
 use crate::load_options::{self, LoadOption};
-use crate::memo;
 use crate::registry;
 use crate::runtime::runtime;
 use crate::sys;

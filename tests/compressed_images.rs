@@ -6,21 +6,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::TempDir;
+use common::{cuda_tool, TempDir};
 use cudyn::fuzzing::{fatbin, fatbin_entry, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF};
 use cudyn::image::{inspect, ArchCode, CodeKind};
 
 const KERNEL: &str = "extern \"C\" __global__ void add(float *a, const float *b, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] += b[i];\n}\n";
-
-fn tool(name: &str) -> PathBuf {
-    let root = PathBuf::from(env!("CUDYN_CUDA_ROOT"));
-    let p = root.join("bin").join(name);
-    assert!(p.is_file(), "{} not found (run scripts/bootstrap.sh)", p.display());
-    p
-}
 
 fn run(cmd: &mut Command) {
     let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
@@ -28,13 +21,7 @@ fn run(cmd: &mut Command) {
 }
 
 fn nvcc(dir: &Path, out: &str, args: &[&str]) -> Vec<u8> {
-    let src = dir.join("k.cu");
-    if !src.exists() {
-        std::fs::write(&src, KERNEL).unwrap();
-    }
-    let out = dir.join(out);
-    run(Command::new(tool("nvcc")).args(args).arg("-o").arg(&out).arg(&src));
-    std::fs::read(out).unwrap()
+    common::nvcc(&dir.join("k.cu"), KERNEL, &dir.join(out), args)
 }
 
 /// `cubin` wrapped by CUDA's own fatbinary into a one-entry fatbin, compressed in `mode`.
@@ -43,7 +30,7 @@ fn fatbinary(dir: &Path, cubin: &[u8], mode: &str) -> Vec<u8> {
     std::fs::write(&input, cubin).unwrap();
     let mut image = std::ffi::OsString::from("--image3=kind=elf,sm=90,file=");
     image.push(&input);
-    run(Command::new(tool("fatbinary"))
+    run(Command::new(cuda_tool("fatbinary"))
         .arg(format!("--create={}", out.display()))
         .args(["-64", "-compress-all", &format!("-compress-mode={mode}")])
         .arg(image));

@@ -1,4 +1,4 @@
-//! The memo of validated images (src/memo.rs): identical bytes skip the full check, any other
+//! The memo of validated images (src/image/memo.rs): identical bytes skip the full check, any other
 //! bytes are checked as if never seen, only images validated twice are copied, and the memo
 //! stays bounded. CPU only (NVRTC makes the
 //! cubins); with no driver, `validate` checks the bytes alone.
@@ -6,9 +6,10 @@
 //! Run with `source scripts/env.sh && cargo test --test validate_memo`.
 
 use cudyn::compile::{compile_with, CompileOptions};
+use cudyn::image::memo;
 use cudyn::image::CodeKind;
 use cudyn::library::validate;
-use cudyn::{memo, Status};
+use cudyn::Status;
 
 fn cubin(kernel: &str) -> Vec<u8> {
     let src = format!("extern \"C\" __global__ void {kernel}(int *p) {{ p[threadIdx.x] += 1; }}\n");

@@ -7,7 +7,7 @@ use std::os::unix::fs::symlink;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Serialises tests that fork or change the (process-wide) environment.
+/// Serialises tests that change the (process-wide) environment.
 static PROCESS_LOCK: Mutex<()> = Mutex::new(());
 
 fn process_lock() -> MutexGuard<'static, ()> {
@@ -32,9 +32,6 @@ impl TestDir {
         let _ = fs::remove_dir_all(&p);
         fs::create_dir_all(&p).unwrap();
         TestDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
     }
     fn join(&self, p: &str) -> PathBuf {
         self.0.join(p)
@@ -91,42 +88,6 @@ fn set_mtime(path: &Path, t: SystemTime) {
 
 fn ago(secs: u64) -> SystemTime {
     SystemTime::now() - Duration::from_secs(secs)
-}
-
-/// Forks; the child runs `f` and exits with its result (101 on panic).
-fn spawn_child(f: impl FnOnce() -> i32) -> libc::pid_t {
-    // SAFETY: fork has no preconditions; the child only runs `f` and `_exit`s.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed: {}", io::Error::last_os_error());
-    if pid == 0 {
-        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(101);
-        // SAFETY: _exit never returns and skips the parent's atexit handlers.
-        unsafe { libc::_exit(code) };
-    }
-    pid
-}
-
-/// Waits for `pid` (killing it after 60 s); its exit code, or 200+signal.
-fn wait_child(pid: libc::pid_t) -> i32 {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let mut status = 0;
-        // SAFETY: plain syscall on our own child with a valid out pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid {
-            return if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 200 + libc::WTERMSIG(status) };
-        }
-        assert!(r == 0, "waitpid: {}", io::Error::last_os_error());
-        if std::time::Instant::now() > deadline {
-            // SAFETY: killing and reaping our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            panic!("child {pid} timed out");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]
@@ -391,71 +352,6 @@ fn dir_checks() {
     }
 }
 
-/// The read-only scenario, as an unprivileged user: Ok or a description.
-fn readonly_scenario(base: &Path) -> Result<(), String> {
-    let dir = base.join("ro");
-    let c = Cache::at(&dir, 1 << 20).map_err(|e| format!("at: {e}"))?;
-    let k = key("ro");
-    c.put(&k, b"before").map_err(|e| format!("first put: {e}"))?;
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o500)).map_err(|e| e.to_string())?;
-    if c.put(&k, b"after").is_ok() {
-        return Err("put into 0500 dir succeeded".into());
-    }
-    if c.put(&key("other"), b"x").is_ok() {
-        return Err("put of new key into 0500 dir succeeded".into());
-    }
-    if !temp_files(&dir).is_empty() {
-        return Err(format!("temp files left: {:?}", temp_files(&dir)));
-    }
-    if c.get(&k).as_deref() != Some(&b"before"[..]) {
-        return Err("old entry not readable".into());
-    }
-    Ok(())
-}
-
-#[test]
-fn readonly_dir_put_fails_cleanly() {
-    let td = TestDir::new("readonly");
-    if !is_root() {
-        readonly_scenario(td.path()).unwrap();
-    } else {
-        // Root ignores permission bits: run the scenario in a child that
-        // drops to an unprivileged uid.
-        std::os::unix::fs::chown(td.path(), Some(65534), Some(65534)).unwrap();
-        let base = td.path().to_path_buf();
-        let _g = process_lock();
-        let pid = spawn_child(move || {
-            // SAFETY: plain credential syscalls in the single-threaded child.
-            let dropped = unsafe {
-                libc::setgroups(0, std::ptr::null()) == 0 && libc::setgid(65534) == 0 && libc::setuid(65534) == 0
-            };
-            if !dropped {
-                return 77;
-            }
-            match readonly_scenario(&base) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("readonly scenario: {e}");
-                    1
-                }
-            }
-        });
-        let code = wait_child(pid);
-        assert!(code == 0 || code == 77, "child failed with {code}");
-        if code == 77 {
-            eprintln!("note: could not drop privileges; unprivileged part skipped");
-        }
-        assert!(temp_files(&td.join("ro")).is_empty());
-    }
-    // Any user: a cache whose directory became unusable after `at`.
-    let c = cache_in(&td, 1 << 20);
-    fs::remove_dir(c.dir()).unwrap();
-    fs::write(c.dir(), b"now a file").unwrap();
-    assert!(c.put(&key("k"), b"payload").is_err());
-    assert_eq!(fs::read(c.dir()).unwrap(), b"now a file");
-    assert!(Cache::at(td.join("cache/sub"), 1 << 20).is_err(), "parent is a file");
-}
-
 #[test]
 fn missing_dir_put_fails() {
     let td = TestDir::new("missing");
@@ -469,40 +365,6 @@ fn missing_dir_put_fails() {
     // Re-opening recreates it with 0700.
     let c = cache_in(&td, 1 << 20);
     assert_eq!(fs::metadata(c.dir()).unwrap().mode() & 0o777, 0o700);
-}
-
-#[test]
-fn disk_full_put_leaves_no_temp_file() {
-    let td = TestDir::new("diskfull");
-    let c = cache_in(&td, 1 << 20);
-    let k = key("big");
-    let dir = c.dir().to_path_buf();
-    let _g = process_lock();
-    let pid = spawn_child(|| {
-        // SAFETY: signal/setrlimit in the child only; SIGXFSZ ignored so
-        // writes past the limit fail with EFBIG instead of killing us.
-        unsafe {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let lim = libc::rlimit { rlim_cur: 4096, rlim_max: 4096 };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
-                return 10;
-            }
-        }
-        match c.put(&k, &vec![7u8; 64 * 1024]) {
-            Ok(()) => 1,
-            Err(e) if e.raw_os_error() != Some(libc::EFBIG) => 2,
-            Err(_) if !temp_files(&dir).is_empty() => 3,
-            Err(_) if c.entry_path(&k).exists() => 4,
-            // A small entry still fits.
-            Err(_) => match c.put(&k, b"small") {
-                Ok(()) => 0,
-                Err(_) => 5,
-            },
-        }
-    });
-    assert_eq!(wait_child(pid), 0);
-    assert!(temp_files(c.dir()).is_empty());
-    assert_eq!(c.get(&k), Some(b"small".to_vec()));
 }
 
 #[test]
@@ -600,46 +462,6 @@ fn concurrent_threads_same_key() {
     assert_eq!(c.get(&k).as_deref(), Some(payload.as_slice()));
     let s = c.stats();
     assert_eq!(s.hits + s.misses, 8 * 50 + 1);
-}
-
-#[test]
-fn concurrent_processes_same_key() {
-    let td = TestDir::new("procs");
-    let dir = td.join("cache");
-    let k = key("shared");
-    let payload: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8).collect();
-    let _g = process_lock();
-    let pids: Vec<_> = (0..4)
-        .map(|_| {
-            let (dir, payload) = (dir.clone(), payload.clone());
-            spawn_child(move || {
-                let Ok(c) = Cache::at(&dir, 1 << 20) else {
-                    return 9;
-                };
-                for i in 0..50 {
-                    match c.get(&k) {
-                        Some(got) if got != payload => return 2,
-                        Some(_) => {}
-                        None => {
-                            if c.put(&k, &payload).is_err() {
-                                return 3;
-                            }
-                        }
-                    }
-                    if i % 4 == 0 && c.put(&k, &payload).is_err() {
-                        return 4;
-                    }
-                }
-                0
-            })
-        })
-        .collect();
-    let codes: Vec<i32> = pids.into_iter().map(wait_child).collect();
-    assert_eq!(codes, vec![0; 4]);
-    let c = Cache::at(&dir, 1 << 20).unwrap();
-    assert_eq!(entry_files(c.dir()), vec![format!("{}.cudyn", k.hex())]);
-    assert!(temp_files(c.dir()).is_empty());
-    assert_eq!(c.get(&k), Some(payload));
 }
 
 #[test]
@@ -797,7 +619,7 @@ fn readonly_folder_is_refused_with_a_reason() {
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o500)).unwrap();
     if is_root() {
         // Root writes anyway; the reason path is covered by the unprivileged child in
-        // readonly_dir_put_fails_cleanly.
+        // readonly_dir_put_fails_cleanly (tests/cache_processes.rs).
         assert!(Cache::at(&dir, 1 << 20).is_ok());
         return;
     }

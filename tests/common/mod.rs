@@ -136,3 +136,32 @@ pub fn require_ld_library_path_unset() {
         );
     }
 }
+
+/// `bin/<name>` of the project's CUDA toolkit (where build.rs found it: scripts/bootstrap.sh
+/// installs it, scripts/test.sh and .ci run the tests with it). A test that calls this needs
+/// the tool and fails, saying how to get it, when it is missing: there is no switch to skip.
+pub fn cuda_tool(name: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CUDYN_CUDA_ROOT"));
+    let p = root.join("bin").join(name);
+    assert!(
+        p.is_file(),
+        "{} not found: these tests need the project's CUDA toolkit (run scripts/bootstrap.sh, or build with \
+         CUDYN_CUDA_ROOT set to a CUDA toolkit)",
+        p.display()
+    );
+    p
+}
+
+/// Writes `source` to `src`, compiles it with nvcc `args` into `out` and returns the output's bytes.
+pub fn nvcc(src: &Path, source: &str, out: &Path, args: &[&str]) -> Vec<u8> {
+    std::fs::write(src, source).unwrap_or_else(|e| panic!("writing {}: {e}", src.display()));
+    let o = Command::new(cuda_tool("nvcc"))
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| panic!("running nvcc: {e}"));
+    assert!(o.status.success(), "nvcc {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(out).unwrap_or_else(|e| panic!("reading {}: {e}", out.display()))
+}

@@ -4,7 +4,7 @@
 //! in-bounds table can crash it).
 //!
 //! This runs on every image load, so it is written to be cheap: each table is bounds-checked once
-//! as a whole (the section header table by `image::inspect_cubin`, each section's contents by its
+//! as a whole (the section header table by `inspect_cubin` in cubin/mod.rs, each section's contents by its
 //! range), then its fixed-size records are read through [`Rec`], whose field offsets are
 //! checked at compile time. The section headers are walked once by a loop that calls nothing
 //! (`check_headers`), each table by a loop of its own. Nothing is allocated (below 1025
@@ -12,7 +12,8 @@
 //! are built by the out-of-line `err_*` functions at the end, which take their values by value,
 //! so the loops keep those values in registers.
 
-use crate::image::{check_range, compat_says_arch_specific, ImageError, Rec, SHT_CUDA_COMPAT};
+use crate::image::info::ImageError;
+use crate::image::read::{check_range, Rec};
 
 /// Bytes of an ELF64 section header (`e_shentsize` may be larger; the rest is not read).
 const SHDR_LEN: usize = 64;
@@ -42,6 +43,10 @@ const SHF_INFO_LINK: u64 = 0x40;
 const SHF_KNOWN: u64 = 0x1 | 0x2 | 0x4 | 0x10 | 0x20 | SHF_INFO_LINK | 0xfff0_0000;
 /// The 64-bit data relocation.
 const R_CUDA_64: u32 = 2;
+/// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
+const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
+/// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
+const COMPAT_ATTR_ARCH_SPECIFIC: u8 = 0x09;
 
 /// One section header, in place in the image: each field is read where it is used (one load),
 /// so walking the table copies nothing.
@@ -91,7 +96,7 @@ impl Sh<'_> {
 /// The section header table, bounds-checked as a whole once: `count` headers, `entsize` (>= 64)
 /// bytes apart.
 #[derive(Clone, Copy)]
-pub(crate) struct Sections<'a> {
+pub(super) struct Sections<'a> {
     table: &'a [u8],
     /// 16 bits, as in the ELF header: the product with a 16- or 32-bit index cannot overflow,
     /// which lets the compiler drop that check.
@@ -102,7 +107,7 @@ pub(crate) struct Sections<'a> {
 impl<'a> Sections<'a> {
     /// The table of `shnum` headers of `shentsize` bytes at `shoff`; None unless all of it lies
     /// within `d` and an entry can hold a header.
-    pub(crate) fn new(d: &'a [u8], shoff: u64, shentsize: u16, shnum: u64) -> Option<Self> {
+    pub(super) fn new(d: &'a [u8], shoff: u64, shentsize: u16, shnum: u64) -> Option<Self> {
         if usize::from(shentsize) < SHDR_LEN {
             return None;
         }
@@ -184,11 +189,11 @@ fn bad(msg: String) -> Result<(), String> {
 }
 
 /// What the walk over the section table found that `inspect_cubin` reports.
-pub(crate) struct Walk {
+pub(super) struct Walk {
     /// The furthest end of a section's contents.
-    pub(crate) end: u64,
+    pub(super) end: u64,
     /// A `.nv.compat` section marks the code arch-specific ('a').
-    pub(crate) arch_specific: bool,
+    pub(super) arch_specific: bool,
 }
 
 /// Check the sections of a cubin whose header and section header table were found in bounds.
@@ -200,7 +205,7 @@ pub(crate) struct Walk {
 /// info link) and the string, symbol, relocation or `.nv.info` table it holds; then the kernel
 /// symbols. One pass over the headers refuses bad contents ranges at once and notes whether a
 /// name or a header is bad; which one is the first is looked up only then.
-pub(crate) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool) -> Result<Walk, ImageError> {
+pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool) -> Result<Walk, ImageError> {
     let malformed = ImageError::Malformed;
     let n = secs.count() as u64;
     // The name table first, for the pass's use (its error comes after the pass's range errors).
@@ -1007,52 +1012,31 @@ fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
     format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
 }
 
+/// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
+fn compat_says_arch_specific(body: &[u8]) -> bool {
+    // Records of u8 format, u8 attribute, u16 value; format 4 carries `value` bytes after it.
+    // A record cut short by the end of the section ends the walk.
+    let mut rest = body;
+    while let Some((&[format, attr, v0, v1], after)) = rest.split_first_chunk::<4>() {
+        match format {
+            1..=3 => {
+                // The value's low byte is 1.
+                if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && v0 == 1 {
+                    return true;
+                }
+                rest = after;
+            }
+            4 => rest = after.get(usize::from(u16::from_le_bytes([v0, v1]))..).unwrap_or_default(),
+            _ => return false,
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use crate::image::{inspect, CodeKind};
 
-    /// A real cubin from the pinned nvcc (built once per test process).
-    fn cubin() -> Vec<u8> {
-        static C: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-        C.get_or_init(|| {
-            let root = std::path::PathBuf::from(env!("CUDYN_CUDA_ROOT"));
-            let nvcc = root.join("bin/nvcc");
-            assert!(nvcc.exists(), "nvcc not found under {} (run scripts/bootstrap.sh)", root.display());
-            let dir = std::env::temp_dir().join(format!("cudyn-elfcheck-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let src = dir.join("k.cu");
-            std::fs::write(&src, "extern \"C\" __global__ void k(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n__device__ int g;\nextern \"C\" __global__ void k2(int *y) { y[0] = g; }\n").unwrap();
-            let out = dir.join("k.cubin");
-            let st = std::process::Command::new(nvcc).args(["-cubin", "-arch=sm_90", "-o"]).arg(&out).arg(&src).status().unwrap();
-            assert!(st.success());
-            let b = std::fs::read(&out).unwrap();
-            let _ = std::fs::remove_dir_all(&dir);
-            b
-        })
-        .clone()
-    }
-
-    fn u64_at(b: &[u8], o: usize) -> u64 {
-        u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
-    }
-    fn shdr(b: &[u8], i: usize) -> usize {
-        u64_at(b, 40) as usize + 64 * i
-    }
-    fn shnum(b: &[u8]) -> usize {
-        u16::from_le_bytes([b[60], b[61]]) as usize
-    }
-    fn sec_type(b: &[u8], i: usize) -> u32 {
-        u32::from_le_bytes(b[shdr(b, i) + 4..shdr(b, i) + 8].try_into().unwrap())
-    }
-    fn refused(b: &[u8], why: &str) {
-        match inspect(b) {
-            Err(e) => assert!(e.to_string().contains(why), "refused, but for {e} (expected '{why}')"),
-            Ok(i) => panic!("accepted a corrupted cubin ({:?}); expected '{why}'", i.kind),
-        }
-    }
-
-    /// The word-at-a-time comparison against its plain definition: the C string at the start of
-    /// `sym` is `name` up to its first NUL (or its end).
     #[test]
     fn same_cstr_compares_c_strings() {
         let plain = |name: &[u8], sym: &[u8]| {
@@ -1259,175 +1243,5 @@ mod tests {
             super::match_by_hash(symtab.body(&image).unwrap(), strtab_body, secs, &mut k);
             assert_eq!(!k.missing.contains(4), found, "{names:?}");
         }
-    }
-
-    #[test]
-    fn the_real_cubin_passes() {
-        assert_eq!(inspect(&cubin()).unwrap().kind, CodeKind::Cubin);
-    }
-
-    // Each case below is a corruption that crashed CUDA's loader on the H200 (mutants.cpp).
-    #[test]
-    fn null_section_must_be_empty() {
-        let mut b = cubin();
-        let s0 = shdr(&b, 0);
-        b[s0 + 24] = 1; // sh_offset
-        refused(&b, "null section");
-        let mut b = cubin();
-        b[s0] = 7; // sh_name
-        refused(&b, "null section");
-    }
-
-    #[test]
-    fn info_links_must_name_a_section() {
-        let mut b = cubin();
-        let i =
-            (1..shnum(&b)).find(|&i| u64_at(&b, shdr(&b, i) + 8) & 0x40 != 0).expect("a section with SHF_INFO_LINK");
-        let at = shdr(&b, i) + 44;
-        b[at..at + 4].copy_from_slice(&0x2016u32.to_le_bytes());
-        refused(&b, "does not exist");
-    }
-
-    #[test]
-    fn section_names_stay_in_the_name_table() {
-        let mut b = cubin();
-        let at = shdr(&b, 3);
-        b[at..at + 4].copy_from_slice(&0x10000u32.to_le_bytes());
-        refused(&b, "outside the name table");
-    }
-
-    #[test]
-    fn symbol_tables_are_whole_and_consistent() {
-        let sym = (1..shnum(&cubin())).find(|&i| sec_type(&cubin(), i) == 2).unwrap();
-        let mut b = cubin();
-        let at = shdr(&b, sym) + 32; // sh_size
-        let size = u64_at(&b, at);
-        b[at..at + 8].copy_from_slice(&(size - 5).to_le_bytes());
-        refused(&b, "24-byte symbols");
-        // A symbol's section index that does not exist.
-        let mut b = cubin();
-        let off = u64_at(&b, shdr(&b, sym) + 24) as usize + 24 * 2;
-        b[off + 6..off + 8].copy_from_slice(&0x9000u16.to_le_bytes());
-        refused(&b, "does not exist");
-    }
-
-    /// Link and info words name what they must: a section, a symbol of the linked table.
-    #[test]
-    fn link_and_info_words_name_what_they_must() {
-        let b = cubin();
-        let n = shnum(&b);
-        let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-        let set = |at: usize, v: u32| {
-            let mut m = b.clone();
-            m[at..at + 4].copy_from_slice(&v.to_le_bytes());
-            m
-        };
-        // Any section's link past the last section.
-        refused(&set(shdr(&b, 1) + 40, n as u32), "links to section");
-        refused(&set(shdr(&b, n - 1) + 40, 0xffff_ffff), "links to section");
-        // A kernel's .text section names its symbol in its info's low 24 bits.
-        let text = (1..n)
-            .find(|&i| {
-                sec_type(&b, i) == 1 && word(&b, shdr(&b, i) + 40) != 0 && u64_at(&b, shdr(&b, i) + 8) & 0x40 == 0
-            })
-            .expect("a .text section linked to the symbol table");
-        let info = word(&b, shdr(&b, text) + 44);
-        assert!(inspect(&set(shdr(&b, text) + 44, info ^ 0x0500_0000)).is_ok(), "the register count is free");
-        refused(&set(shdr(&b, text) + 44, info | 0x00ff_0000), "names symbol");
-        // A symbol table's info (one past its last local symbol) within its symbols.
-        let sym = (1..n).find(|&i| sec_type(&b, i) == 2).unwrap();
-        refused(&set(shdr(&b, sym) + 44, 10_000), "past its");
-        // .nv.info links to the symbol table, or to nothing.
-        let info_sec = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000).expect(".nv.info");
-        refused(&set(shdr(&b, info_sec) + 40, 1), "is not a symbol table");
-    }
-
-    /// Known .nv.info attributes keep their format and length; instruction offsets point at
-    /// instructions of the kernel.
-    #[test]
-    fn nv_info_records_keep_their_shape() {
-        let b = cubin();
-        let n = shnum(&b);
-        // The first record of the given attribute in a kernel's .nv.info: (section, record offset).
-        let find = |attr: u8| {
-            (1..n).filter(|&i| sec_type(&b, i) == 0x7000_0000).find_map(|i| {
-                let (off, size) = (u64_at(&b, shdr(&b, i) + 24) as usize, u64_at(&b, shdr(&b, i) + 32) as usize);
-                let mut p = off;
-                while p + 4 <= off + size {
-                    let (f, a, len) = (b[p], b[p + 1], u16::from_le_bytes([b[p + 2], b[p + 3]]) as usize);
-                    if a == attr {
-                        return Some((i, p));
-                    }
-                    p += 4 + if f == 4 { len } else { 0 };
-                }
-                None
-            })
-        };
-        let (_, p) = find(0x2f).expect("a REGCOUNT record");
-        let mut m = b.clone();
-        m[p] = 3; // format 3 (a value in the header) instead of 4
-        assert!(inspect(&m).is_err());
-        let (i, p) = find(0x1c).expect("an EXIT_INSTR_OFFSETS record");
-        let text = u32::from_le_bytes(b[shdr(&b, i) + 44..shdr(&b, i) + 48].try_into().unwrap()) as usize;
-        let size = u64_at(&b, shdr(&b, text) + 32) as u32;
-        for (v, why) in
-            [(size, "not an instruction"), (size - 8 + 4, "not an instruction"), (u32::MAX, "not an instruction")]
-        {
-            let mut m = b.clone();
-            m[p + 4..p + 8].copy_from_slice(&v.to_le_bytes());
-            refused(&m, why);
-        }
-        let mut m = b.clone();
-        m[p + 4..p + 8].copy_from_slice(&(size - 8).to_le_bytes());
-        assert!(inspect(&m).is_ok(), "the last instruction is an instruction");
-    }
-
-    /// Segments are what cubins have: PT_LOAD or PT_PHDR, at address 0, memory >= file size.
-    #[test]
-    fn segments_are_what_cubins_have() {
-        let b = cubin();
-        let phoff = u64_at(&b, 32) as usize;
-        assert!(u16::from_le_bytes([b[56], b[57]]) > 0, "nvcc's cubin has segments");
-        for (at, v, ok) in [(0usize, 3u64, false), (4, 8, false), (16, 0x1000, false), (40, 0, false), (4, 7, true)] {
-            let mut m = b.clone();
-            let width = if at < 8 { 4 } else { 8 };
-            m[phoff + at..phoff + at + width].copy_from_slice(&v.to_le_bytes()[..width]);
-            if at == 40 && u64_at(&b, phoff + 32) == 0 {
-                continue; // no file bytes: any memory size is at least as large
-            }
-            assert_eq!(inspect(&m).is_ok(), ok, "segment word {at} = {v:#x}: {:?}", inspect(&m).err());
-        }
-    }
-
-    /// A relocation must patch bytes inside its target: R_CUDA_64 needs 8 of them.
-    #[test]
-    fn relocations_lie_inside_their_target() {
-        let b = cubin();
-        let rel = (1..shnum(&b)).find(|&i| matches!(sec_type(&b, i), 4 | 9)).expect("a relocation section");
-        let target = u32::from_le_bytes(b[shdr(&b, rel) + 44..shdr(&b, rel) + 48].try_into().unwrap()) as usize;
-        let target_size = u64_at(&b, shdr(&b, target) + 32);
-        let at = u64_at(&b, shdr(&b, rel) + 24) as usize;
-        let r_type = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap());
-        assert_eq!(r_type, 2, "nvcc's relocation is R_CUDA_64");
-        let with_offset = |offset: u64| {
-            let mut m = b.clone();
-            m[at..at + 8].copy_from_slice(&offset.to_le_bytes());
-            m
-        };
-        assert!(inspect(&with_offset(target_size - 8)).is_ok());
-        refused(&with_offset(target_size - 7), "not all inside its section");
-        refused(&with_offset(u64::MAX - 3), "not all inside its section");
-    }
-
-    #[test]
-    fn text_sections_need_their_kernel_symbol() {
-        let mut b = cubin();
-        let sym = (1..shnum(&b)).find(|&i| sec_type(&b, i) == 2).unwrap();
-        let strtab = u32::from_le_bytes(b[shdr(&b, sym) + 40..shdr(&b, sym) + 44].try_into().unwrap()) as usize;
-        let (off, size) = (u64_at(&b, shdr(&b, strtab) + 24) as usize, u64_at(&b, shdr(&b, strtab) + 32) as usize);
-        // Rename the kernel "k2" in the symbol names: its .text.k2 section loses its symbol.
-        let pos = b[off..off + size].windows(4).position(|w| w == b"\0k2\0").expect("k2 in the string table") + off;
-        b[pos + 2] = b'9';
-        refused(&b, "has no symbol of that name");
     }
 }

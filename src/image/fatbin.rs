@@ -1,0 +1,393 @@
+//! Fatbins: the 16-byte container header and the walk over its entries, every word of each
+//! entry header held to what toolkits write, and each entry's contents (decompressed by
+//! [`decompress`](super::decompress) when compressed) checked as what it says it is: an ELF
+//! entry must pass as a cubin of its own ([`cubin`](super::cubin)), a PTX entry must be ASCII
+//! text, an LTO-IR entry is opaque and only its sizes are checked. [`inspect_fatbin`] is the
+//! entry point.
+
+// The format, as relied on here (all little-endian):
+//
+// * Fatbin: a 16-byte header `u32 magic = 0xBA55ED50, u16 version (1), u16 header_size (16), u64
+//   payload_size`; the image is header_size + payload_size bytes (only the first container is
+//   considered). The payload is a run of entries, each with a header of at least 64 bytes:
+//   `u16 kind (1 = PTX, 2 = ELF/SASS, 8 = LTO-IR), u16 0x0101, u32 header_size, u64
+//   payload_size, u32 compressed_size, u32 offset of an (u32 offset, u32 length) options
+//   descriptor within the header or 0, u16 minor, u16 major, u32 sm (e.g. 90), u32 name_offset,
+//   u32 name_length, u64 flags, u64 (0, or a 32-bit value in LTO-IR entries), u64
+//   uncompressed_size`; the name (the source path, then a NUL), the descriptor and the options
+//   follow in the header, which is otherwise zero; then the payload. Flags: 0x1 64-bit, 0x2
+//   debug, 0x10 Linux, 0x2000 LZ4-compressed or 0x8000 zstd-compressed (see decompress.rs),
+//   0x1_0000 LTO-IR (scrambled payload), 0x10_0000 arch-specific ('a'), 0x20_0000
+//   family-specific ('f'), 0x100_0000 (newer cubins). Every word is checked against what
+//   toolkits write (`check_entry_header`, an allowlist); a compressed payload is decompressed
+//   and, like a plain one, an ELF entry must be a valid cubin for the entry's sm and a PTX entry
+//   ASCII text (`check_entry_body`).
+
+use super::cubin::{inspect_cubin, ELF_MAGIC};
+use super::decompress;
+use super::info::{ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo};
+use super::read::{check_range, field_u16, field_u64, overflow, short, to_usize, Rec};
+use super::text::{is_ptx_byte, is_ptx_text};
+
+pub(super) const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+const FATBIN_VERSION: u16 = 1;
+const FATBIN_HEADER_LEN: u64 = 16;
+const FATBIN_ENTRY_HEADER_LEN: u64 = 64;
+/// Entry headers seen: 64 to 144 bytes (a -G build's source path makes them longer).
+const FATBIN_ENTRY_HEADER_MAX: u64 = 4096;
+const FATBIN_ENTRY_MAGIC: u16 = 0x0101;
+/// SM numbers are major*10+minor; 10 to 999 leaves room for architectures to come.
+const FATBIN_ARCH_LIMIT: u32 = 1000;
+pub(super) const FATBIN_KIND_PTX: u16 = 1;
+pub(super) const FATBIN_KIND_ELF: u16 = 2;
+pub(super) const FATBIN_KIND_LTOIR: u16 = 8;
+const FATBIN_FLAG_COMPRESSED_LZ: u64 = 0x2000;
+const FATBIN_FLAG_COMPRESSED_ZSTD: u64 = 0x8000;
+pub(super) const FATBIN_FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
+pub(super) const FATBIN_FLAG_FAMILY_SPECIFIC: u64 = 0x20_0000;
+const FATBIN_FLAG_64BIT: u64 = 0x1;
+/// Set on (and only on) LTO-IR entries, whose payload nvcc scrambles.
+pub(super) const FATBIN_FLAG_LTO_OPAQUE: u64 = 0x1_0000;
+/// Every flag bit a toolkit is known to write: 0x1 64-bit, 0x2 debug (-G), 0x10 Linux host,
+/// the two compression methods, 0x1_0000 (LTO-IR entries), 'a' and 'f', and 0x100_0000 (sm_100+
+/// cubins, and sm_86+ ones in CUDA 12 libraries).
+const FATBIN_FLAGS_KNOWN: u64 = FATBIN_FLAG_64BIT
+    | 0x2
+    | 0x10
+    | FATBIN_FLAG_COMPRESSED_LZ
+    | FATBIN_FLAG_COMPRESSED_ZSTD
+    | FATBIN_FLAG_LTO_OPAQUE
+    | FATBIN_FLAG_ARCH_SPECIFIC
+    | FATBIN_FLAG_FAMILY_SPECIFIC
+    | 0x100_0000;
+
+pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
+    const WHAT: &str = "the fatbin header";
+    check_range(d, 0, FATBIN_HEADER_LEN, WHAT)?;
+    let version = field_u16(d, 0, 4, WHAT)?;
+    let header_size = u64::from(field_u16(d, 0, 6, WHAT)?);
+    let payload_size = field_u64(d, 0, 8, WHAT)?;
+    // Every toolkit writes version 1 and a 16-byte header; nothing else is known to CUDA's loader.
+    if version != FATBIN_VERSION {
+        return Err(ImageError::Malformed(format!("fatbin version is {version}, not {FATBIN_VERSION}")));
+    }
+    if header_size != FATBIN_HEADER_LEN {
+        return Err(ImageError::Malformed(format!("fatbin header size is {header_size}, not {FATBIN_HEADER_LEN}")));
+    }
+    let total = header_size.checked_add(payload_size).ok_or_else(|| {
+        ImageError::Malformed(format!("fatbin header size {header_size} + payload size {payload_size:#x} overflows"))
+    })?;
+    check_range(d, 0, total, "the fatbin (by the size in its header)")?;
+
+    let mut codes = Vec::with_capacity(4); // one allocation for the usual few entries
+    let mut compressed = false;
+    let mut scratch = Vec::new(); // decompressed entries, one at a time
+    let mut decompressed_total = 0u64;
+    let mut off = header_size;
+    let mut index = 0u64;
+    while off < total {
+        const ENTRY: &str = "a fatbin entry header";
+        let left = total.saturating_sub(off);
+        let at = to_usize(off, ENTRY)?;
+        if left < FATBIN_ENTRY_HEADER_LEN {
+            let tail = d.get(at..to_usize(total, ENTRY)?).unwrap_or(&[]);
+            if tail.iter().all(|&b| b == 0) {
+                break; // zero padding at the end of the container
+            }
+            return Err(ImageError::Malformed(format!(
+                "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
+            )));
+        }
+        let bad = |why: String| ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"));
+        // At least 64 bytes remain in the container, which lies within `d`: the entry header is
+        // there, and its fields are read without further checks.
+        const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
+        let h = Rec::<HEADER>::at(d, at).ok_or_else(|| short(ENTRY, off.saturating_add(FATBIN_ENTRY_HEADER_LEN), d))?;
+        let e = EntryHeader::read(h);
+        let entry_header_size = e.header_size;
+        if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
+            return Err(bad(format!("header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}")));
+        }
+        let entry_len = entry_header_size.checked_add(e.payload_size).filter(|&n| n <= left).ok_or_else(|| {
+            bad(format!(
+                "header {entry_header_size} + payload {} bytes run past the end of the fatbin ({total} bytes)",
+                e.payload_size
+            ))
+        })?;
+        // Toolkits pad every payload to 8 bytes (403 of 403 entries of nvcc 12.x/13.0 output and
+        // the nvJPEG/cuRAND wheels); on the H200 a compressed PTX entry whose payload size was
+        // one byte short of that crashed CUDA's loader (structured campaign).
+        if e.payload_size % 8 != 0 {
+            return Err(bad(format!("payload size {} is not a multiple of 8", e.payload_size)));
+        }
+        // The whole entry is within the container: its header and payload are slices of it.
+        let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
+        let payload = d.get(at + entry_header_size as usize..at + entry_len as usize).unwrap_or_default();
+        let code = check_entry_header(&e, header).map_err(bad)?;
+
+        let method = e.compression();
+        compressed |= method != Compression::None;
+        // The bytes CUDA will load: the payload, or what it decompresses to. An LTO-IR entry's
+        // payload is opaque (nvcc scrambles it: flag 0x1_0000, not a zstd frame even when the
+        // zstd flag is set) and CUDA's loader cannot run LTO-IR, so only its sizes are checked.
+        let body: &[u8] = match method {
+            _ if code_is_lto(code) => {
+                let padding = payload.get(e.compressed_size as usize..).unwrap_or_default();
+                if method != Compression::None && padding.iter().any(|&b| b != 0) {
+                    return Err(bad("the padding after its compressed payload is not zero".into()));
+                }
+                &[]
+            }
+            Compression::None => payload,
+            _ => {
+                decompressed_total = decompressed_total.saturating_add(e.uncompressed_size);
+                if decompressed_total > decompress::MAX_DECOMPRESSED {
+                    return Err(bad(format!(
+                        "its entries decompress to more than the {}-byte cap",
+                        decompress::MAX_DECOMPRESSED
+                    )));
+                }
+                let (stream, padding) = payload.split_at(e.compressed_size as usize);
+                if padding.iter().any(|&b| b != 0) {
+                    return Err(bad("the padding after its compressed payload is not zero".into()));
+                }
+                let size = e.uncompressed_size as usize;
+                let r = match method {
+                    Compression::Lz4 => decompress::lz4_block(stream, size, &mut scratch),
+                    _ => decompress::zstd_frame(stream, size, &mut scratch),
+                };
+                r.map_err(|why| bad(format!("({code}) its compressed payload is refused: {why}")))?;
+                &scratch
+            }
+        };
+        if !code_is_lto(code) {
+            check_entry_body(code, body).map_err(|why| bad(format!("({code}) {why}")))?;
+        }
+        codes.push(code);
+        off = off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?;
+        index = index.saturating_add(1);
+    }
+    Ok(ImageInfo { kind: CodeKind::Fatbin, len: to_usize(total, WHAT)?, codes, compressed, ptx_isa: None })
+}
+
+/// A fatbin entry header's fixed 64 bytes, word by word (see the format notes at the top).
+struct EntryHeader {
+    kind: u16,
+    /// Bytes 2..4: 0x0101 in every toolkit's output.
+    magic: u16,
+    header_size: u64,
+    payload_size: u64,
+    compressed_size: u64,
+    /// Offset, in the header, of the (offset, length) descriptor of the options string; 0: none.
+    options_at: u64,
+    arch: u32,
+    name_offset: u64,
+    name_len: u64,
+    flags: u64,
+    /// Bytes 0x30..0x38: 0, except in LTO-IR entries (a 32-bit value that is not an offset).
+    word_30: u64,
+    uncompressed_size: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    None,
+    Lz4,
+    Zstd,
+}
+
+impl EntryHeader {
+    fn read(h: Rec<'_, { FATBIN_ENTRY_HEADER_LEN as usize }>) -> Self {
+        EntryHeader {
+            kind: h.u16::<0>(),
+            magic: h.u16::<2>(),
+            header_size: u64::from(h.u32::<4>()),
+            payload_size: h.u64::<8>(),
+            compressed_size: u64::from(h.u32::<16>()),
+            options_at: u64::from(h.u32::<20>()),
+            arch: h.u32::<28>(),
+            name_offset: u64::from(h.u32::<32>()),
+            name_len: u64::from(h.u32::<36>()),
+            flags: h.u64::<40>(),
+            word_30: h.u64::<48>(),
+            uncompressed_size: h.u64::<56>(),
+        }
+    }
+    fn compression(&self) -> Compression {
+        if self.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 {
+            Compression::Lz4
+        } else if self.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0 {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// Every word of an entry header against what real toolkits write (an allowlist: nvcc 13.0 in
+/// every mode, and the fatbins of NVIDIA's CUDA 12 libraries); returns the code it holds.
+/// `header` is the whole entry header (`header_size` bytes, within the image).
+fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String> {
+    let hs = e.header_size;
+    if e.magic != FATBIN_ENTRY_MAGIC {
+        return Err(format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
+    }
+    if hs % 8 != 0 || hs > FATBIN_ENTRY_HEADER_MAX {
+        return Err(format!("header size {hs} is not a multiple of 8 up to {FATBIN_ENTRY_HEADER_MAX}"));
+    }
+    let unknown = e.flags & !FATBIN_FLAGS_KNOWN;
+    if unknown != 0 {
+        return Err(format!("its flags {:#x} have bits no toolkit writes ({unknown:#x})", e.flags));
+    }
+    if e.flags & FATBIN_FLAG_64BIT == 0 {
+        return Err(format!("its flags {:#x} do not mark 64-bit code", e.flags));
+    }
+    if e.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 && e.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0 {
+        return Err(format!("its flags {:#x} name two compression methods", e.flags));
+    }
+    let variant = match (e.flags & FATBIN_FLAG_ARCH_SPECIFIC != 0, e.flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0) {
+        (true, true) => return Err(format!("its flags {:#x} say both arch- and family-specific", e.flags)),
+        (true, false) => ArchVariant::A,
+        (false, true) => ArchVariant::F,
+        (false, false) => ArchVariant::None,
+    };
+    if !(10..FATBIN_ARCH_LIMIT).contains(&e.arch) {
+        return Err(format!("architecture {} is not an SM number", e.arch));
+    }
+    let code = match e.kind {
+        FATBIN_KIND_PTX => ArchCode::Ptx { sm: e.arch, variant },
+        FATBIN_KIND_ELF => ArchCode::Sass { sm: e.arch, variant },
+        FATBIN_KIND_LTOIR => ArchCode::LtoIr { sm: e.arch, variant },
+        other => return Err(format!("kind {other:#x} is not PTX (1), ELF (2) or LTO-IR (8)")),
+    };
+    if (e.kind == FATBIN_KIND_LTOIR) != (e.flags & FATBIN_FLAG_LTO_OPAQUE != 0) {
+        return Err(format!("its flags {:#x} and its kind {} disagree on flag 0x10000 (LTO-IR only)", e.flags, e.kind));
+    }
+    if e.kind != FATBIN_KIND_LTOIR && e.word_30 != 0 {
+        return Err(format!("header word 0x30 is {:#x}, not 0", e.word_30));
+    }
+    if e.kind == FATBIN_KIND_LTOIR && e.word_30 > u64::from(u32::MAX) {
+        return Err(format!("header word 0x30 is {:#x}, wider than 32 bits", e.word_30));
+    }
+    // Sizes: a compressed entry's stream fills its payload but for under 8 bytes of padding and
+    // decompresses to a size within the cap; a plain one records neither size.
+    if e.compression() == Compression::None {
+        if e.compressed_size != 0 || e.uncompressed_size != 0 {
+            return Err(format!(
+                "it is not compressed but records compressed size {} and uncompressed size {}",
+                e.compressed_size, e.uncompressed_size
+            ));
+        }
+    } else {
+        if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
+            return Err(format!(
+                "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
+                e.compressed_size, e.payload_size
+            ));
+        }
+        if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_DECOMPRESSED {
+            return Err(format!(
+                "uncompressed size {} is not between 1 and {}",
+                e.uncompressed_size,
+                decompress::MAX_DECOMPRESSED
+            ));
+        }
+    }
+    // What lies in the header after the fixed 64 bytes: the name (then a NUL), the options
+    // descriptor, the options; every other byte there is zero. Nothing may point into the
+    // fixed part or past the header (CUDA reads the name and options from the header).
+    let mut used = [(0u64, 0u64); 3];
+    if e.name_len == 0 {
+        if e.name_offset != 0 {
+            return Err(format!("its name is empty but its name offset is {:#x}, not 0", e.name_offset));
+        }
+    } else {
+        let end = e.name_offset.checked_add(e.name_len).filter(|&end| e.name_offset >= 64 && end < hs);
+        let Some(end) = end else {
+            return Err(format!(
+                "its name ({} bytes at {:#x}, then a NUL) does not lie in its header after the fixed 64 bytes ({hs} bytes)",
+                e.name_len, e.name_offset
+            ));
+        };
+        let name = header.get(e.name_offset as usize..end as usize).unwrap_or_default();
+        // The source file's path, as bytes (nvcc writes a UTF-8 path as it is), then a NUL.
+        if header.get(end as usize) != Some(&0) || name.contains(&0) {
+            return Err("its name is not a string of its declared length followed by a NUL".into());
+        }
+        used[0] = (e.name_offset, end + 1);
+    }
+    if e.options_at != 0 {
+        let at = e.options_at;
+        if at < 64 || at % 4 != 0 || at.checked_add(8).is_none_or(|end| end > hs) {
+            return Err(format!(
+                "its options descriptor at {at:#x} does not lie in its header after the fixed 64 bytes ({hs} bytes)"
+            ));
+        }
+        let word =
+            |o: u64| header.get(o as usize..o as usize + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        let (opt_offset, opt_len) = (u64::from(word(at)), u64::from(word(at + 4)));
+        used[1] = (at, at + 8);
+        if opt_len != 0 {
+            let end = opt_offset.checked_add(opt_len).filter(|&end| opt_offset >= 64 && end <= hs);
+            let Some(end) = end else {
+                return Err(format!(
+                    "its options ({opt_len} bytes at {opt_offset:#x}) do not lie in its header after the fixed 64 bytes ({hs} bytes)"
+                ));
+            };
+            if e.kind == FATBIN_KIND_PTX {
+                // Handed to the JIT compiler as a C string: text, and a NUL before the header ends.
+                let text = header.get(opt_offset as usize..).unwrap_or_default();
+                let nul = text.iter().position(|&b| b == 0);
+                if nul.is_none_or(|n| !is_ptx_text(&text[..n])) {
+                    return Err("its JIT options are not ASCII text ending in a NUL within its header".into());
+                }
+            }
+            used[2] = (opt_offset, end);
+        } else if opt_offset != 0 && (opt_offset < 64 || opt_offset > hs) {
+            return Err(format!("its empty options lie at {opt_offset:#x}, outside its header"));
+        }
+    }
+    let stray = header.iter().enumerate().skip(64).find(|&(i, &b)| {
+        let i = i as u64;
+        b != 0 && !used.iter().any(|&(lo, hi)| (lo..hi).contains(&i))
+    });
+    if let Some((i, b)) = stray {
+        return Err(format!("header byte {i:#x} is {b:#04x}, outside its name and options (must be 0)"));
+    }
+    Ok(code)
+}
+
+fn code_is_lto(code: ArchCode) -> bool {
+    matches!(code, ArchCode::LtoIr { .. })
+}
+
+/// The entry's contents (decompressed if it was): a cubin must be one that passes as a cubin of
+/// its own, for the entry's architecture; PTX must be ASCII text (then NULs only); LTO-IR must
+/// start as LTO-IR does.
+fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
+    match code {
+        ArchCode::Sass { sm, .. } => {
+            if !body.starts_with(&ELF_MAGIC) {
+                return Err("its payload is not an ELF cubin".into());
+            }
+            let cubin = inspect_cubin(body).map_err(|e| format!("holds a bad cubin: {e}"))?;
+            if cubin.sm != sm {
+                return Err(format!("holds a cubin for sm_{}, not for the entry's sm_{sm}", cubin.sm));
+            }
+            Ok(())
+        }
+        ArchCode::Ptx { .. } => {
+            // PTX is text for the driver's JIT compiler: anything else is corruption.
+            let text_end = body.iter().position(|&b| b == 0).unwrap_or(body.len());
+            let (text, tail) = body.split_at(text_end);
+            if let Some(bad) = text.iter().position(|&b| !is_ptx_byte(b)) {
+                return Err(format!("its PTX has a non-text byte {:#04x} at {bad}", text[bad]));
+            }
+            if tail.iter().any(|&b| b != 0) {
+                return Err("bytes follow the PTX text's terminating NUL".into());
+            }
+            Ok(())
+        }
+        ArchCode::LtoIr { .. } => Ok(()), // opaque (see inspect_fatbin)
+    }
+}

@@ -1,0 +1,128 @@
+//! Recognises and validates the device-code images cudyn is handed (cubin, fatbin, PTX, LTO-IR,
+//! CUDA source): which kind, how many bytes, which GPU architectures they hold, whether a GPU can
+//! run them. This file is the public face: [`code_kind_of`] (a cheap guess from the first bytes),
+//! [`inspect`] (the full, bounds-checked validation every load goes through, dispatching on the
+//! magic number to `cubin/`, `fatbin.rs`, `ltoir.rs` or `text.rs`), [`runnable_on`] and
+//! [`describe_codes`]; the types they answer with are in `info.rs`. The files below it depend on
+//! one another in one direction only: fatbin → cubin, decompress, text; cubin → cubin/sections;
+//! all of them → read (bounded reading) and info (the types). `memo.rs` remembers images that
+//! passed, for the loaders.
+
+// Every parser here reads untrusted bytes: every offset and length read from them is checked
+// against the slice with checked arithmetic, and nothing panics or uses `unsafe`. Each format
+// is described at the top of the file that reads it.
+//
+// Not accepted: host objects/executables with an embedded `.nv_fatbin` section, and the
+// `__fatBinC_Wrapper_t` (magic 0x466243B1) that points at a fatbin by address; pass the fatbin
+// bytes themselves. Concatenated fatbin containers: only the first is described.
+
+mod cubin;
+mod decompress;
+mod fatbin;
+mod info;
+mod ltoir;
+#[doc(hidden)]
+pub mod memo;
+mod read;
+mod text;
+
+pub use info::{ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo};
+
+use cubin::{inspect_cubin, ELF_MAGIC, EM_CUDA};
+use fatbin::{inspect_fatbin, FATBIN_MAGIC};
+use ltoir::{inspect_lto_ir, LTOIR_MAGIC};
+use read::read_u16;
+use text::{find_directive, inspect_text, is_plain_text, looks_like_source, split_at_nul};
+
+/// How much of a text image `code_kind_of` looks at.
+const SNIFF_WINDOW: usize = 64 * 1024;
+
+/// Cheap guess from the first bytes (magic numbers / text sniffing). Never panics, never reads
+/// out of bounds.
+pub fn code_kind_of(data: &[u8]) -> CodeKind {
+    if data.is_empty() {
+        return CodeKind::Unknown;
+    }
+    if data.starts_with(&ELF_MAGIC) {
+        return match read_u16(data, 18) {
+            Some(EM_CUDA) => CodeKind::Cubin,
+            _ => CodeKind::Unknown,
+        };
+    }
+    if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
+        return CodeKind::Fatbin;
+    }
+    if data.starts_with(&LTOIR_MAGIC.to_le_bytes()) {
+        return CodeKind::LtoIr;
+    }
+    let window = data.get(..SNIFF_WINDOW).unwrap_or(data);
+    let (body, _) = split_at_nul(window);
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        // The window may cut a multi-byte character in half; keep what is whole.
+        Err(e) if e.error_len().is_none() => match body.get(..e.valid_up_to()).map(std::str::from_utf8) {
+            Some(Ok(t)) => t,
+            _ => return CodeKind::Unknown,
+        },
+        Err(_) => return CodeKind::Unknown,
+    };
+    if !is_plain_text(text) {
+        return CodeKind::Unknown;
+    }
+    // Where the window cuts the text, its last line is cut too (`.version` of `.versionX`):
+    // directives are looked for in whole lines only.
+    let cut = data.len() > window.len() && body.len() == window.len();
+    let whole_lines = if cut { text.rfind('\n').map_or("", |i| text.get(..i).unwrap_or("")) } else { text };
+    if find_directive(whole_lines, ".version").is_some() {
+        CodeKind::Ptx
+    } else if looks_like_source(text) {
+        CodeKind::Source
+    } else {
+        CodeKind::Unknown
+    }
+}
+
+/// Full, bounds-checked validation: every length/offset read from the bytes is checked against
+/// `data.len()` (with checked arithmetic), the ELF header/section table of a cubin, every fatbin
+/// entry header.
+pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    if data.is_empty() {
+        return Err(ImageError::Empty);
+    }
+    if data.starts_with(&ELF_MAGIC) {
+        let cubin = inspect_cubin(data)?;
+        return Ok(ImageInfo {
+            kind: CodeKind::Cubin,
+            len: cubin.len,
+            codes: vec![ArchCode::Sass { sm: cubin.sm, variant: cubin.variant }],
+            compressed: false,
+            ptx_isa: None,
+        });
+    }
+    if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
+        return inspect_fatbin(data);
+    }
+    if data.starts_with(&LTOIR_MAGIC.to_le_bytes()) {
+        return inspect_lto_ir(data);
+    }
+    inspect_text(data)
+}
+
+/// Whether a GPU of compute capability `sm` (e.g. 90) can run something in the image: SASS for
+/// the same major with minor <= sm's minor (and arch-specific 'a' only on exactly that sm), or PTX
+/// for sm <= the GPU's (the driver JITs it; 'a' PTX only on exactly that sm, 'f' PTX only within
+/// the same major). LTO-IR alone: false (needs linking); source: false (needs compiling).
+pub fn runnable_on(info: &ImageInfo, sm: u32) -> bool {
+    info.codes.iter().any(|c| c.runs_on(sm))
+}
+
+/// "sm_90, compute_90" style list for error messages ("none" when empty).
+pub fn describe_codes(codes: &[ArchCode]) -> String {
+    if codes.is_empty() {
+        return "none".to_string();
+    }
+    codes.iter().map(ArchCode::to_string).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests;
