@@ -49,6 +49,31 @@ add_custom_command(
   VERBATIM)
 add_custom_target(cudyn_cargo_build ALL DEPENDS "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcudyn.a")
 
+# The `cudyn` command (cli/, a package of its own whose dependencies the library never needs):
+# built and installed into bin/ by default when cudyn is the top-level project; a project that
+# adds cudyn as a subproject gets only the library unless it asks.
+option(CUDYN_BUILD_CLI "Build and install the cudyn command (cargo fetches clap)" ${PROJECT_IS_TOP_LEVEL})
+if(CUDYN_BUILD_CLI)
+  set(CUDYN_CLI_FILE "${_out}/cudyn")
+  file(GLOB_RECURSE _cli_rs CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/cli/src/*.rs")
+  add_custom_command(
+    OUTPUT "${CUDYN_CLI_FILE}"
+    COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${_target_dir}
+            ${CUDYN_CARGO} build --profile ${CUDYN_CARGO_PROFILE} --package cudyn-cli --bin cudyn
+            --manifest-path ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml
+    # cargo leaves an up-to-date binary alone: touch it so this rule does not run every build.
+    COMMAND ${CMAKE_COMMAND} -E touch_nocreate "${CUDYN_CLI_FILE}"
+    DEPENDS ${_rs} ${_cli_rs} ${CMAKE_CURRENT_SOURCE_DIR}/cli/Cargo.toml ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.toml
+            ${CMAKE_CURRENT_SOURCE_DIR}/Cargo.lock            ${CMAKE_CURRENT_SOURCE_DIR}/build.rs cudyn_cargo_build
+    COMMENT "Building the cudyn command with cargo (${CUDYN_CARGO_PROFILE})"
+    USES_TERMINAL
+    VERBATIM)
+  add_custom_target(cudyn_cli_build ALL DEPENDS "${CUDYN_CLI_FILE}")
+  add_executable(cudyn::cli IMPORTED GLOBAL)
+  set_target_properties(cudyn::cli PROPERTIES IMPORTED_LOCATION "${CUDYN_CLI_FILE}")
+  add_dependencies(cudyn::cli cudyn_cli_build)
+endif()
+
 add_library(cudyn_shared SHARED IMPORTED GLOBAL)
 set_target_properties(cudyn_shared PROPERTIES
   IMPORTED_LOCATION "${_link_dir}/libcudyn.so.${PROJECT_VERSION}"
@@ -72,13 +97,16 @@ install(FILES "${_link_dir}/libcudyn.so.${PROJECT_VERSION}" "${_link_dir}/libcud
               "${_link_dir}/libcudyn.so" "${_link_dir}/libcudyn.a"
         DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/cudyn.h include/cudyn.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(CUDYN_BUILD_CLI)
+  install(PROGRAMS "${CUDYN_CLI_FILE}" DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 # Both licence texts travel with the binaries (MIT OR Apache-2.0 lets a user pick either).
 install(FILES LICENSE-MIT LICENSE-APACHE CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Both are configured here with @CUDYN_NATIVE_STATIC_LIBS@ left in; the build fills it.
 set(CUDYN_STATIC_DEPS "@CUDYN_NATIVE_STATIC_LIBS_LIST@")
 configure_package_config_file(cmake/cudynConfig.cmake.in "${_fill_cfg_in}"
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn
-  PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)
+  PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES "${_cfg}" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"

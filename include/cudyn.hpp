@@ -122,10 +122,13 @@ class error_info {
   const std::string& message() const noexcept { return message_; }
   /// NVRTC's log for a failed compilation; "" otherwise.
   const std::string& log() const noexcept { return log_; }
-  /// "CUDYN_ERROR_X: <status text>: <message>".
+  /// "CUDYN_ERROR_X: <message>", or "CUDYN_ERROR_X: <status text>" when there is no message
+  /// (the message already says what the status text would, in more detail).
   std::string describe() const {
     std::string s = cudyn_status_string(status_);
     if (!message_.empty()) {
+      std::string::size_type colon = s.find(':');
+      if (colon != std::string::npos) s.erase(colon);
       s += ": ";
       s += message_;
     }

@@ -45,11 +45,30 @@ if [ -f "$tc/stamp" ] && [ "$(cat "$tc/stamp")" = "$stamp_text" ]; then
   exit 0
 fi
 
-log "installing the pinned CUDA 13.0 wheels, cmake, ninja and libclang into .toolchain/"
+log "installing the pinned CUDA 13.0 wheels, cmake, ninja and libclang into .toolchain/ (about 400 MB; once)"
 rm -rf "$tc/py" "$tc/cuda"
 mkdir -p "$tc"
-"$py" -m pip install -q --disable-pip-version-check --no-warn-script-location \
-  --target "$tc/py" "${PINS[@]}" "${TOOLS[@]}" >&2
+# Progress: on a terminal, pip's own bars; otherwise (CI, a log) one line per package as pip
+# collects, downloads and installs it, with the seconds since the start. Everything goes to
+# stderr: stdout carries only the CUDA root.
+pip_install() {
+  "$py" -m pip install --disable-pip-version-check --no-warn-script-location --target "$tc/py" "$@"
+}
+if [ -t 2 ]; then
+  pip_install "${PINS[@]}" "${TOOLS[@]}" >&2
+else
+  start=$SECONDS
+  if ! pip_install --progress-bar off "${PINS[@]}" "${TOOLS[@]}" 2>&1 | tee "$tc/pip.log" | while IFS= read -r line; do
+    case "$line" in
+      Collecting*|*Downloading*|Installing*|Successfully*)
+        log "[$((SECONDS - start)) s] ${line#"${line%%[! ]*}"}" ;;
+    esac
+  done; then
+    log "pip failed; its output (also in .toolchain/pip.log):"
+    cat "$tc/pip.log" >&2
+    exit 1
+  fi
+fi
 
 # The wheels spread the toolkit over nvidia/cu13/{bin,include,lib,nvvm}; give it a
 # toolkit's shape so nvcc, CMake's FindCUDAToolkit and cc all find their pieces.

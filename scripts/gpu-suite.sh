@@ -23,4 +23,6 @@ export CUDYN_REQUIRE_GPU=1
 export CUDYN_CACHE_DIR="$PWD/$build/cudyn-cache"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
 "$build"/c-examples/versions
+# What cudyn finds here, from the installed command (the ctest entries cli.* check it too).
+"$prefix"/bin/cudyn doctor || true
 ctest --test-dir "$build" --output-on-failure "$@"

@@ -1,17 +1,70 @@
 #!/usr/bin/env bash
-# Runs every test that can run on this machine: the Rust tests (cargo test), then the C/C++
-# suite (CMake + ctest). Installs its own tools on first use (scripts/bootstrap.sh).
-# GPU tests skip (ctest "Skipped", exit 77) without a GPU.
-set -euo pipefail
+# Runs every test that can run on this machine: the Rust tests (cargo test, the library and the
+# cudyn command), the C/C++ suite (CMake + ctest), the sanitizers (scripts/sanitize.sh) and the
+# README's outside-the-repository steps (scripts/outside-test.sh). Installs its own tools on
+# first use (scripts/bootstrap.sh). GPU tests skip (ctest "Skipped", exit 77) without a GPU.
+#
+# Prints one line per step and a summary: what ran, passed, failed, and what was skipped and
+# why. Each step's full output is in build/test-logs/<step>.log; a failing step's log is printed.
+# Every step runs even after one fails (a step that needs a failed one is skipped); the exit
+# status is non-zero when anything failed.
+set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-source scripts/env.sh
-echo "== cargo test"
-# dev-header: generate cudyn.h (the drift test, tests/header.rs, needs it) and compile the C
-# layout proofs; a crate depending on cudyn leaves it off.
-cargo test --all-targets --features dev-header 2>&1
-echo "== CMake + ctest"
-cudyn_configure
-cmake --build build
-ctest --test-dir build --output-on-failure
-echo "== sanitizers (AddressSanitizer/UBSan on the CPU-runnable tests)"
-scripts/sanitize.sh
+source scripts/env.sh || exit 1
+logs=build/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+start=$SECONDS
+failed_steps=()
+declare -A step_ok
+
+# step NAME COMMAND...: runs COMMAND with its output in $logs/NAME.log; prints a line.
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  printf '%-22s ' "$name"
+  if "$@" >"$logs/$name.log" 2>&1; then
+    step_ok[$name]=1
+    echo "ok      $((SECONDS - t0)) s  $(scripts/test-summary.py line "$logs/$name.log")"
+  else
+    step_ok[$name]=0
+    failed_steps+=("$name")
+    echo "FAILED  $((SECONDS - t0)) s  $(scripts/test-summary.py line "$logs/$name.log")"
+  fi
+}
+
+# needs STEP NAME: skips NAME (with a line saying why) unless STEP passed.
+needs() {
+  if [ "${step_ok[$1]:-0}" != 1 ]; then
+    printf '%-22s skipped (needs %s, which failed)\n' "$2" "$1"
+    return 1
+  fi
+}
+
+echo "== cudyn test suite (logs in $logs/)"
+# --no-fail-fast: every test binary runs, so the summary counts them all. dev-header:
+# generate cudyn.h (the drift test, tests/header.rs, needs it) and compile the C layout proofs;
+# a crate depending on cudyn leaves it off.
+step cargo-test cargo test --all-targets --features dev-header --no-fail-fast
+step cargo-test-cli cargo test --package cudyn-cli --no-fail-fast
+step cmake-build bash -c 'source scripts/env.sh && cudyn_configure && cmake --build build'
+if needs cmake-build ctest; then
+  step ctest ctest --test-dir build --output-on-failure --output-junit "$PWD/$logs/ctest.xml"
+fi
+step sanitize-rust scripts/sanitize.sh rust
+if needs cmake-build sanitize-c; then
+  step sanitize-c scripts/sanitize.sh c
+fi
+if needs cmake-build outside-test; then
+  step outside-test scripts/outside-test.sh
+fi
+
+for s in "${failed_steps[@]}"; do
+  echo
+  echo "== $s failed; from $logs/$s.log:"
+  scripts/test-summary.py failures "$logs/$s.log"
+done
+echo
+scripts/test-summary.py total "$logs" "$((SECONDS - start))"
+[ ${#failed_steps[@]} -eq 0 ]

@@ -2,14 +2,11 @@
 //! default target (the present GPU as SASS), and the on-disk cache in front of it all.
 
 use crate::cache::{Cache, KeyBuilder};
-use crate::driver::fmt_version;
+use crate::cuda::fmt_version;
+use crate::cuda::nvrtc::{nvrtc, Nvrtc, Program, NVRTC_ERROR_INVALID_OPTION};
 use crate::error::{Error, Result, Status};
 use crate::image::CodeKind;
-use crate::nvrtc::{nvrtc, Nvrtc};
-use crate::sys;
-use std::ffi::{CStr, CString};
-use std::os::raw::c_char;
-use std::ptr;
+use std::ffi::CString;
 use std::sync::OnceLock;
 
 /// The architecture compiled for when there is no GPU to ask and no `-arch` option.
@@ -173,7 +170,12 @@ pub fn effective_options(
                 o.push("-dlto".into());
             }
         }
-        other => return Err(Error::invalid(format!("cannot compile to {other:?}: choose cubin, PTX or LTO-IR"))),
+        other => {
+            return Err(Error::invalid(format!(
+                "cannot compile to {}: choose CUDYN_CODE_CUBIN, CUDYN_CODE_PTX or CUDYN_CODE_LTOIR",
+                other.c_name()
+            )))
+        }
     }
     Ok((o, sm, target))
 }
@@ -438,7 +440,7 @@ pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
     static DIRS: OnceLock<Vec<String>> = OnceLock::new();
     DIRS.get_or_init(|| {
         let Some(lib) = nv.lib.path().and_then(|p| std::fs::canonicalize(p).ok()) else { return Vec::new() };
-        crate::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
+        crate::cuda::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
     })
 }
 
@@ -454,22 +456,8 @@ pub(crate) fn cstrings<'a>(v: impl IntoIterator<Item = &'a str>, what: &str) -> 
         .collect()
 }
 
-struct Program<'a> {
-    nv: &'a Nvrtc,
-    p: sys::nvrtcProgram,
-}
-
-impl Drop for Program<'_> {
-    fn drop(&mut self) {
-        if let Some(f) = self.nv.f.nvrtcDestroyProgram {
-            // SAFETY: p is a live program created by nvrtcCreateProgram.
-            unsafe { f(&mut self.p) };
-        }
-    }
-}
-
 fn run_nvrtc(
-    nv: &Nvrtc,
+    nv: &'static Nvrtc,
     source: &str,
     name: &str,
     opts: &CompileOptions,
@@ -483,39 +471,15 @@ fn run_nvrtc(
     let hbodies = cstrings(opts.headers.iter().map(|h| h.1.as_str()), "header")?;
     let copts = cstrings(effective.iter().map(String::as_str), "option")?;
     let exprs = cstrings(opts.name_expressions.iter().map(String::as_str), "name expression")?;
-    let hn: Vec<*const c_char> = hnames.iter().map(|c| c.as_ptr()).collect();
-    let hb: Vec<*const c_char> = hbodies.iter().map(|c| c.as_ptr()).collect();
-    let op: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
+    let headers: Vec<(CString, CString)> = hnames.into_iter().zip(hbodies).collect();
 
-    let create = nv.need(nv.f.nvrtcCreateProgram, "nvrtcCreateProgram")?;
-    let mut prog = Program { nv, p: ptr::null_mut() };
-    // SAFETY: all strings are NUL-terminated and outlive the call; header arrays have
-    // exactly `hn.len()` entries.
-    let r = unsafe {
-        create(
-            &mut prog.p,
-            src.as_ptr(),
-            cname.as_ptr(),
-            hn.len() as i32,
-            if hb.is_empty() { ptr::null() } else { hb.as_ptr() },
-            if hn.is_empty() { ptr::null() } else { hn.as_ptr() },
-        )
-    };
-    nv.check(r, Status::CompileFailed, "creating the NVRTC program")?;
-    let add = nv.need(nv.f.nvrtcAddNameExpression, "nvrtcAddNameExpression")?;
+    let prog = Program::new(nv, &src, &cname, &headers)?;
     for e in &exprs {
-        // SAFETY: live program, NUL-terminated expression.
-        nv.check(
-            unsafe { add(prog.p, e.as_ptr()) },
-            Status::InvalidArgument,
-            format_args!("adding name expression '{}'", e.to_string_lossy()),
-        )?;
+        prog.add_name_expression(e)?;
     }
-    let comp = nv.need(nv.f.nvrtcCompileProgram, "nvrtcCompileProgram")?;
-    // SAFETY: options array of op.len() NUL-terminated strings.
-    let r = unsafe { comp(prog.p, op.len() as i32, if op.is_empty() { ptr::null() } else { op.as_ptr() }) };
-    let log = program_log(nv, prog.p);
-    if r.0 != 0 {
+    let compiled = prog.compile(&copts);
+    let log = prog.log();
+    if let Err(mut error) = compiled {
         // The first diagnostic that is an error (not a warning that merely mentions "error",
         // e.g. about a variable named error_count), else the first line.
         let is_error = |l: &str| {
@@ -529,84 +493,27 @@ fn run_nvrtc(
             .unwrap_or("")
             .trim()
             .to_string();
-        let mut error = Error::with_code(
-            Status::CompileFailed,
-            r.0 as i32,
-            format!(
-                "compiling '{name}': {}{}",
-                nv.describe(r),
-                if first.is_empty() { String::new() } else { format!(": {first}") }
-            ),
+        error.message = format!(
+            "compiling '{name}': {}{}",
+            error.message,
+            if first.is_empty() { String::new() } else { format!(": {first}") }
         );
         // Options NVRTC does not know are the caller's mistake, not the source's.
-        if r.0 == 5 {
+        if error.cuda_code == NVRTC_ERROR_INVALID_OPTION {
             error.status = Status::InvalidArgument;
         }
         return Err(CompileFailure { error, log });
     }
     let code = match target {
-        CodeKind::Cubin => get_code(nv, prog.p, nv.f.nvrtcGetCUBINSize, nv.f.nvrtcGetCUBIN, "cubin")?,
-        CodeKind::Ptx => get_code(nv, prog.p, nv.f.nvrtcGetPTXSize, nv.f.nvrtcGetPTX, "PTX")?,
-        _ => get_code(nv, prog.p, nv.f.nvrtcGetLTOIRSize, nv.f.nvrtcGetLTOIR, "LTO-IR")?,
+        CodeKind::Cubin => prog.cubin()?,
+        CodeKind::Ptx => prog.ptx()?,
+        _ => prog.lto_ir()?,
     };
     let mut lowered = Vec::new();
-    let getl = nv.need(nv.f.nvrtcGetLoweredName, "nvrtcGetLoweredName")?;
     for (e, s) in exprs.iter().zip(&opts.name_expressions) {
-        let mut p: *const c_char = ptr::null();
-        // SAFETY: live, compiled program; the returned string lives with the program.
-        nv.check(unsafe { getl(prog.p, e.as_ptr(), &mut p) }, Status::NotFound, format_args!("lowered name of '{s}'"))?;
-        // SAFETY: non-null C string owned by the program, copied before it is destroyed.
-        let l = if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() };
-        lowered.push((s.clone(), l));
+        lowered.push((s.clone(), prog.lowered_name(e)?));
     }
     Ok(Compiled { code, kind: target, log, lowered, sm, from_cache: false })
-}
-
-type SizeFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult;
-type GetFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut c_char) -> sys::nvrtcResult;
-
-fn get_code(nv: &Nvrtc, p: sys::nvrtcProgram, size: Option<SizeFn>, get: Option<GetFn>, what: &str) -> Result<Vec<u8>> {
-    let size = nv.need(size, what)?;
-    let get = nv.need(get, what)?;
-    let mut n = 0usize;
-    // SAFETY: valid out-pointer.
-    nv.check(unsafe { size(p, &mut n) }, Status::CompileFailed, format_args!("reading the {what} size"))?;
-    if n == 0 {
-        return Err(Error::invalid(format!(
-            "NVRTC produced no {what} for these options (is the -arch right for this target?)"
-        )));
-    }
-    let mut v = vec![0u8; n];
-    // SAFETY: v has exactly the size NVRTC reported.
-    nv.check(unsafe { get(p, v.as_mut_ptr().cast()) }, Status::CompileFailed, format_args!("reading the {what}"))?;
-    Ok(v)
-}
-
-fn program_log(nv: &Nvrtc, p: sys::nvrtcProgram) -> String {
-    let (Some(size), Some(get)) = (nv.f.nvrtcGetProgramLogSize, nv.f.nvrtcGetProgramLog) else { return String::new() };
-    read_log(
-        // SAFETY: valid out-pointer on a live program.
-        |n| unsafe { size(p, n) }.0 == 0,
-        // SAFETY: `read_log` passes a buffer of the size NVRTC reported.
-        |buf| unsafe { get(p, buf) }.0 == 0,
-    )
-}
-
-/// A log read the NVRTC / nvJitLink way: `size` reports its length (true: success), `get`
-/// fills a buffer of that length. Trailing NULs are dropped; "" when either call fails.
-pub(crate) fn read_log(size: impl FnOnce(&mut usize) -> bool, get: impl FnOnce(*mut c_char) -> bool) -> String {
-    let mut n = 0usize;
-    if !size(&mut n) || n == 0 {
-        return String::new();
-    }
-    let mut v = vec![0u8; n];
-    if !get(v.as_mut_ptr().cast()) {
-        return String::new();
-    }
-    while v.last() == Some(&0) {
-        v.pop();
-    }
-    String::from_utf8_lossy(&v).into_owned()
 }
 
 /// For loading: the options with the target checked against the driver, so that PTX the

@@ -50,6 +50,26 @@ impl std::error::Error for Error {}
 /// cudyn's result type: [`Error`] unless another error type is named.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// An I/O error in cudyn's words: "no such file or directory", not "No such file or directory
+/// (os error 2)" (the error number means nothing to a user, and the text follows a colon).
+pub fn io_text(e: &std::io::Error) -> String {
+    let mut s = e.to_string();
+    // Also inside messages that quote an OS error ("...cannot be written: Permission denied
+    // (os error 13)").
+    while let Some(i) = s.find(" (os error ") {
+        match s[i..].find(')') {
+            Some(j) => s.replace_range(i..i + j + 1, ""),
+            None => break,
+        }
+    }
+    if e.raw_os_error().is_some() {
+        if let Some(first) = s.get(..1) {
+            s.replace_range(..1, &first.to_lowercase());
+        }
+    }
+    s
+}
+
 struct LastError {
     message: CString,
     cuda_code: i32,
@@ -88,4 +108,19 @@ pub fn last_error_message() -> String {
 /// The CUDA code of this thread's last failure (0 if it had none).
 pub fn last_cuda_error() -> i32 {
     LAST.try_with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0)).unwrap_or(0)
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_read_as_words_without_error_numbers() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(io_text(&e), "no such file or directory");
+        let inner = std::io::Error::from_raw_os_error(libc::EACCES);
+        let e = std::io::Error::new(inner.kind(), format!("folder x cannot be written: {inner}"));
+        assert_eq!(io_text(&e), "folder x cannot be written: Permission denied");
+        let e = std::io::Error::other("plain text (os error");
+        assert_eq!(io_text(&e), "plain text (os error");
+    }
 }

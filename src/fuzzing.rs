@@ -36,6 +36,20 @@ pub fn image_inspect(data: &[u8]) {
         assert_eq!(again.as_ref(), Ok(info), "inspect of the image's own {} bytes differs", info.len);
     }
     compressed_entry_agrees(data, &result);
+    contents_agree(data, &result);
+}
+
+/// `image_contents::contents` (what `cudyn inspect` prints) on any bytes: the same verdict, and
+/// for an accepted fatbin one entry per code, in order.
+fn contents_agree(data: &[u8], result: &Result<ImageInfo, ImageError>) {
+    let c = crate::image_contents::contents(data);
+    assert_eq!(&c.verdict, result, "contents' verdict differs from inspect's");
+    if let Ok(info) = result {
+        if info.kind == CodeKind::Fatbin {
+            let codes: Vec<ArchCode> = c.entries.iter().map(|e| e.code).collect();
+            assert_eq!(codes, info.codes, "contents lists other entries than inspect");
+        }
+    }
 }
 
 /// A cubin compressed into a fatbin entry, either way, is accepted exactly when it is accepted

@@ -1,7 +1,7 @@
 //! The handle types cudyn shares with CUDA: CUDA's own pointers under cudyn's names, so a
 //! `cudyn_kernel_t` *is* a `CUkernel` and a `cudaKernel_t` (the same `struct CUkern_st *`).
 
-use crate::sys;
+use crate::cuda::sys;
 use static_assertions::{assert_eq_align, assert_eq_size, assert_type_eq_all};
 
 /// `cudyn_library_t` == `CUlibrary` == `cudaLibrary_t`.

@@ -13,8 +13,8 @@
 //! costs a call to the dynamic loader (`__tls_get_addr`) on every access. Slots are only
 //! read on the fast path, so their cache lines stay shared between cores.
 
-use crate::kernel::Param;
-use crate::sys;
+use crate::cuda::driver::Param;
+use crate::cuda::sys;
 use static_assertions::const_assert_eq;
 use std::ffi::c_void;
 use std::mem::{align_of, size_of};

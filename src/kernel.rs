@@ -1,12 +1,13 @@
 //! Kernel handles (`CUkernel` == `cudaKernel_t`): name, parameters, attributes, the function
 //! for the current context, and the per-kernel parameter-layout cache the launch path reads.
 
-use crate::driver::{driver, Driver};
-use crate::error::{Error, Result, Status};
+use crate::cuda::{driver, sys};
+use crate::error::{Error, Result};
 use crate::hot;
-use crate::registry::{self, check_kernel as check_live};
-use crate::sys;
+use crate::registry;
 use std::ffi::{CStr, CString};
+
+pub use crate::cuda::driver::Param;
 
 /// A bare kernel handle. Copy, non-owning: it is valid while its library is loaded. The
 /// pointer is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
@@ -22,15 +23,6 @@ pub struct Kernel(pub(crate) sys::CUkernel);
 // SAFETY: a CUkernel is a context-independent handle usable from any thread.
 unsafe impl Send for Kernel {}
 unsafe impl Sync for Kernel {}
-
-/// One parameter: its byte offset in the parameter buffer and its size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Param {
-    /// Byte offset of the parameter in the kernel's parameter buffer.
-    pub offset: u32,
-    /// Size of the parameter in bytes: what a launch argument must match.
-    pub size: u32,
-}
 
 pub use crate::enums::Attribute;
 
@@ -62,23 +54,17 @@ impl Kernel {
 
     /// CUDA's own pointer to the kernel's name: valid while the kernel's library is loaded.
     pub(crate) fn name_ptr(self) -> Result<*const std::os::raw::c_char> {
-        check_live(self)?;
-        let d = driver()?;
-        let f = d.need(d.f.cuKernelGetName, "cuKernelGetName")?;
-        let mut p: *const std::os::raw::c_char = std::ptr::null();
-        // SAFETY: valid out-pointer; an invalid handle is reported as an error.
-        d.with_context(|| d.check(unsafe { f(&mut p, self.0) }, "reading the kernel's name"))?;
-        if p.is_null() {
-            return Err(Error::new(Status::Cuda, "cuKernelGetName returned no name"));
-        }
-        Ok(p)
+        registry::check_kernel(self.0)?;
+        // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's promise
+        // (`from_raw`).
+        unsafe { driver::kernel_name(self.0) }
     }
 
     /// Run `f` with this kernel's parameter layout: an owned kernel's from memory (CUDA is
     /// asked once, and the launch table learns it), a foreign kernel's from CUDA (see
     /// `registry`).
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
-        Ok(f(&registry::layout(self)?))
+        Ok(f(&registry::layout(self.0)?))
     }
 
     /// The launch path's check, from the launch table alone (no lock): true when this
@@ -99,7 +85,7 @@ impl Kernel {
     #[doc(hidden)]
     pub unsafe fn prime_params(self, lib: sys::CUlibrary, params: &[Param]) {
         // SAFETY: the caller's contract is registry::prime's.
-        unsafe { registry::prime(self, lib, params) }
+        unsafe { registry::prime(self.0, lib, params) }
     }
 
     /// Vouch that this handle is a live kernel, and stays live until `release` (or until its
@@ -116,13 +102,13 @@ impl Kernel {
         if self.0.is_null() {
             return Err(Error::invalid("kernel handle is NULL"));
         }
-        registry::adopt(self);
+        registry::adopt(self.0);
         Ok(())
     }
 
     /// Undo `adopt`. True if the kernel was adopted.
     pub fn release(self) -> bool {
-        registry::release(self)
+        registry::release(self.0)
     }
 
     /// How many parameters the kernel takes.
@@ -148,45 +134,24 @@ impl Kernel {
     /// The `CUfunction` of this kernel in the current context (device 0's primary context
     /// is made current if the thread has none).
     pub fn function(self) -> Result<sys::CUfunction> {
-        check_live(self)?;
-        let d = driver()?;
-        d.ensure_context(std::ptr::null_mut())?;
-        let f = d.need(d.f.cuKernelGetFunction, "cuKernelGetFunction")?;
-        let mut func: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; a context is current.
-        d.check(unsafe { f(&mut func, self.0) }, "getting the kernel's function for the current context")?;
-        Ok(func)
+        registry::check_kernel(self.0)?;
+        // SAFETY: as for `name_ptr`.
+        unsafe { driver::kernel_function(self.0) }
     }
 
     /// Attribute `attr` of this kernel on device `device`.
     pub fn attribute(self, attr: Attribute, device: i32) -> Result<i32> {
-        check_live(self)?;
-        let d = driver()?;
-        d.initialised()?;
-        d.with_context(|| self.attribute_in_context(d, attr, device))
-    }
-
-    fn attribute_in_context(self, d: &Driver, attr: Attribute, device: i32) -> Result<i32> {
-        let f = d.need(d.f.cuKernelGetAttribute, "cuKernelGetAttribute")?;
-        let mut v = 0;
-        // SAFETY: valid out-pointer; bad device or attribute is reported as an error.
-        d.check(
-            unsafe { f(&mut v, sys::CUfunction_attribute(attr as u32), self.0, device) },
-            format_args!("reading attribute {attr:?} on device {device}"),
-        )?;
-        Ok(v)
+        registry::check_kernel(self.0)?;
+        // SAFETY: as for `name_ptr`.
+        unsafe { driver::kernel_attribute(self.0, attr as u32, device) }
+            .map_err(|e| e.context(format_args!("reading attribute {} on device {device}", attr.c_name())))
     }
 
     /// Set attribute `attr` of this kernel on device `device` (only the settable ones).
     pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
-        check_live(self)?;
-        let d = driver()?;
-        d.initialised()?;
-        let f = d.need(d.f.cuKernelSetAttribute, "cuKernelSetAttribute")?;
-        // SAFETY: plain values; CUDA validates them.
-        d.check(
-            unsafe { f(sys::CUfunction_attribute(attr as u32), value, self.0, device) },
-            format_args!("setting attribute {attr:?} to {value} on device {device}"),
-        )
+        registry::check_kernel(self.0)?;
+        // SAFETY: as for `name_ptr`.
+        unsafe { driver::kernel_set_attribute(self.0, attr as u32, value, device) }
+            .map_err(|e| e.context(format_args!("setting attribute {} to {value} on device {device}", attr.c_name())))
     }
 }

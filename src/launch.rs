@@ -1,14 +1,11 @@
 //! Launching any kernel handle through the driver (`cuLaunchKernelEx`) or the runtime
 //! (`cudaLaunchKernelExC`), with the arguments checked against the kernel's parameters.
 
-use crate::driver::driver;
+use crate::cuda::{driver, runtime, sys, Api};
 use crate::error::{Error, Result, Status};
 use crate::hot;
 use crate::kernel::Kernel;
-use crate::library::Api;
 use crate::registry;
-use crate::runtime::runtime;
-use crate::sys;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 use std::ffi::c_void;
 use std::mem::{align_of, offset_of, size_of};
@@ -126,30 +123,10 @@ fn attr(id: sys::CUlaunchAttributeID) -> sys::CUlaunchAttribute {
 }
 
 impl LaunchConfig {
-    fn check(&self) -> Result<Api> {
-        let api = Api::try_from(self.api)?;
-        if self.grid.any_zero() || self.block.any_zero() {
-            return Err(Error::invalid(format!(
-                "grid {{{}, {}, {}}} and block {{{}, {}, {}}} must be at least 1 in every dimension",
-                self.grid.x, self.grid.y, self.grid.z, self.block.x, self.block.y, self.block.z
-            )));
-        }
-        if !self.cluster.is_zero() && self.cluster.any_zero() {
-            return Err(Error::invalid("cluster must be {0,0,0} (none) or at least 1 in every dimension"));
-        }
-        if self.reserved.iter().fold(0, |acc, &r| acc | r) != 0 {
-            return Err(Error::invalid(
-                "cudyn_launch_config.reserved is not zero: zero-initialise the config (e.g. `cudyn_launch_config cfg = {0};`)",
-            ));
-        }
-        if self.shared_mem_bytes > u32::MAX as usize {
-            return Err(Error::invalid("shared_mem_bytes does not fit in 32 bits"));
-        }
-        Ok(api)
-    }
-
-    /// The API of a launch that `check` accepts, decided in one pass with a single branch
-    /// and no message; None: anything else, which the full path then checks and describes.
+    /// The one check of a config: its API when it is valid (every grid and block extent at
+    /// least 1, no cluster or one of at least 1 in every extent, `reserved` zero, the dynamic
+    /// shared memory within 32 bits, a known API). Decided in one pass with a single branch and
+    /// no message, so the fast path can ask it; `check` explains a refusal.
     #[inline]
     fn valid_api(&self) -> Option<Api> {
         let (g, b, c) = (&self.grid, &self.block, &self.cluster);
@@ -162,6 +139,40 @@ impl LaunchConfig {
             (true, 1) => Some(Api::Driver),
             _ => None,
         }
+    }
+
+    /// `valid_api`, with a refusal explained: what is wrong, in the order a reader checks.
+    fn check(&self) -> Result<Api> {
+        if let Some(api) = self.valid_api() {
+            return Ok(api);
+        }
+        Err(self.why_invalid())
+    }
+
+    /// The first thing `valid_api` refuses in this config, as an error.
+    #[cold]
+    fn why_invalid(&self) -> Error {
+        if let Err(e) = Api::try_from(self.api) {
+            return e;
+        }
+        if self.grid.any_zero() || self.block.any_zero() {
+            return Error::invalid(format!(
+                "grid {{{}, {}, {}}} and block {{{}, {}, {}}} must be at least 1 in every dimension",
+                self.grid.x, self.grid.y, self.grid.z, self.block.x, self.block.y, self.block.z
+            ));
+        }
+        if !self.cluster.is_zero() && self.cluster.any_zero() {
+            return Error::invalid("cluster must be {0,0,0} (none) or at least 1 in every dimension");
+        }
+        if self.reserved.iter().any(|&r| r != 0) {
+            return Error::invalid(
+                "cudyn_launch_config.reserved is not zero: zero-initialise the config (e.g. `cudyn_launch_config cfg = {0};`)",
+            );
+        }
+        if self.shared_mem_bytes > u32::MAX as usize {
+            return Error::invalid("shared_mem_bytes does not fit in 32 bits");
+        }
+        Error::new(Status::Internal, "the launch configuration was refused without a reason")
     }
 
     /// Whether any launch attribute is asked for (most launches: none).
@@ -226,9 +237,9 @@ enum ArgProblem {
 fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     // A foreign kernel's layout is read from CUDA on every launch (see registry); checking
     // the count alone takes two of its answers instead of one per parameter.
-    if sizes.is_none() && !args.iter().any(|a| a.is_null()) && !registry::is_owned(k) {
-        registry::check_kernel(k)?;
-        if registry::has_param_count(k, args.len()) {
+    if sizes.is_none() && !args.iter().any(|a| a.is_null()) && !registry::is_owned(k.0) {
+        registry::check_kernel(k.0)?;
+        if registry::has_param_count(k.0, args.len()) {
             return Ok(());
         }
     }
@@ -295,10 +306,11 @@ const CUDA_ERROR_INVALID_CONTEXT: u32 = 201;
 /// told) against the kernel's parameters, but CUDA reads through the pointers.
 #[inline]
 pub unsafe fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
-    match fast(k, cfg, args, sizes) {
+    // SAFETY (all three): this function's contract.
+    match unsafe { fast(k, cfg, args, sizes) } {
         Fast::Launched => Ok(()),
-        Fast::NotTaken => launch_full(k, cfg, args, sizes),
-        Fast::Failed(api, code) => failed(api, code, k, cfg, args),
+        Fast::NotTaken => unsafe { launch_full(k, cfg, args, sizes) },
+        Fast::Failed(api, code) => unsafe { failed(api, code, k, cfg, args) },
     }
 }
 
@@ -318,13 +330,18 @@ pub(crate) enum Fast {
 /// `launch_full`, made without a lock, an allocation, a thread-local or an error message; then
 /// CUDA's launch. It calls nothing that can panic, so the C entry points run it before their
 /// panic guard.
+///
+/// # Safety
+/// As `launch`.
 #[inline(always)]
-pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Fast {
+pub(crate) unsafe fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Fast {
     let Some(api) = cfg.valid_api() else { return Fast::NotTaken };
     if k.0.is_null() || !k.args_match_hot(args.len(), sizes) || args.iter().any(|a| a.is_null()) {
         return Fast::NotTaken;
     }
-    match call(api, k, cfg, kernel_params(args)) {
+    // SAFETY: this function's contract; the arguments were checked against the kernel's
+    // remembered layout.
+    match unsafe { call(api, k, cfg, kernel_params(args)) } {
         None => Fast::NotTaken,
         Some(0) => Fast::Launched,
         Some(code) => Fast::Failed(api, code),
@@ -335,25 +352,36 @@ pub(crate) fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: O
 /// when the entry point it needs is not resolved yet (`resolve`). The launch attributes the
 /// config asks for are built on the stack, in a function of their own so the common launch
 /// stays small.
+///
+/// # Safety
+/// As `launch`, with `params` holding one pointer per parameter of `k` (or NULL for none).
 #[inline(always)]
-fn call(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Option<u32> {
+unsafe fn call(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Option<u32> {
     if cfg.wants_attributes() {
-        return call_with_attributes(api, k, cfg, params);
+        // SAFETY: this function's contract.
+        return unsafe { call_with_attributes(api, k, cfg, params) };
     }
-    call_with(api, k, cfg, params, std::ptr::null_mut(), 0)
+    // SAFETY: as above; no attributes.
+    unsafe { call_with(api, k, cfg, params, std::ptr::null_mut(), 0) }
 }
 
+/// # Safety
+/// As `call`.
 #[inline(never)]
-fn call_with_attributes(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Option<u32> {
+unsafe fn call_with_attributes(api: Api, k: Kernel, cfg: &LaunchConfig, params: *mut *mut c_void) -> Option<u32> {
     // Written only as far as used (no zeroing).
     let mut attrs = [const { std::mem::MaybeUninit::<sys::CUlaunchAttribute>::uninit() }; MAX_ATTRS];
     let num = cfg.fill_attributes(&mut attrs);
-    call_with(api, k, cfg, params, attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute, num)
+    // SAFETY: this function's contract; the first `num` attributes were written.
+    unsafe { call_with(api, k, cfg, params, attrs.as_mut_ptr() as *mut sys::CUlaunchAttribute, num) }
 }
 
 /// `call` with `num` attributes at `attrs` (which outlive the call).
+///
+/// # Safety
+/// As `call`, and the first `num` attributes at `attrs` are written.
 #[inline(always)]
-fn call_with(
+unsafe fn call_with(
     api: Api,
     k: Kernel,
     cfg: &LaunchConfig,
@@ -361,29 +389,30 @@ fn call_with(
     attrs: *mut sys::CUlaunchAttribute,
     num: u32,
 ) -> Option<u32> {
-    // SAFETY (all three): a CUkernel may be passed as the CUfunction of cuLaunchKernelEx and
-    // a cudaKernel_t as the function of a runtime launch; params holds one non-NULL pointer
-    // per parameter (checked by the caller); the first `num` attributes are written, and the
-    // driver's and the runtime's attribute arrays are layout-identical (asserted above).
+    // SAFETY (all three): each entry point is the one its getter names (hot); `k` is a live
+    // kernel and the stream NULL, special or live (the launch's contract); params holds one
+    // non-NULL pointer per parameter (checked by the caller); the first `num` attributes are
+    // written, and the driver's and the runtime's attribute arrays are layout-identical
+    // (asserted above).
     let code = match api {
         Api::Driver => {
             let f = hot::LINE.cu_launch()?;
             let c = driver_config(cfg, attrs, num);
             // SAFETY: as above.
-            unsafe { f(&c, k.0 as sys::CUfunction, params, std::ptr::null_mut()) }.0
+            unsafe { driver::launch_kernel_ex(f, &c, k.0, params) }
         }
         Api::Runtime if num == 0 => {
             // No attributes: the plain launch, CUDA's cheapest runtime entry point.
             let f = hot::LINE.cuda_launch()?;
             let (grid, block) = dims(cfg);
             // SAFETY: as above.
-            unsafe { f(k.0 as *const c_void, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }.0
+            unsafe { runtime::launch_kernel(f, k.0, grid, block, params, cfg.shared_mem_bytes, cfg.stream) }
         }
         Api::Runtime => {
             let f = hot::LINE.cuda_launch_ex()?;
             let c = runtime_config(cfg, attrs, num);
             // SAFETY: as above.
-            unsafe { f(&c, k.0 as *const c_void, params) }.0
+            unsafe { runtime::launch_kernel_ex(f, &c, k.0, params) }
         }
     };
     Some(code)
@@ -392,18 +421,9 @@ fn call_with(
 /// Open CUDA for `api` and put the launch entry point `cfg` needs in the hot line.
 fn resolve(api: Api, cfg: &LaunchConfig) -> Result<()> {
     match api {
-        Api::Driver => {
-            let d = driver()?;
-            hot::LINE.set_cu_launch(d.need(d.f.cuLaunchKernelEx, "cuLaunchKernelEx")?);
-        }
-        Api::Runtime if cfg.wants_attributes() => {
-            let rt = runtime()?;
-            hot::LINE.set_cuda_launch_ex(rt.need(rt.f.cudaLaunchKernelExC, "cudaLaunchKernelExC")?);
-        }
-        Api::Runtime => {
-            let rt = runtime()?;
-            hot::LINE.set_cuda_launch(rt.need(rt.f.cudaLaunchKernel, "cudaLaunchKernel")?);
-        }
+        Api::Driver => hot::LINE.set_cu_launch(driver::launch_entry()?),
+        Api::Runtime if cfg.wants_attributes() => hot::LINE.set_cuda_launch_ex(runtime::launch_ex_entry()?),
+        Api::Runtime => hot::LINE.set_cuda_launch(runtime::launch_entry()?),
     }
     Ok(())
 }
@@ -412,22 +432,25 @@ fn resolve(api: Api, cfg: &LaunchConfig) -> Result<()> {
 /// means the thread has no context yet and nothing was launched: give it the one the runtime
 /// would and launch again (checking first would cost every launch a driver call; this costs
 /// the first). Anything else is reported.
+///
+/// # Safety
+/// As `launch`: the same kernel, config and arguments that returned `code`.
 #[cold]
 #[inline(never)]
-pub(crate) fn failed(api: Api, code: u32, k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void]) -> Result<()> {
-    match api {
-        Api::Driver => {
-            let d = driver()?;
-            let mut code = code;
-            if code == CUDA_ERROR_INVALID_CONTEXT {
-                d.ensure_context(cfg.stream)?;
-                code = call(api, k, cfg, kernel_params(args)).unwrap_or(code);
-            }
-            d.check(sys::CUresult(code), "launching through the driver (cuLaunchKernelEx)")
+pub(crate) unsafe fn failed(api: Api, code: u32, k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void]) -> Result<()> {
+    let code = match api {
+        Api::Driver if code == CUDA_ERROR_INVALID_CONTEXT => {
+            // SAFETY: the stream is NULL, special or live (this function's contract).
+            unsafe { driver::driver()?.ensure_context(cfg.stream) }?;
+            // SAFETY: this function's contract.
+            unsafe { call(api, k, cfg, kernel_params(args)) }.unwrap_or(code)
         }
-        Api::Runtime => {
-            runtime()?.check(sys::cudaError_t(code), "launching through the runtime (cudaLaunchKernel[ExC])")
-        }
+        _ => code,
+    };
+    match (code, api) {
+        (0, _) => Ok(()),
+        (_, Api::Driver) => Err(driver::launch_error(code)),
+        (_, Api::Runtime) => Err(runtime::launch_error(code)),
     }
 }
 
@@ -475,14 +498,26 @@ fn dims(cfg: &LaunchConfig) -> (sys::dim3, sys::dim3) {
 }
 
 /// Every launch the fast path does not take: all checks with their messages, attributes,
-/// opening CUDA on first use.
+/// opening CUDA on first use. Called once `fast` said `NotTaken` (by `launch`, and by the C
+/// entry points, which try `fast` before their panic guard): it does not try the fast path
+/// again.
+///
+/// # Safety
+/// As `launch`.
 #[inline(never)]
-fn launch_full(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+pub(crate) unsafe fn launch_full(
+    k: Kernel,
+    cfg: &LaunchConfig,
+    args: &[*mut c_void],
+    sizes: Option<&[usize]>,
+) -> Result<()> {
     let api = prepare(k, cfg, args, sizes)?;
     resolve(api, cfg)?;
-    match call(api, k, cfg, kernel_params(args)) {
+    // SAFETY: this function's contract; the arguments were checked against the kernel.
+    match unsafe { call(api, k, cfg, kernel_params(args)) } {
         Some(0) => Ok(()),
-        Some(code) => failed(api, code, k, cfg, args),
+        // SAFETY: as above.
+        Some(code) => unsafe { failed(api, code, k, cfg, args) },
         None => Err(Error::new(Status::Internal, "the launch entry point was resolved but is missing")),
     }
 }
@@ -537,10 +572,23 @@ mod tests {
         }
     }
 
-    /// The fast path's one-pass decision agrees with the full checks on every config: it
-    /// takes a launch exactly when `check` accepts it.
+    /// The rules a config must meet, written out plainly: the spec `valid_api` computes in
+    /// one pass.
+    fn spec(c: &LaunchConfig) -> Option<Api> {
+        let api = Api::try_from(c.api).ok()?;
+        let dims_ok = [c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z].iter().all(|&d| d >= 1);
+        let cluster = [c.cluster.x, c.cluster.y, c.cluster.z];
+        let cluster_ok = cluster.iter().all(|&d| d == 0) || cluster.iter().all(|&d| d >= 1);
+        let reserved_ok = c.reserved.iter().all(|&r| r == 0);
+        let shared_ok = c.shared_mem_bytes <= u32::MAX as usize;
+        (dims_ok && cluster_ok && reserved_ok && shared_ok).then_some(api)
+    }
+
+    /// The one check (`valid_api`, which the fast path and `check` both use) accepts exactly
+    /// the configs the spec accepts, and every refusal is explained (never the "without a
+    /// reason" fallback).
     #[test]
-    fn valid_api_agrees_with_the_full_checks() {
+    fn the_config_check_meets_the_spec_and_explains_every_refusal() {
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |n: u64| {
             x ^= x << 13;
@@ -549,6 +597,7 @@ mod tests {
             x % n
         };
         let pick = |v: u64| -> u32 { [0, 1, 2, u32::MAX][v as usize] };
+        let (mut accepted, mut refused) = (0, 0);
         for _ in 0..200_000 {
             let mut c = LaunchConfig::default();
             // Mostly valid fields, each sometimes not.
@@ -570,8 +619,19 @@ mod tests {
                 1 => u32::MAX as usize,
                 _ => 48 * 1024,
             };
-            assert_eq!(c.valid_api(), c.check().ok(), "{c:?}");
+            assert_eq!(c.valid_api(), spec(&c), "{c:?}");
+            match c.check() {
+                Ok(api) => {
+                    assert_eq!(Some(api), spec(&c));
+                    accepted += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e.status, Status::InvalidArgument, "{c:?}: {}", e.message);
+                    refused += 1;
+                }
+            }
         }
+        assert!(accepted > 10_000 && refused > 10_000, "both sides exercised: {accepted} / {refused}");
     }
 
     #[test]
@@ -579,7 +639,7 @@ mod tests {
         let k = Kernel(0x7700 as *mut _);
         let lib = 0x7700_0000 as sys::CUlibrary;
         // SAFETY: the kernel is never launched; the layout is the one this test checks against.
-        unsafe { crate::registry::prime(k, lib, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
+        unsafe { crate::registry::prime(k.0, lib, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
         // Not in the launch table until its layout is looked up once.
         assert!(!k.args_match_hot(2, None));
         assert_eq!(k.param_count().unwrap(), 2);

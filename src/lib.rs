@@ -60,12 +60,9 @@ pub mod cache;
 #[allow(missing_docs, rustdoc::invalid_html_tags, rustdoc::private_intra_doc_links, rustdoc::broken_intra_doc_links)]
 pub mod capi;
 pub mod compile;
-#[allow(missing_docs)]
-pub mod dl;
-// driver, runtime, nvrtc, nvjitlink: how cudyn opens and calls CUDA, not API. Still reachable
-// (hidden) because integration tests use them, until the CUDA layer gives them a home.
 #[doc(hidden)]
-pub mod driver;
+pub mod cuda;
+pub mod diagnose;
 pub mod enums;
 pub mod error;
 // The fuzz targets' checks: for the fuzz crate (fuzz/Cargo.toml) and the corpus replay test
@@ -76,22 +73,26 @@ pub mod fuzzing;
 pub mod handles;
 mod hot;
 pub mod image;
+pub mod image_contents;
 pub mod kernel;
 pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
-#[doc(hidden)]
-pub mod nvjitlink;
-#[doc(hidden)]
-pub mod nvrtc;
 mod registry;
-#[doc(hidden)]
-pub mod runtime;
 pub mod source;
-// bindgen's output: CUDA's own names, documented by CUDA.
-#[allow(missing_docs)]
-pub mod sys;
+
+/// What the integration tests look into that is not public API: the validation memo's counters
+/// (tests/validate_memo.rs) and the library search (tests/secure_env.rs).
+#[doc(hidden)]
+pub mod test_hooks {
+    pub mod memo {
+        pub use crate::image::memo::{clear, stats, ENTRIES};
+    }
+    pub mod search {
+        pub use crate::cuda::dl::{candidates, secure_process, setting, Component};
+    }
+}
 
 pub use args::KernelArgs;
 pub use bound::LibraryKernel;
@@ -115,5 +116,5 @@ pub use source::load_source;
 /// }
 /// ```
 pub fn device_count() -> Result<i32> {
-    driver::driver()?.device_count()
+    cuda::driver::driver()?.device_count()
 }

@@ -2,18 +2,16 @@
 //! driver after checking the bytes, find kernels and globals, unload.
 
 use crate::bound::LibraryKernel;
-use crate::driver::{driver, driver_if_usable, fmt_version};
+use crate::cuda::driver::{self, driver_if_usable};
+use crate::cuda::{self, fmt_version, sys, OptionArrays};
 use crate::error::{Error, Result, Status};
 use crate::image::memo;
 use crate::image::{self, CodeKind, ImageInfo};
 use crate::kernel::Kernel;
 use crate::load_options::{self, LoadOption};
 use crate::registry;
-use crate::runtime::runtime;
-use crate::sys;
 use std::ffi::{c_void, CStr};
 use std::path::Path;
-use std::ptr::{self, null_mut};
 
 pub use crate::enums::Api;
 
@@ -51,7 +49,9 @@ pub const MAX_IMAGE_FILE: u64 = 1 << 30;
 pub(crate) fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let io = |what: &str, e: std::io::Error| Error::new(Status::Io, format!("{what} {}: {e}", path.display()));
+    let io = |what: &str, e: std::io::Error| {
+        Error::new(Status::Io, format!("{what} {}: {}", path.display(), crate::error::io_text(&e)))
+    };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -119,7 +119,7 @@ fn check_runnable(info: &ImageInfo, sm: Option<u32>) -> Result<()> {
             Err(Error::new(
                 Status::NoBinaryForDevice,
                 format!(
-                    "the {:?} holds {} but device {dev} is sm_{sm}",
+                    "the {} holds {} but device {dev} is sm_{sm}",
                     info.kind,
                     if info.codes.is_empty() { "no code".to_string() } else { image::describe_codes(&info.codes) }
                 ),
@@ -210,51 +210,48 @@ impl Library {
     pub fn load_data_with(image: &[u8], api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
         let mut prep = load_options::prepare(options, api)?;
         let (code, jit) = validate_for_load(image)?;
-        let mut lib: sys::CUlibrary = ptr::null_mut();
-        let nj = prep.jit_keys.len() as u32;
-        let nl = prep.lib_keys.len() as u32;
-        let jk = prep.jit_keys.as_mut_ptr();
-        let jv = prep.jit_values.as_mut_ptr();
-        let (lk, lv) =
-            if nl == 0 { (null_mut(), null_mut()) } else { (prep.lib_keys.as_mut_ptr(), prep.lib_values.as_mut_ptr()) };
-        let r = match api {
-            Api::Driver => driver().and_then(|d| {
-                d.initialised()?;
-                let f = d.need(d.f.cuLibraryLoadData, "cuLibraryLoadData")?;
-                // SAFETY: `code` is a validated image whose own headers fit in it; the option
-                // arrays have nj / nl entries (CUjit_option and CUlibraryOption are u32
-                // newtypes), the log buffers they name live in `prep` until after the call.
-                let r = unsafe { f(&mut lib, code.as_ptr().cast(), jk.cast(), jv, nj, lk.cast(), lv, nl) };
-                d.check(r, "loading the library through the driver (cuLibraryLoadData)")
-            }),
-            Api::Runtime => runtime().and_then(|rt| {
-                let f = rt.need(rt.f.cudaLibraryLoadData, "cudaLibraryLoadData")?;
-                // SAFETY: as above; cudaJitOption and cudaLibraryOption are u32 newtypes too.
-                let r = unsafe { f(&mut lib, code.as_ptr().cast(), jk.cast(), jv, nj, lk.cast(), lv, nl) };
-                rt.check(r, "loading the library through the runtime (cudaLibraryLoadData)")
-            }),
+        let p = &mut *prep;
+        let arrays = OptionArrays {
+            jit_keys: &mut p.jit_keys,
+            jit_values: &mut p.jit_values,
+            lib_keys: &mut p.lib_keys,
+            lib_values: &mut p.lib_values,
         };
+        // SAFETY: `code` is a validated image whose own headers fit in it; the option arrays
+        // come from `prepare`, and the log buffers they name live in `prep`, which the
+        // registry keeps as long as the library.
+        let loaded = api.loader().and_then(|l| unsafe { l.load_data(code.as_ptr().cast(), arrays) });
         // CUDA loads modules lazily: PTX would be compiled at first use, long after this call,
         // with its errors reported then (and its logs written into buffers the options name).
         // So a load that needs the JIT is made to compile now, in the current context (device
         // 0's primary context if the thread has none), while the caller can hear about it.
-        let r = r.and_then(|()| if jit { force_module_load(lib) } else { Ok(()) });
+        let r = loaded.and_then(|lib| {
+            // SAFETY: `lib` was just loaded.
+            match if jit { unsafe { driver::library_load_module(lib) } } else { Ok(()) } {
+                Ok(()) => Ok(lib),
+                Err(e) => {
+                    let _ = unload_now(lib, api);
+                    Err(e)
+                }
+            }
+        });
         if let Some(l) = log {
             *l = prep.log();
         }
-        if let Err(mut e) = r {
-            if !lib.is_null() {
-                let _ = unload_now(lib, api);
+        let lib = match r {
+            Ok(lib) => lib,
+            Err(mut e) => {
+                if let Some(line) = prep.first_error() {
+                    e.message = format!("{}: {line}", e.message);
+                }
+                return Err(e);
             }
-            if let Some(line) = prep.first_error() {
-                e.message = format!("{}: {line}", e.message);
-            }
-            return Err(e);
-        }
+        };
         // Its kernels are owned from now on (their layouts may be remembered), and any of them
         // at an address an unloaded kernel had is that kernel no more. A CUDA that cannot list
         // them (driver 12.0-12.3) leaves the list empty; get_kernel adds them as it finds them.
-        let kernels = kernels_of_unchecked(lib).unwrap_or_default();
+        // SAFETY: `lib` was just loaded.
+        let kernels = unsafe { kernels_of_unchecked(lib) }.unwrap_or_default();
         // The option arrays (and the log buffers they point to) live as long as the library:
         // CUDA loads into other contexts (other devices) later, with the same options.
         registry::loaded(lib, api, &kernels, Some(prep));
@@ -355,30 +352,12 @@ pub unsafe fn unload_raw(lib: sys::CUlibrary, api: Api) -> Result<()> {
     registry::unload(lib, api, || unload_now(lib, api))
 }
 
-/// Make CUDA load `lib`'s module into the current context now (compiling its PTX).
-fn force_module_load(lib: sys::CUlibrary) -> Result<()> {
-    let d = driver()?;
-    let f = d.need(d.f.cuLibraryGetModule, "cuLibraryGetModule")?;
-    let mut m: sys::CUmodule = ptr::null_mut();
-    // SAFETY: valid out-pointer; `lib` was just loaded.
-    d.with_context(|| d.check(unsafe { f(&mut m, lib) }, "compiling the library's PTX (JIT)"))
-}
-
 /// CUDA's unload of `lib` through `api`, and nothing else: for `unload_raw` (under the
 /// registry's lock) and for a library whose load failed half way (never registered).
 fn unload_now(lib: sys::CUlibrary, api: Api) -> Result<()> {
-    match api {
-        Api::Driver => driver().and_then(|d| {
-            let f = d.need(d.f.cuLibraryUnload, "cuLibraryUnload")?;
-            // SAFETY: a live library handle (the registry refuses ones cudyn unloaded).
-            d.check(unsafe { f(lib) }, "unloading the library (cuLibraryUnload)")
-        }),
-        Api::Runtime => runtime().and_then(|rt| {
-            let f = rt.need(rt.f.cudaLibraryUnload, "cudaLibraryUnload")?;
-            // SAFETY: as above.
-            rt.check(unsafe { f(lib) }, "unloading the library (cudaLibraryUnload)")
-        }),
-    }
+    // SAFETY: a live library handle: one just loaded, or one `unload_raw` was given and the
+    // registry did not know as unloaded.
+    api.loader().and_then(|l| unsafe { l.unload(lib) })
 }
 
 fn check_lib(lib: sys::CUlibrary) -> Result<()> {
@@ -390,28 +369,13 @@ fn check_lib(lib: sys::CUlibrary) -> Result<()> {
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
     check_lib(lib)?;
-    let mut k: sys::CUkernel = ptr::null_mut();
-    let what = || format!("looking up kernel '{}'", name.to_string_lossy());
-    match api {
-        Api::Driver => {
-            let d = driver()?;
-            let f = d.need(d.f.cuLibraryGetKernel, "cuLibraryGetKernel")?;
-            // SAFETY: valid out-pointer and NUL-terminated name.
-            d.check(unsafe { f(&mut k, lib, name.as_ptr()) }, what())?;
-        }
-        Api::Runtime => {
-            let rt = runtime()?;
-            let f = rt.need(rt.f.cudaLibraryGetKernel, "cudaLibraryGetKernel")?;
-            // SAFETY: as above.
-            rt.check(unsafe { f(&mut k, lib, name.as_ptr()) }, what())?;
-        }
-    }
+    // SAFETY: this function's own contract; NULL and unloaded handles were refused above.
+    let k = api.loader().and_then(|l| unsafe { l.kernel(lib, name) })?;
     if k.is_null() {
         return Err(Error::new(Status::Cuda, "CUDA returned a NULL kernel handle"));
     }
-    let k = Kernel(k);
     registry::found_kernels(lib, &[k]);
-    Ok(k)
+    Ok(Kernel(k))
 }
 
 /// Number of kernels in a library (driver 12.4+, else runtime 12.8+).
@@ -420,22 +384,8 @@ pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<K
 /// calling CUDA, which does not check library handles).
 pub unsafe fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
     check_lib(lib)?;
-    count_kernels(lib)
-}
-
-fn count_kernels(lib: sys::CUlibrary) -> Result<u32> {
-    let mut n: u32 = 0;
-    if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryGetKernelCount.is_some()) {
-        let f = d.need(d.f.cuLibraryGetKernelCount, "cuLibraryGetKernelCount")?;
-        // SAFETY: valid out-pointer.
-        d.check(unsafe { f(&mut n, lib) }, "counting the library's kernels")?;
-    } else {
-        let rt = runtime()?;
-        let f = rt.need(rt.f.cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount")?;
-        // SAFETY: valid out-pointer.
-        rt.check(unsafe { f(&mut n, lib) }, "counting the library's kernels")?;
-    }
-    Ok(n)
+    // SAFETY: as above.
+    unsafe { cuda::library_kernel_count(lib) }
 }
 
 /// Fill `out` with up to `out.len()` kernels; returns how many were written.
@@ -444,9 +394,15 @@ fn count_kernels(lib: sys::CUlibrary) -> Result<u32> {
 /// calling CUDA, which does not check library handles).
 pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
     // SAFETY: this function's own contract.
-    let w = list_kernels(lib, unsafe { kernel_count(lib) }?, out)?;
-    registry::found_kernels(lib, &out[..w as usize]);
-    Ok(w)
+    let n = unsafe { kernel_count(lib) }?;
+    let w = n.min(out.len().min(u32::MAX as usize) as u32) as usize;
+    // Kernel is repr(transparent) over CUkernel.
+    // SAFETY: `out` holds at least `w` Kernels, each laid out as a CUkernel.
+    let raw = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::CUkernel>(), w) };
+    // SAFETY: as above (checked by kernel_count).
+    unsafe { list_kernels(lib, raw) }?;
+    registry::found_kernels(lib, raw);
+    Ok(w as u32)
 }
 
 /// Every kernel of the library.
@@ -455,40 +411,36 @@ pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Resu
 /// calling CUDA, which does not check library handles).
 pub unsafe fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
     check_lib(lib)?;
-    let v = kernels_of_unchecked(lib)?;
+    // SAFETY: as above.
+    let v = unsafe { kernels_of_unchecked(lib) }?;
     registry::found_kernels(lib, &v);
+    Ok(v.into_iter().map(Kernel).collect())
+}
+
+/// `kernels_of` without the registry's check or books.
+///
+/// # Safety
+/// `lib` is a live library handle.
+unsafe fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<sys::CUkernel>> {
+    // SAFETY: the caller's contract.
+    let n = unsafe { cuda::library_kernel_count(lib) }?;
+    let mut v = vec![std::ptr::null_mut(); n as usize];
+    // SAFETY: as above.
+    unsafe { list_kernels(lib, &mut v) }?;
     Ok(v)
 }
 
-/// `kernels_of` for a library just loaded (not one cudyn unloaded).
-fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
-    let n = count_kernels(lib)?;
-    let mut v = vec![Kernel(ptr::null_mut()); n as usize];
-    let w = list_kernels(lib, n, &mut v)?;
-    v.truncate(w as usize);
-    Ok(v)
-}
-
-/// Fill `out` with up to `out.len()` of the library's `n` kernels (`n` from `kernel_count`,
-/// which also checked the handle); returns how many were written.
-fn list_kernels(lib: sys::CUlibrary, n: u32, out: &mut [Kernel]) -> Result<u32> {
-    let w = n.min(out.len().min(u32::MAX as usize) as u32);
-    if w == 0 {
-        return Ok(0);
+/// Fill `out` with the first `out.len()` kernels of the library (which has at least that
+/// many).
+///
+/// # Safety
+/// `lib` is a live library handle.
+unsafe fn list_kernels(lib: sys::CUlibrary, out: &mut [sys::CUkernel]) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
     }
-    // Kernel is repr(transparent) over CUkernel.
-    let p = out.as_mut_ptr() as *mut sys::CUkernel;
-    if let Some(d) = driver().ok().filter(|d| d.f.cuLibraryEnumerateKernels.is_some()) {
-        let f = d.need(d.f.cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels")?;
-        // SAFETY: `out` has room for at least `w` handles.
-        d.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
-    } else {
-        let rt = runtime()?;
-        let f = rt.need(rt.f.cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernels")?;
-        // SAFETY: as above.
-        rt.check(unsafe { f(p, w, lib) }, "listing the library's kernels")?;
-    }
-    Ok(w)
+    // SAFETY: the caller's contract.
+    unsafe { cuda::library_enumerate_kernels(lib, out) }
 }
 
 /// # Safety
@@ -496,16 +448,8 @@ fn list_kernels(lib: sys::CUlibrary, n: u32, out: &mut [Kernel]) -> Result<u32> 
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)> {
     check_lib(lib)?;
-    let d = driver()?;
-    d.ensure_context(ptr::null_mut())?;
-    let f = d.need(d.f.cuLibraryGetGlobal, "cuLibraryGetGlobal")?;
-    let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
-    // SAFETY: valid out-pointers, NUL-terminated name, a context is current.
-    d.check(
-        unsafe { f(&mut p, &mut n, lib, name.as_ptr()) },
-        format_args!("looking up global '{}'", name.to_string_lossy()),
-    )?;
-    Ok((p as usize as *mut c_void, n))
+    // SAFETY: as above.
+    unsafe { driver::library_global(lib, name) }
 }
 
 /// Address and size of the `__managed__` variable `name` (usable from the host and from
@@ -515,26 +459,8 @@ pub unsafe fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_voi
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<(*mut c_void, usize)> {
     check_lib(lib)?;
-    let what = || format!("looking up managed variable '{}'", name.to_string_lossy());
-    let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
-    match api {
-        Api::Driver => {
-            let d = driver()?;
-            d.initialised()?;
-            let f = d.need(d.f.cuLibraryGetManaged, "cuLibraryGetManaged")?;
-            // SAFETY: valid out-pointers and NUL-terminated name; a live library (checked).
-            d.with_context(|| d.check(unsafe { f(&mut p, &mut n, lib, name.as_ptr()) }, what()))?;
-        }
-        Api::Runtime => {
-            let rt = runtime()?;
-            let f = rt.need(rt.f.cudaLibraryGetManaged, "cudaLibraryGetManaged")?;
-            let mut q: *mut c_void = ptr::null_mut();
-            // SAFETY: as above.
-            rt.check(unsafe { f(&mut q, &mut n, lib, name.as_ptr()) }, what())?;
-            p = q as usize as sys::CUdeviceptr;
-        }
-    }
-    Ok((p as usize as *mut c_void, n))
+    // SAFETY: as above.
+    api.loader().and_then(|l| unsafe { l.managed(lib, name) })
 }
 
 /// The unified function `name` (a function usable from host and device code, CUDA 12.0+),
@@ -544,24 +470,8 @@ pub unsafe fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<*mut c_void> {
     check_lib(lib)?;
-    let what = || format!("looking up unified function '{}'", name.to_string_lossy());
-    let mut p: *mut c_void = ptr::null_mut();
-    match api {
-        Api::Driver => {
-            let d = driver()?;
-            d.initialised()?;
-            let f = d.need(d.f.cuLibraryGetUnifiedFunction, "cuLibraryGetUnifiedFunction")?;
-            // SAFETY: valid out-pointer and NUL-terminated name; a live library (checked).
-            d.check(unsafe { f(&mut p, lib, name.as_ptr()) }, what())?;
-        }
-        Api::Runtime => {
-            let rt = runtime()?;
-            let f = rt.need(rt.f.cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFunction")?;
-            // SAFETY: as above.
-            rt.check(unsafe { f(&mut p, lib, name.as_ptr()) }, what())?;
-        }
-    }
-    Ok(p)
+    // SAFETY: as above.
+    api.loader().and_then(|l| unsafe { l.unified_function(lib, name) })
 }
 
 /// `get_global` for device `device`: its primary context is made current for the lookup
@@ -571,17 +481,8 @@ pub unsafe fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Result<(*mut c_void, usize)> {
     check_lib(lib)?;
-    let d = driver()?;
-    let ctx = d.primary_context(device)?;
-    let set = d.need(d.f.cuCtxSetCurrent, "cuCtxSetCurrent")?;
-    let before = d.current_context()?;
-    // SAFETY: ctx is device `device`'s retained primary context.
-    d.check(unsafe { set(ctx) }, format_args!("making device {device}'s primary context current"))?;
-    // SAFETY: this function's own contract.
-    let r = unsafe { get_global(lib, name) };
-    // SAFETY: the thread's previous context (or NULL), as it was.
-    unsafe { set(before) };
-    r.map_err(|e| e.context(format_args!("device {device}")))
+    // SAFETY: as above.
+    unsafe { driver::library_global_on_device(lib, name, device) }
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 //! `jitOptions` do: an option is given or not (zero-initialised memory means nothing), and new
 //! ids extend the set without changing any struct's size.
 
+use crate::enums::Api;
 pub use crate::enums::LoadOptionId;
 use crate::error::{Error, Result};
-use crate::library::Api;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 use std::ffi::c_void;
 use std::mem::offset_of;
@@ -50,21 +50,21 @@ mod jit {
 const LIBRARY_BINARY_IS_PRESERVED: u32 = 1;
 
 // The numbers above are the headers' own.
-const_assert_eq!(crate::sys::CUjit_option_enum::CU_JIT_MAX_REGISTERS.0, jit::MAX_REGISTERS);
-const_assert_eq!(crate::sys::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER.0, jit::ERROR_LOG_BUFFER);
-const_assert_eq!(crate::sys::CUjit_option_enum::CU_JIT_TARGET.0, jit::TARGET);
-const_assert_eq!(crate::sys::CUjit_option_enum::CU_JIT_LOG_VERBOSE.0, jit::LOG_VERBOSE);
-const_assert_eq!(crate::sys::CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO.0, jit::GENERATE_LINE_INFO);
-const_assert_eq!(crate::sys::CUjit_option_enum::CU_JIT_FAST_COMPILE.0, jit::FAST_COMPILE);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitMaxRegisters.0, jit::MAX_REGISTERS);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitInfoLogBuffer.0, jit::INFO_LOG_BUFFER);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitErrorLogBufferSizeBytes.0, jit::ERROR_LOG_BUFFER_SIZE_BYTES);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitOptimizationLevel.0, jit::OPTIMIZATION_LEVEL);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitGenerateDebugInfo.0, jit::GENERATE_DEBUG_INFO);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitLogVerbose.0, jit::LOG_VERBOSE);
-const_assert_eq!(crate::sys::cudaJitOption::cudaJitGenerateLineInfo.0, jit::GENERATE_LINE_INFO);
-const_assert_eq!(crate::sys::CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED.0, LIBRARY_BINARY_IS_PRESERVED);
-const_assert_eq!(crate::sys::cudaLibraryOption::cudaLibraryBinaryIsPreserved.0, LIBRARY_BINARY_IS_PRESERVED);
+const_assert_eq!(crate::cuda::sys::CUjit_option_enum::CU_JIT_MAX_REGISTERS.0, jit::MAX_REGISTERS);
+const_assert_eq!(crate::cuda::sys::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER.0, jit::ERROR_LOG_BUFFER);
+const_assert_eq!(crate::cuda::sys::CUjit_option_enum::CU_JIT_TARGET.0, jit::TARGET);
+const_assert_eq!(crate::cuda::sys::CUjit_option_enum::CU_JIT_LOG_VERBOSE.0, jit::LOG_VERBOSE);
+const_assert_eq!(crate::cuda::sys::CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO.0, jit::GENERATE_LINE_INFO);
+const_assert_eq!(crate::cuda::sys::CUjit_option_enum::CU_JIT_FAST_COMPILE.0, jit::FAST_COMPILE);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitMaxRegisters.0, jit::MAX_REGISTERS);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitInfoLogBuffer.0, jit::INFO_LOG_BUFFER);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitErrorLogBufferSizeBytes.0, jit::ERROR_LOG_BUFFER_SIZE_BYTES);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitOptimizationLevel.0, jit::OPTIMIZATION_LEVEL);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitGenerateDebugInfo.0, jit::GENERATE_DEBUG_INFO);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitLogVerbose.0, jit::LOG_VERBOSE);
+const_assert_eq!(crate::cuda::sys::cudaJitOption::cudaJitGenerateLineInfo.0, jit::GENERATE_LINE_INFO);
+const_assert_eq!(crate::cuda::sys::CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED.0, LIBRARY_BINARY_IS_PRESERVED);
+const_assert_eq!(crate::cuda::sys::cudaLibraryOption::cudaLibraryBinaryIsPreserved.0, LIBRARY_BINARY_IS_PRESERVED);
 
 /// Bytes of each JIT log cudyn asks CUDA for.
 const LOG_BYTES: usize = 16 * 1024;

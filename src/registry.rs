@@ -25,13 +25,13 @@
 //!   cudyn sees its address live again (a cudyn load returns it, a kernel lookup through cudyn
 //!   finds it, or the application adopts the handle).
 
-use crate::driver::{driver, Driver};
-use crate::error::{Error, Result, Status};
+use crate::cuda::driver;
+use crate::cuda::driver::Param;
+use crate::cuda::sys;
+use crate::cuda::Api;
+use crate::error::{Error, Result};
 use crate::handles::AddressMap;
 use crate::hot;
-use crate::kernel::{Kernel, Param};
-use crate::library::Api;
-use crate::sys;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -127,7 +127,7 @@ pub(crate) fn check_library(lib: sys::CUlibrary) -> Result<()> {
 pub(crate) fn loaded(
     lib: sys::CUlibrary,
     api: Api,
-    kernels: &[Kernel],
+    kernels: &[sys::CUkernel],
     keep: Option<Box<crate::load_options::Prepared>>,
 ) {
     let key = lib as usize;
@@ -135,7 +135,7 @@ pub(crate) fn loaded(
     r.dead_libs.remove(&key);
     let mut mine = Vec::with_capacity(kernels.len());
     for k in kernels {
-        let kk = k.0 as usize;
+        let kk = *k as usize;
         if kk == 0 {
             continue;
         }
@@ -152,7 +152,7 @@ pub(crate) fn loaded(
 /// Kernels CUDA just returned for `lib` (a lookup or a listing through cudyn): they are live,
 /// so a dead entry at their address is dropped; if cudyn owns `lib`, they are owned too (they
 /// are already, unless this CUDA could not list the library's kernels at load).
-pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[Kernel]) {
+pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[sys::CUkernel]) {
     let lk = lib as usize;
     let settled = |r: &Registry, kk: usize| {
         !r.dead_kernels.contains_key(&kk)
@@ -160,13 +160,13 @@ pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[Kernel]) {
     };
     {
         let r = read();
-        if ks.iter().all(|k| settled(&r, k.0 as usize)) {
+        if ks.iter().all(|&k| settled(&r, k as usize)) {
             return;
         }
     }
     let mut r = write();
-    for k in ks {
-        let kk = k.0 as usize;
+    for &k in ks {
+        let kk = k as usize;
         r.dead_kernels.remove(&kk);
         if let Some(l) = r.libs.get_mut(&lk) {
             if !l.kernels.contains(&kk) {
@@ -212,25 +212,25 @@ pub(crate) fn unload(lib: sys::CUlibrary, api: Api, unload: impl FnOnce() -> Res
 
 /// Whether `k` may be handed to CUDA: NULL is refused, and so is a kernel of a library cudyn
 /// unloaded whose address cudyn has not seen live since (CUDA itself may crash on it).
-pub(crate) fn check_kernel(k: Kernel) -> Result<()> {
-    if k.0.is_null() {
+pub(crate) fn check_kernel(k: sys::CUkernel) -> Result<()> {
+    if k.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
     }
-    if DEAD_KERNELS.load(Ordering::Acquire) == 0 || !read().dead_kernels.contains_key(&(k.0 as usize)) {
+    if DEAD_KERNELS.load(Ordering::Acquire) == 0 || !read().dead_kernels.contains_key(&(k as usize)) {
         return Ok(());
     }
     Err(Error::invalid(format!(
         "kernel {:p} belongs to a library that cudyn has unloaded (if your program has since loaded a library \
          that reuses this address, vouch for the handle with cudyn_kernel_adopt)",
-        k.0
+        k
     )))
 }
 
 /// Adopt `k`: the caller vouches that it is a live kernel and stays so until `release`.
 /// Its layout is then remembered like an owned kernel's, and a dead entry at its address is
 /// dropped.
-pub(crate) fn adopt(k: Kernel) {
-    let kk = k.0 as usize;
+pub(crate) fn adopt(k: sys::CUkernel) {
+    let kk = k as usize;
     let mut r = write();
     if r.dead_kernels.remove(&kk).is_some() {
         DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
@@ -242,8 +242,8 @@ pub(crate) fn adopt(k: Kernel) {
 
 /// Undo `adopt`: forget the layout (the launch table's entries are retired). A kernel of a
 /// library cudyn loaded is not affected.
-pub(crate) fn release(k: Kernel) -> bool {
-    let kk = k.0 as usize;
+pub(crate) fn release(k: sys::CUkernel) -> bool {
+    let kk = k as usize;
     let mut r = write();
     if r.kernels.get(&kk).is_some_and(|o| o.lib == ADOPTED) {
         r.kernels.remove(&kk);
@@ -288,16 +288,16 @@ fn known(key: usize) -> Option<Arc<[Param]>> {
 
 /// `k`'s parameter layout: owned kernels' from memory (CUDA asked once), foreign kernels'
 /// from CUDA each time.
-pub(crate) fn layout(k: Kernel) -> Result<Layout> {
-    let key = k.0 as usize;
+pub(crate) fn layout(k: sys::CUkernel) -> Result<Layout> {
+    let key = k as usize;
     if let Some(p) = known(key) {
         return Ok(Layout::Owned(p));
     }
     check_kernel(k)?;
-    let d = driver()?;
-    d.initialised()?;
     let owned_by = read().kernels.get(&key).map(|o| o.lib);
-    let params = d.with_context(|| query_params(d, k))?;
+    // SAFETY: not a kernel cudyn unloaded; any other handle is the caller's promise (a live
+    // kernel: `Kernel::from_raw`).
+    let params = unsafe { driver::kernel_params(k) }?;
     let Some(lib) = owned_by else {
         return Ok(Layout::Foreign(params));
     };
@@ -318,40 +318,15 @@ pub(crate) fn layout(k: Kernel) -> Result<Layout> {
 /// The cheap form of the launch check for a kernel with no remembered layout: true when `k`
 /// has exactly `nargs` parameters, asking CUDA for parameters `nargs - 1` and `nargs` only.
 /// False covers every other answer (the full path then explains it).
-pub(crate) fn has_param_count(k: Kernel, nargs: usize) -> bool {
-    let Some(d) = crate::driver::driver_ready() else { return false };
-    let Some(f) = d.f.cuKernelGetParamInfo else { return false };
-    let (mut o, mut s) = (0usize, 0usize);
-    // SAFETY: valid out-pointers; the driver validates the handle and the index.
-    let last_ok = nargs == 0 || unsafe { f(k.0, nargs - 1, &mut o, &mut s) }.0 == 0;
-    // SAFETY: as above. INVALID_VALUE: no parameter at that index.
-    last_ok && unsafe { f(k.0, nargs, &mut o, &mut s) }.0 == 1
+pub(crate) fn has_param_count(k: sys::CUkernel, nargs: usize) -> bool {
+    // SAFETY: the launch path checked `k` is not a kernel cudyn unloaded; any other handle is
+    // its caller's promise (a live kernel).
+    unsafe { driver::kernel_has_param_count(k, nargs) }
 }
 
 /// Whether `k` is owned: its layout is (or will be) remembered.
-pub(crate) fn is_owned(k: Kernel) -> bool {
-    read().kernels.contains_key(&(k.0 as usize))
-}
-
-fn query_params(d: &Driver, k: Kernel) -> Result<Vec<Param>> {
-    let f = d.need(d.f.cuKernelGetParamInfo, "cuKernelGetParamInfo (driver 12.4+)")?;
-    let mut out = Vec::new();
-    loop {
-        let (mut off, mut size) = (0usize, 0usize);
-        // SAFETY: valid out-pointers; past the last parameter CUDA returns INVALID_VALUE.
-        let r = unsafe { f(k.0, out.len(), &mut off, &mut size) };
-        if r.0 != 0 {
-            if r.0 != 1 {
-                d.check(r, "reading the kernel's parameters")?;
-            }
-            break; // INVALID_VALUE: past the last parameter
-        }
-        out.push(Param { offset: off as u32, size: size as u32 });
-        if out.len() > 4096 {
-            return Err(Error::new(Status::Internal, "kernel reports more than 4096 parameters"));
-        }
-    }
-    Ok(out)
+pub(crate) fn is_owned(k: sys::CUkernel) -> bool {
+    read().kernels.contains_key(&(k as usize))
 }
 
 /// Record `params` as the layout of kernel `k` of library `lib`, which cudyn is taken to own,
@@ -362,8 +337,8 @@ fn query_params(d: &Driver, k: Kernel) -> Result<Vec<Param>> {
 /// through cudyn): launches of `k` are checked against it, and CUDA reads one argument per
 /// parameter it lists.
 #[doc(hidden)]
-pub unsafe fn prime(k: Kernel, lib: sys::CUlibrary, params: &[Param]) {
-    let (kk, lk) = (k.0 as usize, lib as usize);
+pub unsafe fn prime(k: sys::CUkernel, lib: sys::CUlibrary, params: &[Param]) {
+    let (kk, lk) = (k as usize, lib as usize);
     let mut r = write();
     r.dead_libs.remove(&lk);
     r.libs.entry(lk).or_insert_with(|| Loaded { api: Api::Driver, kernels: Vec::new(), _keep: None }).kernels.push(kk);

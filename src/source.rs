@@ -2,9 +2,9 @@
 //! never producing PTX the driver would refuse, then load through the chosen API.
 
 use crate::compile::{self, CompileFailure, CompileOptions, Compiled};
-use crate::driver::driver_if_usable;
+use crate::cuda::driver::driver_if_usable;
+use crate::cuda::nvrtc::nvrtc;
 use crate::library::{Api, Library};
-use crate::nvrtc::nvrtc;
 
 /// Compile and load; the compilation (with its log and lowered names) comes back too.
 pub fn load_source(

@@ -203,7 +203,7 @@ extern "C" __global__ void block_sum(const int* in, int* out) {
     if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
 "#;
-    let nv = cudyn::nvrtc::nvrtc().unwrap();
+    let nv = cudyn::cuda::nvrtc::nvrtc().unwrap();
     let includes = cudyn::compile::default_include_options(nv);
     assert!(includes.iter().any(|o| o.ends_with("include/cccl")), "{includes:?}");
     let cwd = std::env::current_dir().unwrap();

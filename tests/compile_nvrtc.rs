@@ -41,7 +41,7 @@ fn target(t: CodeKind, options: &[&str]) -> CompileOptions {
 
 /// The sm cudyn compiles for without -arch: the present GPU's, sm_90 without one.
 fn expected_default_sm() -> u32 {
-    if cudyn::driver::driver_if_usable().is_none() {
+    if cudyn::cuda::driver::driver_if_usable().is_none() {
         assert_eq!(cudyn::compile::default_sm(), DEFAULT_SM);
         assert_eq!(DEFAULT_SM, 90);
     }
@@ -97,7 +97,7 @@ fn nvrtc_is_found_in_the_wheel_folder_without_ld_library_path() {
 }
 
 fn nvrtc_location_checks() {
-    let nv = cudyn::nvrtc::nvrtc().unwrap_or_else(|e| panic!("NVRTC not found: {:?}: {}", e.status, e.message));
+    let nv = cudyn::cuda::nvrtc::nvrtc().unwrap_or_else(|e| panic!("NVRTC not found: {:?}: {}", e.status, e.message));
     assert_eq!(nv.version / 1000, 13, "the pinned NVRTC is 13.x, found {}", nv.version);
     // Opened by absolute path from the wheel (not by soname through the system loader).
     assert!(nv.lib.origin.starts_with('/'), "NVRTC opened as {:?}", nv.lib.origin);
@@ -115,7 +115,7 @@ fn nvrtc_location_checks() {
     let c = compile_with(SAXPY, "builtins.cu", &CompileOptions::default(), None).unwrap_or_else(|f| {
         panic!(
             "{:?} (code {}): {}\n{}\n(code 7, NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, means libnvrtc-builtins was not \
-                 found: see preload_nvrtc_builtins in src/dl.rs)",
+                 found: see preload_nvrtc_builtins in src/cuda/dl.rs)",
             f.error.status, f.error.cuda_code, f.error.message, f.log
         )
     });
@@ -412,13 +412,13 @@ fn c_compile_refuses_bad_arguments_and_leaves_outputs_alone() {
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 5, &mut code, ptr::null_mut()),
             &code,
             "target source",
-            "Source",
+            "CUDYN_CODE_SOURCE",
         );
         check(
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 2, &mut code, ptr::null_mut()),
             &code,
             "target fatbin",
-            "Fatbin",
+            "CUDYN_CODE_FATBIN",
         );
         check(
             cudyn_compile(src.as_ptr(), ptr::null(), ptr::null(), 0, 99, &mut code, ptr::null_mut()),

@@ -130,3 +130,50 @@ fn refused_cubins_are_refused_compressed() {
         }
     }
 }
+
+/// A large fatbin's entries are checked by several threads; the verdict — which entry is
+/// reported, and why — must be the one an in-order pass gives. Mutants of a multi-entry fatbin
+/// (plain, LZ4 and zstd entries; some with a bad cubin planted, some with header words
+/// corrupted) are checked both ways, all threads forced on whatever the size.
+#[test]
+fn parallel_entry_checks_give_the_in_order_verdict() {
+    use cudyn::fuzzing::Rng;
+    use cudyn::image::inspect_with_threads;
+    let dir = TempDir::new("parallel");
+    let cubin = nvcc(dir.path(), "k.cubin", &["-cubin", "-arch=sm_90"]);
+    let bad = hostile_cubins(&cubin);
+    let mut rng = Rng(0x5eed_cafe);
+    let (mut refused, mut passed, mut by_entry) = (0, 0, std::collections::BTreeSet::new());
+    for round in 0..300 {
+        // 6 to 12 entries, each plain or compressed, a few of them hostile.
+        let n = 6 + rng.below(7);
+        let entries: Vec<Vec<u8>> = (0..n)
+            .map(|_| {
+                let packing = [Packing::Plain, Packing::Lz4, Packing::Zstd][rng.below(3)];
+                let body = if rng.below(16) == 0 { &bad[rng.below(bad.len())].1 } else { &cubin };
+                fatbin_entry(FATBIN_KIND_ELF, 90, FATBIN_FLAGS_PLAIN, body, packing)
+            })
+            .collect();
+        let mut f = fatbin(&entries);
+        // Now and then a flipped byte anywhere (headers included).
+        if rng.below(3) == 0 {
+            let at = rng.below(f.len());
+            f[at] ^= 1 << rng.below(8);
+        }
+        let one = inspect_with_threads(&f, 1).map(|i| i.codes.len()).map_err(|e| e.to_string());
+        for threads in [2, 4, 8] {
+            let many = inspect_with_threads(&f, threads).map(|i| i.codes.len()).map_err(|e| e.to_string());
+            assert_eq!(one, many, "round {round}, {threads} threads");
+        }
+        match &one {
+            Ok(_) => passed += 1,
+            Err(e) => {
+                refused += 1;
+                by_entry.insert(e.split(" at offset").next().unwrap_or("").to_string());
+            }
+        }
+    }
+    // The test means something only if both verdicts occur and failures sit in various entries.
+    assert!(refused > 50 && passed > 50, "refused {refused}, passed {passed}");
+    assert!(by_entry.len() >= 5, "failures in too few entries: {by_entry:?}");
+}

@@ -96,7 +96,7 @@ struct Standin {
 
 fn standin() -> Standin {
     // Make cudyn open the driver first, so this finds the same copy.
-    cudyn::driver::driver().expect("cudyn opens the stand-in driver");
+    cudyn::cuda::driver::driver().expect("cudyn opens the stand-in driver");
     let path = CString::new(std::env::var("CUDYN_LIBCUDA").unwrap()).unwrap();
     // SAFETY: dlopen of a library already loaded; the symbols have the prototypes below (libcuda.c).
     unsafe {

@@ -55,7 +55,7 @@ fn run(case: &str, env: &[(&str, &str)], cwd: &Path) {
 }
 
 fn child_case(case: &str) {
-    let nv = cudyn::nvrtc::nvrtc();
+    let nv = cudyn::cuda::nvrtc::nvrtc();
     let mark = PathBuf::from(std::env::var("MARK").unwrap_or_default());
     match case {
         "relative" => {

@@ -43,7 +43,7 @@ fn input<'a>(kind: CodeKind, data: &'a [u8], name: &'a str) -> LinkInput<'a> {
 }
 
 fn expected_default_sm() -> u32 {
-    if cudyn::driver::driver_if_usable().is_none() {
+    if cudyn::cuda::driver::driver_if_usable().is_none() {
         assert_eq!(cudyn::compile::default_sm(), 90);
     }
     cudyn::compile::default_sm()
@@ -57,7 +57,7 @@ fn last_error() -> String {
 #[test]
 fn nvjitlink_is_found_in_the_wheel_folder() {
     require_project_env();
-    let jl = cudyn::nvjitlink::jitlink().unwrap_or_else(|e| panic!("{:?}: {}", e.status, e.message));
+    let jl = cudyn::cuda::nvjitlink::jitlink().unwrap_or_else(|e| panic!("{:?}: {}", e.status, e.message));
     assert_eq!(jl.version / 1000, 13, "{}", jl.version);
     let p = cudyn_component_path(3);
     assert!(!p.is_null());
@@ -186,6 +186,13 @@ fn empty_and_bad_inputs() {
     assert_eq!(f.error.status, Status::LinkFailed);
     assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
     assert!(!f.log.is_empty());
+    // The input's type by its C name, and set apart from the file name (nvJitLink's own log
+    // runs them together: "NVJITLINK_INPUT_CUBINjunk.cubin").
+    for text in [&f.error.message, &f.log] {
+        assert!(!text.contains("NVJITLINK_INPUT_CUBINjunk"), "{text}");
+    }
+    assert!(f.error.message.contains("NVJITLINK_INPUT_CUBIN"), "{}", f.error.message);
+    assert!(!f.error.message.contains("Cubin)"), "{}", f.error.message);
 
     // Options nvJitLink does not know, and NUL bytes, are the caller's mistake.
     let f = link(&[input(CodeKind::Cubin, &dev, "dev")], &strings(&["-no-such-link-option"])).unwrap_err();

@@ -37,24 +37,24 @@ fn build_planted(dir: &Path, mark: &Path) -> std::path::PathBuf {
 fn setuid_process_ignores_the_environment() {
     const TEST: &str = "setuid_process_ignores_the_environment";
     if child_mode().as_deref() == Some("secure") {
-        assert!(cudyn::dl::secure_process(), "AT_SECURE must be set in the setuid child");
+        assert!(cudyn::test_hooks::search::secure_process(), "AT_SECURE must be set in the setuid child");
         let planted = std::env::var("PLANTED").unwrap();
         for v in ["CUDYN_LIBNVRTC", "CUDYN_LIBCUDART", "CUDYN_CACHE_DIR", "CUDA_PATH", "PYTHONPATH"] {
             assert!(std::env::var_os(v).is_some(), "{v} reaches the child");
-            assert!(cudyn::dl::setting(v).is_none(), "{v} must be ignored");
+            assert!(cudyn::test_hooks::search::setting(v).is_none(), "{v} must be ignored");
         }
-        for c in [cudyn::dl::Component::Nvrtc, cudyn::dl::Component::Runtime] {
-            let cands = cudyn::dl::candidates(c);
+        for c in [cudyn::test_hooks::search::Component::Nvrtc, cudyn::test_hooks::search::Component::Runtime] {
+            let cands = cudyn::test_hooks::search::candidates(c);
             assert!(!cands.iter().any(|x| x.contains(&planted) || x.contains("planted")), "{cands:?}");
         }
         let e = cudyn::compile::cache_status().expect_err("no cache in a setuid process");
         assert!(e.message.contains("setuid"), "{}", e.message);
         // NVRTC is searched for only where the system puts it; the message says why the
         // variables did not count.
-        if let Err(e) = cudyn::nvrtc::nvrtc() {
+        if let Err(e) = cudyn::cuda::nvrtc::nvrtc() {
             assert!(e.message.contains("setuid") && !e.message.contains("planted"), "{}", e.message);
         }
-        let _ = cudyn::runtime::runtime();
+        let _ = cudyn::cuda::runtime::runtime();
         println!("secure-child-done");
         return;
     }
@@ -116,7 +116,7 @@ fn explicit_library_is_used_when_not_secure() {
     if child_mode().as_deref() != Some("plain") {
         return;
     }
-    assert!(!cudyn::dl::secure_process());
-    let e = cudyn::nvrtc::nvrtc().err().expect("the planted library is not a usable NVRTC");
+    assert!(!cudyn::test_hooks::search::secure_process());
+    let e = cudyn::cuda::nvrtc::nvrtc().err().expect("the planted library is not a usable NVRTC");
     assert!(e.message.contains("planted"), "{}", e.message);
 }

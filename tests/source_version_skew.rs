@@ -25,7 +25,7 @@ const SAXPY: &str = "extern \"C\" __global__ void saxpy(float a, const float* x,
 
 #[test]
 fn load_source_on_this_machine_is_a_clear_error() {
-    if cudyn::driver::driver_if_usable().is_some() {
+    if cudyn::cuda::driver::driver_if_usable().is_some() {
         // A GPU machine: the same call simply works.
         let (lib, c) = load_source(SAXPY, "saxpy.cu", &CompileOptions::default(), Api::Driver)
             .unwrap_or_else(|f| panic!("{}", f.error.message));
@@ -182,9 +182,9 @@ fn load_source_applies_check_loadable() {
 fn skew_child(mode: &str) {
     let dump = PathBuf::from(std::env::var_os("FAKE_CUDA_DUMP").unwrap());
     let cache_dir = PathBuf::from(std::env::var_os("CUDYN_CACHE_DIR").unwrap());
-    let d = cudyn::driver::driver_if_usable().expect("the stand-in driver is usable");
+    let d = cudyn::cuda::driver::driver_if_usable().expect("the stand-in driver is usable");
     assert_eq!(cudyn::compile::default_sm(), 86, "the default target is the driver's device");
-    let nv = cudyn::nvrtc::nvrtc().unwrap();
+    let nv = cudyn::cuda::nvrtc::nvrtc().unwrap();
     assert_eq!(nv.version, 13000, "this test assumes the pinned NVRTC 13.0");
     let ptx = CompileOptions { target: Some(CodeKind::Ptx), ..Default::default() };
     let cache_entries = || std::fs::read_dir(&cache_dir).map(|r| r.count()).unwrap_or(0);

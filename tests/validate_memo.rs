@@ -6,9 +6,9 @@
 //! Run with `source scripts/env.sh && cargo test --test validate_memo`.
 
 use cudyn::compile::{compile_with, CompileOptions};
-use cudyn::image::memo;
 use cudyn::image::CodeKind;
 use cudyn::library::validate;
+use cudyn::test_hooks::memo;
 use cudyn::Status;
 
 fn cubin(kernel: &str) -> Vec<u8> {

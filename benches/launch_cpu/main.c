@@ -1,5 +1,7 @@
 /* Counts host instructions per call against a stand-in libcuda. Modes: 0 the stand-in launch
- * called directly, 1 cudyn_launch (driver), 2 cudyn_launch_checked, 3 the stand-in
+ * called directly, 1 cudyn_launch (driver), 2 cudyn_launch_checked (a foreign kernel: its
+ * layout is asked of the driver on every launch), 5 and 6 the same with the kernel adopted
+ * (the fast path: layout remembered), 3 the stand-in
  * cuLibraryLoadData + cuLibraryUnload called directly, 4 cudyn_library_load_data (driver) +
  * cudyn_library_unload of the image file given as the third argument. Run by run.sh. */
 #include <stdio.h>
@@ -16,7 +18,7 @@ int main(int argc, char **argv) {
   launch_fn raw = (launch_fn)dlsym(h, "s_launch");
   load_fn raw_load = (load_fn)dlsym(h, "s_libload");
   unload_fn raw_unload = (unload_fn)dlsym(h, "s_libunload");
-  if (mode >= 3) {
+  if (mode == 3 || mode == 4) {
     if (argc < 4) { printf("modes 3 and 4 need an image file\n"); return 1; }
     FILE *f = fopen(argv[3], "rb");
     if (!f) { printf("cannot open %s\n", argv[3]); return 1; }
@@ -46,11 +48,12 @@ int main(int argc, char **argv) {
   cudyn_launch_config cfg = {0};
   cfg.grid.x = cfg.grid.y = cfg.grid.z = 1; cfg.block.x = 32; cfg.block.y = cfg.block.z = 1;
   cfg.api = CUDYN_API_DRIVER;
+  if (mode >= 5 && cudyn_kernel_adopt(k) != CUDYN_SUCCESS) { printf("%s\n", cudyn_last_error_message()); return 1; }
   if (cudyn_launch(k, &cfg, args, 2) != 0) { printf("%s\n", cudyn_last_error_message()); return 1; }
   char c[56] = {0};
   for (int i = 0; i < n; i++) {
     if (mode == 0) raw(c, k, args, 0);
-    else if (mode == 1) cudyn_launch(k, &cfg, args, 2);
+    else if (mode == 1 || mode == 5) cudyn_launch(k, &cfg, args, 2);
     else cudyn_launch_checked(k, &cfg, args, sizes, 2);
   }
   return 0;

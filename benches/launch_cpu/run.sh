@@ -10,14 +10,20 @@ n=${1:-100000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -shared -fPIC -O2 -o "$work/libcuda.so.1" "$here/stub_libcuda.c"
-cc -O2 -I"$root/include" -o "$work/lo" "$here/main.c" -L"$root/build/cudyn-lib" -lcudyn -ldl -Wl,-rpath,"$root/build/cudyn-lib"
+# CUDYN_LIB_DIR: another build's libcudyn.so (to compare two builds).
+libdir=${CUDYN_LIB_DIR:-$root/build/cudyn-lib}
+cc -O2 -I"$root/include" -o "$work/lo" "$here/main.c" -L"$libdir" -lcudyn -ldl -Wl,-rpath,"$libdir"
 export CUDYN_LIBCUDA="$work/libcuda.so.1" LD_LIBRARY_PATH="$work"
 image="$root/build/cpp-tests/device/interop_kernels.fatbin"
 count() { valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$work/lo" "$1" "$2" "$image" 2>&1 | sed -n 's/.*Collected : //p'; }
-for mode in 0 1 2; do
+for mode in 0 1 2 5 6; do
   small=$(count 1000 $mode); big=$(count $((n + 1000)) $mode)
   per=$(( (big - small) / n ))
-  case $mode in 0) name="stand-in cuLaunchKernelEx, called directly";; 1) name="cudyn_launch (driver)";; 2) name="cudyn_launch_checked (driver)";; esac
+  case $mode in
+    0) name="stand-in cuLaunchKernelEx, called directly";;
+    1) name="cudyn_launch (driver), foreign kernel";; 2) name="cudyn_launch_checked (driver), foreign";;
+    5) name="cudyn_launch (driver), adopted: fast path";; 6) name="cudyn_launch_checked, adopted: fast path";;
+  esac
   printf '%-45s %6d instructions per launch\n' "$name" "$per"
 done
 loads=$((n / 100))

@@ -493,7 +493,8 @@ fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>
             return Ok((memo.digest, memo.code.clone()));
         }
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("reading {}: {}", path.display(), crate::error::io_text(&e)))?;
     let digest: [u8; 32] = Sha256::digest(&bytes).into();
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,

@@ -296,9 +296,9 @@ impl Cache {
     /// (or `off`/`false`/`no`) disables caching, as does a secure (setuid) process.
     /// `Err` carries the reason the cache is disabled or unusable.
     pub fn from_env() -> Result<Cache, Error> {
-        let (dir, max_bytes) = config_from(|name| std::env::var_os(name), crate::dl::secure_process())?;
+        let (dir, max_bytes) = config_from(|name| std::env::var_os(name), crate::cuda::dl::secure_process())?;
         Cache::at(&dir, max_bytes).map_err(|e| {
-            let msg = e.to_string();
+            let msg = crate::error::io_text(&e);
             let msg = if msg.starts_with("cache directory") {
                 format!("the cache is off: {msg}")
             } else {

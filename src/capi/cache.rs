@@ -80,9 +80,12 @@ pub extern "C" fn cudyn_cache_dir() -> *const c_char {
 pub unsafe extern "C" fn cudyn_cache_clear(removed: *mut u64) -> Status {
     ffi!({
         let n = match compile::global_cache() {
-            Some(c) => c
-                .clear()
-                .map_err(|e| Error::new(Status::Io, format!("clearing the cache at {}: {e}", c.dir().display())))?,
+            Some(c) => c.clear().map_err(|e| {
+                Error::new(
+                    Status::Io,
+                    format!("clearing the cache at {}: {}", c.dir().display(), crate::error::io_text(&e)),
+                )
+            })?,
             None => 0,
         };
         // SAFETY: NULL or writable (caller's contract).

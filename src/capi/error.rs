@@ -71,10 +71,10 @@ pub fn cudyn_version_int() -> i32 {
 
 fn version_info() -> cudyn_version_info {
     cudyn_version_info {
-        driver: crate::driver::driver().map(|d| d.version).unwrap_or(0),
-        runtime: crate::runtime::runtime().map(|r| r.version).unwrap_or(0),
-        nvrtc: crate::nvrtc::nvrtc().map(|n| n.version).unwrap_or(0),
-        nvjitlink: crate::nvjitlink::jitlink().map(|j| j.version).unwrap_or(0),
+        driver: crate::cuda::driver::driver().map(|d| d.version).unwrap_or(0),
+        runtime: crate::cuda::runtime::runtime().map(|r| r.version).unwrap_or(0),
+        nvrtc: crate::cuda::nvrtc::nvrtc().map(|n| n.version).unwrap_or(0),
+        nvjitlink: crate::cuda::nvjitlink::jitlink().map(|j| j.version).unwrap_or(0),
         cudyn: cudyn_version_int(),
     }
 }
@@ -104,10 +104,10 @@ pub unsafe extern "C" fn cudyn_versions(versions: *mut cudyn_version_info) -> St
 pub extern "C" fn cudyn_component_status(component: RawComponent) -> Status {
     ffi!({
         match Component::from_c_arg(component.into(), "component")? {
-            Component::Driver => crate::driver::driver().and_then(|d| d.initialised()),
-            Component::Runtime => crate::runtime::runtime().map(drop),
-            Component::Nvrtc => crate::nvrtc::nvrtc().map(drop),
-            Component::Nvjitlink => crate::nvjitlink::jitlink().map(drop),
+            Component::Driver => crate::cuda::driver::driver().and_then(|d| d.initialised()),
+            Component::Runtime => crate::cuda::runtime::runtime().map(drop),
+            Component::Nvrtc => crate::cuda::nvrtc::nvrtc().map(drop),
+            Component::Nvjitlink => crate::cuda::nvjitlink::jitlink().map(drop),
         }
     })
 }
@@ -125,10 +125,10 @@ pub extern "C" fn cudyn_component_path(component: RawComponent) -> *const c_char
         let Some(c) = Component::from_c(component.into()) else { return std::ptr::null() };
         let path = PATHS[c as usize].get_or_init(|| {
             let lib = match c {
-                Component::Driver => crate::driver::driver().ok().map(|d| &d.lib),
-                Component::Runtime => crate::runtime::runtime().ok().map(|r| &r.lib),
-                Component::Nvrtc => crate::nvrtc::nvrtc().ok().map(|n| &n.lib),
-                Component::Nvjitlink => crate::nvjitlink::jitlink().ok().map(|j| &j.lib),
+                Component::Driver => crate::cuda::driver::driver().ok().map(|d| &d.lib),
+                Component::Runtime => crate::cuda::runtime::runtime().ok().map(|r| &r.lib),
+                Component::Nvrtc => crate::cuda::nvrtc::nvrtc().ok().map(|n| &n.lib),
+                Component::Nvjitlink => crate::cuda::nvjitlink::jitlink().ok().map(|j| &j.lib),
             }?;
             let s = lib.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| lib.origin.clone());
             CString::new(s).ok()
@@ -148,7 +148,7 @@ pub extern "C" fn cudyn_version_string() -> *const c_char {
     ffi!(on_panic = c"cudyn".as_ptr(), {
         S.get_or_init(|| {
             let v = version_info();
-            let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::driver::fmt_version(x) };
+            let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::cuda::fmt_version(x) };
             CString::new(format!(
                 "cudyn {} (driver {}, runtime {}, NVRTC {}, nvJitLink {})",
                 env!("CARGO_PKG_VERSION"),

@@ -3,7 +3,7 @@
 use super::{entries, ffi, slice};
 use crate::handles::KernelHandle;
 use crate::kernel::Kernel;
-use crate::launch::{failed, fast, launch, Fast, LaunchConfig};
+use crate::launch::{failed, fast, launch_full, Fast, LaunchConfig};
 use crate::{Error, Status};
 use std::ffi::c_void;
 
@@ -33,10 +33,12 @@ unsafe fn try_fast(
         Some(p) => Some(unsafe { entries(p, nargs) }?),
     };
     let k = Kernel(kernel);
-    match fast(k, cfg, a, s) {
+    // SAFETY: the C caller's contract (cudyn_launch_checked).
+    match unsafe { fast(k, cfg, a, s) } {
         Fast::Launched => Some(Status::Success),
         Fast::NotTaken => None,
-        Fast::Failed(api, code) => Some(ffi!({ failed(api, code, k, cfg, a) })),
+        // SAFETY: as above; the launch `fast` made.
+        Fast::Failed(api, code) => Some(ffi!({ unsafe { failed(api, code, k, cfg, a) } })),
     }
 }
 
@@ -77,8 +79,9 @@ pub unsafe extern "C" fn cudyn_launch(
     ffi!({
         // SAFETY: a readable config, `args` holds `nargs` pointers (caller's contract).
         let (cfg, a) = unsafe { (self::config(config)?, slice(args.cast_const(), nargs, "args")?) };
-        // SAFETY: the C caller's contract: a live kernel, args pointing to values.
-        unsafe { launch(Kernel(kernel), cfg, a, None) }
+        // SAFETY: the C caller's contract: a live kernel, args pointing to values. `try_fast`
+        // did not take the launch: straight to the full path.
+        unsafe { launch_full(Kernel(kernel), cfg, a, None) }
     })
 }
 
@@ -106,7 +109,7 @@ pub unsafe extern "C" fn cudyn_launch_checked(
         let (cfg, a, s) = unsafe {
             (self::config(config)?, slice(args.cast_const(), nargs, "args")?, slice(arg_sizes, nargs, "arg_sizes")?)
         };
-        // SAFETY: as for cudyn_launch.
-        unsafe { launch(Kernel(kernel), cfg, a, Some(s)) }
+        // SAFETY: as for cudyn_launch; `try_fast` did not take the launch.
+        unsafe { launch_full(Kernel(kernel), cfg, a, Some(s)) }
     })
 }

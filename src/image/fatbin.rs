@@ -62,6 +62,12 @@ const FATBIN_FLAGS_KNOWN: u64 = FATBIN_FLAG_64BIT
     | 0x100_0000;
 
 pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
+    inspect_fatbin_with(d, check_threads(), parallel_min())
+}
+
+/// [`inspect_fatbin`] with the body checks spread over up to `threads` threads once there are
+/// `parallel_min` bytes to check (tests compare the verdicts of both ways).
+pub(super) fn inspect_fatbin_with(d: &[u8], threads: usize, parallel_min: usize) -> Result<ImageInfo, ImageError> {
     const WHAT: &str = "the fatbin header";
     check_range(d, 0, FATBIN_HEADER_LEN, WHAT)?;
     let version = field_u16(d, 0, 4, WHAT)?;
@@ -79,95 +85,245 @@ pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
     })?;
     check_range(d, 0, total, "the fatbin (by the size in its header)")?;
 
+    // Two passes with the verdict of one: the walk checks every entry header in order and
+    // stops at the first bad one; the bodies of the entries before it are then checked (in
+    // parallel when there is much to decompress), and the first bad entry in file order —
+    // body or header — is the one reported, exactly as a single in-order pass would.
     let mut codes = Vec::with_capacity(4); // one allocation for the usual few entries
+    let mut bodies: Vec<Body<'_>> = Vec::with_capacity(4);
     let mut compressed = false;
-    let mut scratch = Vec::new(); // decompressed entries, one at a time
     let mut decompressed_total = 0u64;
+    let mut header_error = None;
     let mut off = header_size;
     let mut index = 0u64;
     while off < total {
-        const ENTRY: &str = "a fatbin entry header";
-        let left = total.saturating_sub(off);
-        let at = to_usize(off, ENTRY)?;
-        if left < FATBIN_ENTRY_HEADER_LEN {
-            let tail = d.get(at..to_usize(total, ENTRY)?).unwrap_or(&[]);
-            if tail.iter().all(|&b| b == 0) {
-                break; // zero padding at the end of the container
-            }
-            return Err(ImageError::Malformed(format!(
-                "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
-            )));
-        }
-        let bad = |why: String| ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"));
-        // At least 64 bytes remain in the container, which lies within `d`: the entry header is
-        // there, and its fields are read without further checks.
-        const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
-        let h = Rec::<HEADER>::at(d, at).ok_or_else(|| short(ENTRY, off.saturating_add(FATBIN_ENTRY_HEADER_LEN), d))?;
-        let e = EntryHeader::read(h);
-        let entry_header_size = e.header_size;
-        if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
-            return Err(bad(format!("header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}")));
-        }
-        let entry_len = entry_header_size.checked_add(e.payload_size).filter(|&n| n <= left).ok_or_else(|| {
-            bad(format!(
-                "header {entry_header_size} + payload {} bytes run past the end of the fatbin ({total} bytes)",
-                e.payload_size
-            ))
-        })?;
-        // Toolkits pad every payload to 8 bytes (403 of 403 entries of nvcc 12.x/13.0 output and
-        // the nvJPEG/cuRAND wheels); on the H200 a compressed PTX entry whose payload size was
-        // one byte short of that crashed CUDA's loader (structured campaign).
-        if e.payload_size % 8 != 0 {
-            return Err(bad(format!("payload size {} is not a multiple of 8", e.payload_size)));
-        }
-        // The whole entry is within the container: its header and payload are slices of it.
-        let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
-        let payload = d.get(at + entry_header_size as usize..at + entry_len as usize).unwrap_or_default();
-        let code = check_entry_header(&e, header).map_err(bad)?;
-
-        let method = e.compression();
-        compressed |= method != Compression::None;
-        // The bytes CUDA will load: the payload, or what it decompresses to. An LTO-IR entry's
-        // payload is opaque (nvcc scrambles it: flag 0x1_0000, not a zstd frame even when the
-        // zstd flag is set) and CUDA's loader cannot run LTO-IR, so only its sizes are checked.
-        let body: &[u8] = match method {
-            _ if code_is_lto(code) => {
-                let padding = payload.get(e.compressed_size as usize..).unwrap_or_default();
-                if method != Compression::None && padding.iter().any(|&b| b != 0) {
-                    return Err(bad("the padding after its compressed payload is not zero".into()));
+        match walk_entry(d, off, total, index, &mut decompressed_total) {
+            Ok(None) => break, // zero padding at the end of the container
+            Ok(Some((body, entry_len))) => {
+                compressed |= body.compressed();
+                codes.push(body.code);
+                bodies.push(body);
+                match off.checked_add(entry_len) {
+                    Some(next) => off = next,
+                    None => {
+                        header_error = Some(overflow("a fatbin entry header"));
+                        break;
+                    }
                 }
-                &[]
+                index = index.saturating_add(1);
             }
-            Compression::None => payload,
-            _ => {
-                decompressed_total = decompressed_total.saturating_add(e.uncompressed_size);
-                if decompressed_total > decompress::MAX_DECOMPRESSED {
-                    return Err(bad(format!(
-                        "its entries decompress to more than the {}-byte cap",
-                        decompress::MAX_DECOMPRESSED
-                    )));
-                }
-                let (stream, padding) = payload.split_at(e.compressed_size as usize);
-                if padding.iter().any(|&b| b != 0) {
-                    return Err(bad("the padding after its compressed payload is not zero".into()));
-                }
-                let size = e.uncompressed_size as usize;
-                let r = match method {
-                    Compression::Lz4 => decompress::lz4_block(stream, size, &mut scratch),
-                    _ => decompress::zstd_frame(stream, size, &mut scratch),
-                };
-                r.map_err(|why| bad(format!("({code}) its compressed payload is refused: {why}")))?;
-                &scratch
+            Err(e) => {
+                header_error = Some(e);
+                break;
             }
-        };
-        if !code_is_lto(code) {
-            check_entry_body(code, body).map_err(|why| bad(format!("({code}) {why}")))?;
         }
-        codes.push(code);
-        off = off.checked_add(entry_len).ok_or_else(|| overflow(ENTRY))?;
-        index = index.saturating_add(1);
+    }
+    check_bodies(&bodies, threads, parallel_min)?;
+    if let Some(e) = header_error {
+        return Err(e);
     }
     Ok(ImageInfo { kind: CodeKind::Fatbin, len: to_usize(total, WHAT)?, codes, compressed, ptx_isa: None })
+}
+
+/// What an entry holds for CUDA to load, found by the header walk and checked afterwards.
+struct Body<'a> {
+    index: u64,
+    off: u64,
+    code: ArchCode,
+    content: Content<'a>,
+    /// A compressed LTO-IR entry (reported as compressed, though its payload is not read).
+    opaque_compressed: bool,
+}
+
+enum Content<'a> {
+    /// LTO-IR: opaque, only its sizes are checked (done by the walk).
+    Opaque,
+    Plain(&'a [u8]),
+    Compressed {
+        method: Compression,
+        stream: &'a [u8],
+        size: usize,
+    },
+}
+
+impl Body<'_> {
+    fn compressed(&self) -> bool {
+        matches!(self.content, Content::Compressed { .. }) || self.opaque_compressed
+    }
+
+    fn bad(&self, why: String) -> ImageError {
+        ImageError::Malformed(format!("fatbin entry {} at offset {}: {why}", self.index, self.off))
+    }
+
+    /// Decompresses (into `scratch`) and checks the entry's contents.
+    fn check(&self, scratch: &mut Vec<u8>) -> Result<(), ImageError> {
+        let body: &[u8] = match self.content {
+            Content::Opaque => return Ok(()),
+            Content::Plain(p) => p,
+            Content::Compressed { method, stream, size } => {
+                let r = match method {
+                    Compression::Lz4 => decompress::lz4_block(stream, size, scratch),
+                    _ => decompress::zstd_frame(stream, size, scratch),
+                };
+                r.map_err(|why| self.bad(format!("({}) its compressed payload is refused: {why}", self.code)))?;
+                scratch
+            }
+        };
+        check_entry_body(self.code, body).map_err(|why| self.bad(format!("({}) {why}", self.code)))
+    }
+
+    /// Bytes a check of this entry goes through (what it decompresses to, or its payload).
+    fn work(&self) -> usize {
+        match self.content {
+            Content::Opaque => 0,
+            Content::Plain(p) => p.len(),
+            Content::Compressed { size, .. } => size,
+        }
+    }
+}
+
+/// Below this many bytes to check in all, one thread does it (a thread costs tens of µs;
+/// checking runs at some hundreds of MB/s, decompression included).
+/// `CUDYN_VALIDATE_PARALLEL_MIN` (bytes) overrides it, e.g. 0 to compare verdicts both ways.
+fn parallel_min() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("CUDYN_VALIDATE_PARALLEL_MIN").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(2 << 20)
+    })
+}
+
+/// How many threads may check a large fatbin's entries: the machine's parallelism, at most 8,
+/// or `CUDYN_VALIDATE_THREADS` (1: never start a thread).
+fn check_threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        let env = std::env::var("CUDYN_VALIDATE_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok());
+        let n = env.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8));
+        n.clamp(1, 64)
+    })
+}
+
+/// Checks every body; the error of the first bad one in file order, as an in-order pass gives.
+fn check_bodies(bodies: &[Body<'_>], threads: usize, parallel_min: usize) -> Result<(), ImageError> {
+    let work: usize = bodies.iter().map(Body::work).sum();
+    let threads = threads.min(bodies.len());
+    if threads < 2 || work < parallel_min {
+        let mut scratch = Vec::new(); // decompressed entries, one at a time
+        return bodies.iter().try_for_each(|b| b.check(&mut scratch));
+    }
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    // Entries are taken in file order from a shared counter; a worker stops taking once an
+    // earlier entry than the next one has failed. The failure with the lowest index is kept.
+    let next = AtomicUsize::new(0);
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let error: Mutex<Option<(usize, ImageError)>> = Mutex::new(None);
+    let worker = || {
+        let mut scratch = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= bodies.len() || i > first_bad.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(e) = bodies[i].check(&mut scratch) {
+                first_bad.fetch_min(i, Ordering::Relaxed);
+                let mut slot = error.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *slot = Some((i, e));
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(worker);
+        }
+        worker();
+    });
+    match error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Checks the entry header at `off` and what can be checked of its payload without reading
+/// it; returns its body and length, or None for the zero padding that may end a container.
+fn walk_entry<'a>(
+    d: &'a [u8],
+    off: u64,
+    total: u64,
+    index: u64,
+    decompressed_total: &mut u64,
+) -> Result<Option<(Body<'a>, u64)>, ImageError> {
+    const ENTRY: &str = "a fatbin entry header";
+    let left = total.saturating_sub(off);
+    let at = to_usize(off, ENTRY)?;
+    if left < FATBIN_ENTRY_HEADER_LEN {
+        let tail = d.get(at..to_usize(total, ENTRY)?).unwrap_or(&[]);
+        if tail.iter().all(|&b| b == 0) {
+            return Ok(None);
+        }
+        return Err(ImageError::Malformed(format!(
+            "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
+        )));
+    }
+    let bad = |why: String| ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"));
+    // At least 64 bytes remain in the container, which lies within `d`: the entry header is
+    // there, and its fields are read without further checks.
+    const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
+    let h = Rec::<HEADER>::at(d, at).ok_or_else(|| short(ENTRY, off.saturating_add(FATBIN_ENTRY_HEADER_LEN), d))?;
+    let e = EntryHeader::read(h);
+    let entry_header_size = e.header_size;
+    if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
+        return Err(bad(format!("header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}")));
+    }
+    let entry_len = entry_header_size.checked_add(e.payload_size).filter(|&n| n <= left).ok_or_else(|| {
+        bad(format!(
+            "header {entry_header_size} + payload {} bytes run past the end of the fatbin ({total} bytes)",
+            e.payload_size
+        ))
+    })?;
+    // Toolkits pad every payload to 8 bytes (403 of 403 entries of nvcc 12.x/13.0 output and
+    // the nvJPEG/cuRAND wheels); on the H200 a compressed PTX entry whose payload size was
+    // one byte short of that crashed CUDA's loader (structured campaign).
+    if e.payload_size % 8 != 0 {
+        return Err(bad(format!("payload size {} is not a multiple of 8", e.payload_size)));
+    }
+    // The whole entry is within the container: its header and payload are slices of it.
+    let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
+    let payload = d.get(at + entry_header_size as usize..at + entry_len as usize).unwrap_or_default();
+    let code = check_entry_header(&e, header).map_err(bad)?;
+
+    let method = e.compression();
+    // The bytes CUDA will load: the payload, or what it decompresses to. An LTO-IR entry's
+    // payload is opaque (nvcc scrambles it: flag 0x1_0000, not a zstd frame even when the
+    // zstd flag is set) and CUDA's loader cannot run LTO-IR, so only its sizes are checked.
+    let content = match method {
+        _ if code_is_lto(code) => {
+            let padding = payload.get(e.compressed_size as usize..).unwrap_or_default();
+            if method != Compression::None && padding.iter().any(|&b| b != 0) {
+                return Err(bad("the padding after its compressed payload is not zero".into()));
+            }
+            Content::Opaque
+        }
+        Compression::None => Content::Plain(payload),
+        _ => {
+            *decompressed_total = decompressed_total.saturating_add(e.uncompressed_size);
+            if *decompressed_total > decompress::MAX_DECOMPRESSED {
+                return Err(bad(format!(
+                    "its entries decompress to more than the {}-byte cap",
+                    decompress::MAX_DECOMPRESSED
+                )));
+            }
+            let (stream, padding) = payload.split_at(e.compressed_size as usize);
+            if padding.iter().any(|&b| b != 0) {
+                return Err(bad("the padding after its compressed payload is not zero".into()));
+            }
+            Content::Compressed { method, stream, size: e.uncompressed_size as usize }
+        }
+    };
+    let opaque_compressed = code_is_lto(code) && method != Compression::None;
+    Ok(Some((Body { index, off, code, content, opaque_compressed }, entry_len)))
 }
 
 /// A fatbin entry header's fixed 64 bytes, word by word (see the format notes at the top).

@@ -839,24 +839,12 @@ pub type PFN_cuDeviceGetCount = unsafe extern "C" fn(count: *mut ::std::os::raw:
 pub type PFN_cuDeviceGetName = unsafe extern "C" fn(name: *mut ::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult;
 pub type PFN_cuDeviceGetAttribute = unsafe extern "C" fn(pi: *mut ::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult;
 pub type PFN_cuDevicePrimaryCtxRetain = unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult;
-pub type PFN_cuDevicePrimaryCtxRelease_v2 = unsafe extern "C" fn(dev: CUdevice) -> CUresult;
 pub type PFN_cuCtxSetCurrent = unsafe extern "C" fn(ctx: CUcontext) -> CUresult;
 pub type PFN_cuCtxGetCurrent = unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult;
 pub type PFN_cuCtxGetDevice = unsafe extern "C" fn(device: *mut CUdevice) -> CUresult;
-pub type PFN_cuCtxSynchronize = unsafe extern "C" fn() -> CUresult;
 pub type PFN_cuLibraryLoadData = unsafe extern "C" fn(
     library: *mut CUlibrary,
     code: *const ::std::os::raw::c_void,
-    jitOptions: *mut CUjit_option,
-    jitOptionsValues: *mut *mut ::std::os::raw::c_void,
-    numJitOptions: ::std::os::raw::c_uint,
-    libraryOptions: *mut CUlibraryOption,
-    libraryOptionValues: *mut *mut ::std::os::raw::c_void,
-    numLibraryOptions: ::std::os::raw::c_uint,
-) -> CUresult;
-pub type PFN_cuLibraryLoadFromFile = unsafe extern "C" fn(
-    library: *mut CUlibrary,
-    fileName: *const ::std::os::raw::c_char,
     jitOptions: *mut CUjit_option,
     jitOptionsValues: *mut *mut ::std::os::raw::c_void,
     numJitOptions: ::std::os::raw::c_uint,
@@ -878,7 +866,6 @@ pub type PFN_cuLibraryEnumerateKernels = unsafe extern "C" fn(
 ) -> CUresult;
 pub type PFN_cuLibraryGetModule = unsafe extern "C" fn(pMod: *mut CUmodule, library: CUlibrary) -> CUresult;
 pub type PFN_cuKernelGetFunction = unsafe extern "C" fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult;
-pub type PFN_cuKernelGetLibrary = unsafe extern "C" fn(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult;
 pub type PFN_cuLibraryGetGlobal = unsafe extern "C" fn(
     dptr: *mut CUdeviceptr,
     bytes: *mut usize,
@@ -916,19 +903,6 @@ pub type PFN_cuKernelGetParamInfo = unsafe extern "C" fn(
     paramSize: *mut usize,
 ) -> CUresult;
 pub type PFN_cuStreamGetCtx = unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult;
-pub type PFN_cuLaunchKernel = unsafe extern "C" fn(
-    f: CUfunction,
-    gridDimX: ::std::os::raw::c_uint,
-    gridDimY: ::std::os::raw::c_uint,
-    gridDimZ: ::std::os::raw::c_uint,
-    blockDimX: ::std::os::raw::c_uint,
-    blockDimY: ::std::os::raw::c_uint,
-    blockDimZ: ::std::os::raw::c_uint,
-    sharedMemBytes: ::std::os::raw::c_uint,
-    hStream: CUstream,
-    kernelParams: *mut *mut ::std::os::raw::c_void,
-    extra: *mut *mut ::std::os::raw::c_void,
-) -> CUresult;
 pub type PFN_cuLaunchKernelEx = unsafe extern "C" fn(
     config: *const CUlaunchConfig,
     f: CUfunction,
@@ -1154,163 +1128,6 @@ impl cudaClusterSchedulingPolicy {
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaClusterSchedulingPolicy(pub ::std::os::raw::c_uint);
-impl cudaFuncAttribute {
-    pub const cudaFuncAttributeMaxDynamicSharedMemorySize: cudaFuncAttribute = cudaFuncAttribute(8);
-    pub const cudaFuncAttributePreferredSharedMemoryCarveout: cudaFuncAttribute = cudaFuncAttribute(9);
-    pub const cudaFuncAttributeClusterDimMustBeSet: cudaFuncAttribute = cudaFuncAttribute(10);
-    pub const cudaFuncAttributeRequiredClusterWidth: cudaFuncAttribute = cudaFuncAttribute(11);
-    pub const cudaFuncAttributeRequiredClusterHeight: cudaFuncAttribute = cudaFuncAttribute(12);
-    pub const cudaFuncAttributeRequiredClusterDepth: cudaFuncAttribute = cudaFuncAttribute(13);
-    pub const cudaFuncAttributeNonPortableClusterSizeAllowed: cudaFuncAttribute = cudaFuncAttribute(14);
-    pub const cudaFuncAttributeClusterSchedulingPolicyPreference: cudaFuncAttribute = cudaFuncAttribute(15);
-    pub const cudaFuncAttributeMax: cudaFuncAttribute = cudaFuncAttribute(16);
-}
-#[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
-pub struct cudaFuncAttribute(pub ::std::os::raw::c_uint);
-impl cudaDeviceAttr {
-    pub const cudaDevAttrMaxThreadsPerBlock: cudaDeviceAttr = cudaDeviceAttr(1);
-    pub const cudaDevAttrMaxBlockDimX: cudaDeviceAttr = cudaDeviceAttr(2);
-    pub const cudaDevAttrMaxBlockDimY: cudaDeviceAttr = cudaDeviceAttr(3);
-    pub const cudaDevAttrMaxBlockDimZ: cudaDeviceAttr = cudaDeviceAttr(4);
-    pub const cudaDevAttrMaxGridDimX: cudaDeviceAttr = cudaDeviceAttr(5);
-    pub const cudaDevAttrMaxGridDimY: cudaDeviceAttr = cudaDeviceAttr(6);
-    pub const cudaDevAttrMaxGridDimZ: cudaDeviceAttr = cudaDeviceAttr(7);
-    pub const cudaDevAttrMaxSharedMemoryPerBlock: cudaDeviceAttr = cudaDeviceAttr(8);
-    pub const cudaDevAttrTotalConstantMemory: cudaDeviceAttr = cudaDeviceAttr(9);
-    pub const cudaDevAttrWarpSize: cudaDeviceAttr = cudaDeviceAttr(10);
-    pub const cudaDevAttrMaxPitch: cudaDeviceAttr = cudaDeviceAttr(11);
-    pub const cudaDevAttrMaxRegistersPerBlock: cudaDeviceAttr = cudaDeviceAttr(12);
-    pub const cudaDevAttrClockRate: cudaDeviceAttr = cudaDeviceAttr(13);
-    pub const cudaDevAttrTextureAlignment: cudaDeviceAttr = cudaDeviceAttr(14);
-    pub const cudaDevAttrGpuOverlap: cudaDeviceAttr = cudaDeviceAttr(15);
-    pub const cudaDevAttrMultiProcessorCount: cudaDeviceAttr = cudaDeviceAttr(16);
-    pub const cudaDevAttrKernelExecTimeout: cudaDeviceAttr = cudaDeviceAttr(17);
-    pub const cudaDevAttrIntegrated: cudaDeviceAttr = cudaDeviceAttr(18);
-    pub const cudaDevAttrCanMapHostMemory: cudaDeviceAttr = cudaDeviceAttr(19);
-    pub const cudaDevAttrComputeMode: cudaDeviceAttr = cudaDeviceAttr(20);
-    pub const cudaDevAttrMaxTexture1DWidth: cudaDeviceAttr = cudaDeviceAttr(21);
-    pub const cudaDevAttrMaxTexture2DWidth: cudaDeviceAttr = cudaDeviceAttr(22);
-    pub const cudaDevAttrMaxTexture2DHeight: cudaDeviceAttr = cudaDeviceAttr(23);
-    pub const cudaDevAttrMaxTexture3DWidth: cudaDeviceAttr = cudaDeviceAttr(24);
-    pub const cudaDevAttrMaxTexture3DHeight: cudaDeviceAttr = cudaDeviceAttr(25);
-    pub const cudaDevAttrMaxTexture3DDepth: cudaDeviceAttr = cudaDeviceAttr(26);
-    pub const cudaDevAttrMaxTexture2DLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(27);
-    pub const cudaDevAttrMaxTexture2DLayeredHeight: cudaDeviceAttr = cudaDeviceAttr(28);
-    pub const cudaDevAttrMaxTexture2DLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(29);
-    pub const cudaDevAttrSurfaceAlignment: cudaDeviceAttr = cudaDeviceAttr(30);
-    pub const cudaDevAttrConcurrentKernels: cudaDeviceAttr = cudaDeviceAttr(31);
-    pub const cudaDevAttrEccEnabled: cudaDeviceAttr = cudaDeviceAttr(32);
-    pub const cudaDevAttrPciBusId: cudaDeviceAttr = cudaDeviceAttr(33);
-    pub const cudaDevAttrPciDeviceId: cudaDeviceAttr = cudaDeviceAttr(34);
-    pub const cudaDevAttrTccDriver: cudaDeviceAttr = cudaDeviceAttr(35);
-    pub const cudaDevAttrMemoryClockRate: cudaDeviceAttr = cudaDeviceAttr(36);
-    pub const cudaDevAttrGlobalMemoryBusWidth: cudaDeviceAttr = cudaDeviceAttr(37);
-    pub const cudaDevAttrL2CacheSize: cudaDeviceAttr = cudaDeviceAttr(38);
-    pub const cudaDevAttrMaxThreadsPerMultiProcessor: cudaDeviceAttr = cudaDeviceAttr(39);
-    pub const cudaDevAttrAsyncEngineCount: cudaDeviceAttr = cudaDeviceAttr(40);
-    pub const cudaDevAttrUnifiedAddressing: cudaDeviceAttr = cudaDeviceAttr(41);
-    pub const cudaDevAttrMaxTexture1DLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(42);
-    pub const cudaDevAttrMaxTexture1DLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(43);
-    pub const cudaDevAttrMaxTexture2DGatherWidth: cudaDeviceAttr = cudaDeviceAttr(45);
-    pub const cudaDevAttrMaxTexture2DGatherHeight: cudaDeviceAttr = cudaDeviceAttr(46);
-    pub const cudaDevAttrMaxTexture3DWidthAlt: cudaDeviceAttr = cudaDeviceAttr(47);
-    pub const cudaDevAttrMaxTexture3DHeightAlt: cudaDeviceAttr = cudaDeviceAttr(48);
-    pub const cudaDevAttrMaxTexture3DDepthAlt: cudaDeviceAttr = cudaDeviceAttr(49);
-    pub const cudaDevAttrPciDomainId: cudaDeviceAttr = cudaDeviceAttr(50);
-    pub const cudaDevAttrTexturePitchAlignment: cudaDeviceAttr = cudaDeviceAttr(51);
-    pub const cudaDevAttrMaxTextureCubemapWidth: cudaDeviceAttr = cudaDeviceAttr(52);
-    pub const cudaDevAttrMaxTextureCubemapLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(53);
-    pub const cudaDevAttrMaxTextureCubemapLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(54);
-    pub const cudaDevAttrMaxSurface1DWidth: cudaDeviceAttr = cudaDeviceAttr(55);
-    pub const cudaDevAttrMaxSurface2DWidth: cudaDeviceAttr = cudaDeviceAttr(56);
-    pub const cudaDevAttrMaxSurface2DHeight: cudaDeviceAttr = cudaDeviceAttr(57);
-    pub const cudaDevAttrMaxSurface3DWidth: cudaDeviceAttr = cudaDeviceAttr(58);
-    pub const cudaDevAttrMaxSurface3DHeight: cudaDeviceAttr = cudaDeviceAttr(59);
-    pub const cudaDevAttrMaxSurface3DDepth: cudaDeviceAttr = cudaDeviceAttr(60);
-    pub const cudaDevAttrMaxSurface1DLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(61);
-    pub const cudaDevAttrMaxSurface1DLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(62);
-    pub const cudaDevAttrMaxSurface2DLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(63);
-    pub const cudaDevAttrMaxSurface2DLayeredHeight: cudaDeviceAttr = cudaDeviceAttr(64);
-    pub const cudaDevAttrMaxSurface2DLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(65);
-    pub const cudaDevAttrMaxSurfaceCubemapWidth: cudaDeviceAttr = cudaDeviceAttr(66);
-    pub const cudaDevAttrMaxSurfaceCubemapLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(67);
-    pub const cudaDevAttrMaxSurfaceCubemapLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(68);
-    pub const cudaDevAttrMaxTexture1DLinearWidth: cudaDeviceAttr = cudaDeviceAttr(69);
-    pub const cudaDevAttrMaxTexture2DLinearWidth: cudaDeviceAttr = cudaDeviceAttr(70);
-    pub const cudaDevAttrMaxTexture2DLinearHeight: cudaDeviceAttr = cudaDeviceAttr(71);
-    pub const cudaDevAttrMaxTexture2DLinearPitch: cudaDeviceAttr = cudaDeviceAttr(72);
-    pub const cudaDevAttrMaxTexture2DMipmappedWidth: cudaDeviceAttr = cudaDeviceAttr(73);
-    pub const cudaDevAttrMaxTexture2DMipmappedHeight: cudaDeviceAttr = cudaDeviceAttr(74);
-    pub const cudaDevAttrComputeCapabilityMajor: cudaDeviceAttr = cudaDeviceAttr(75);
-    pub const cudaDevAttrComputeCapabilityMinor: cudaDeviceAttr = cudaDeviceAttr(76);
-    pub const cudaDevAttrMaxTexture1DMipmappedWidth: cudaDeviceAttr = cudaDeviceAttr(77);
-    pub const cudaDevAttrStreamPrioritiesSupported: cudaDeviceAttr = cudaDeviceAttr(78);
-    pub const cudaDevAttrGlobalL1CacheSupported: cudaDeviceAttr = cudaDeviceAttr(79);
-    pub const cudaDevAttrLocalL1CacheSupported: cudaDeviceAttr = cudaDeviceAttr(80);
-    pub const cudaDevAttrMaxSharedMemoryPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(81);
-    pub const cudaDevAttrMaxRegistersPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(82);
-    pub const cudaDevAttrManagedMemory: cudaDeviceAttr = cudaDeviceAttr(83);
-    pub const cudaDevAttrIsMultiGpuBoard: cudaDeviceAttr = cudaDeviceAttr(84);
-    pub const cudaDevAttrMultiGpuBoardGroupID: cudaDeviceAttr = cudaDeviceAttr(85);
-    pub const cudaDevAttrHostNativeAtomicSupported: cudaDeviceAttr = cudaDeviceAttr(86);
-    pub const cudaDevAttrSingleToDoublePrecisionPerfRatio: cudaDeviceAttr = cudaDeviceAttr(87);
-    pub const cudaDevAttrPageableMemoryAccess: cudaDeviceAttr = cudaDeviceAttr(88);
-    pub const cudaDevAttrConcurrentManagedAccess: cudaDeviceAttr = cudaDeviceAttr(89);
-    pub const cudaDevAttrComputePreemptionSupported: cudaDeviceAttr = cudaDeviceAttr(90);
-    pub const cudaDevAttrCanUseHostPointerForRegisteredMem: cudaDeviceAttr = cudaDeviceAttr(91);
-    pub const cudaDevAttrReserved92: cudaDeviceAttr = cudaDeviceAttr(92);
-    pub const cudaDevAttrReserved93: cudaDeviceAttr = cudaDeviceAttr(93);
-    pub const cudaDevAttrReserved94: cudaDeviceAttr = cudaDeviceAttr(94);
-    pub const cudaDevAttrCooperativeLaunch: cudaDeviceAttr = cudaDeviceAttr(95);
-    pub const cudaDevAttrReserved96: cudaDeviceAttr = cudaDeviceAttr(96);
-    pub const cudaDevAttrMaxSharedMemoryPerBlockOptin: cudaDeviceAttr = cudaDeviceAttr(97);
-    pub const cudaDevAttrCanFlushRemoteWrites: cudaDeviceAttr = cudaDeviceAttr(98);
-    pub const cudaDevAttrHostRegisterSupported: cudaDeviceAttr = cudaDeviceAttr(99);
-    pub const cudaDevAttrPageableMemoryAccessUsesHostPageTables: cudaDeviceAttr = cudaDeviceAttr(100);
-    pub const cudaDevAttrDirectManagedMemAccessFromHost: cudaDeviceAttr = cudaDeviceAttr(101);
-    pub const cudaDevAttrMaxBlocksPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(106);
-    pub const cudaDevAttrMaxPersistingL2CacheSize: cudaDeviceAttr = cudaDeviceAttr(108);
-    pub const cudaDevAttrMaxAccessPolicyWindowSize: cudaDeviceAttr = cudaDeviceAttr(109);
-    pub const cudaDevAttrReservedSharedMemoryPerBlock: cudaDeviceAttr = cudaDeviceAttr(111);
-    pub const cudaDevAttrSparseCudaArraySupported: cudaDeviceAttr = cudaDeviceAttr(112);
-    pub const cudaDevAttrHostRegisterReadOnlySupported: cudaDeviceAttr = cudaDeviceAttr(113);
-    pub const cudaDevAttrTimelineSemaphoreInteropSupported: cudaDeviceAttr = cudaDeviceAttr(114);
-    pub const cudaDevAttrMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(115);
-    pub const cudaDevAttrGPUDirectRDMASupported: cudaDeviceAttr = cudaDeviceAttr(116);
-    pub const cudaDevAttrGPUDirectRDMAFlushWritesOptions: cudaDeviceAttr = cudaDeviceAttr(117);
-    pub const cudaDevAttrGPUDirectRDMAWritesOrdering: cudaDeviceAttr = cudaDeviceAttr(118);
-    pub const cudaDevAttrMemoryPoolSupportedHandleTypes: cudaDeviceAttr = cudaDeviceAttr(119);
-    pub const cudaDevAttrClusterLaunch: cudaDeviceAttr = cudaDeviceAttr(120);
-    pub const cudaDevAttrDeferredMappingCudaArraySupported: cudaDeviceAttr = cudaDeviceAttr(121);
-    pub const cudaDevAttrReserved122: cudaDeviceAttr = cudaDeviceAttr(122);
-    pub const cudaDevAttrReserved123: cudaDeviceAttr = cudaDeviceAttr(123);
-    pub const cudaDevAttrReserved124: cudaDeviceAttr = cudaDeviceAttr(124);
-    pub const cudaDevAttrIpcEventSupport: cudaDeviceAttr = cudaDeviceAttr(125);
-    pub const cudaDevAttrMemSyncDomainCount: cudaDeviceAttr = cudaDeviceAttr(126);
-    pub const cudaDevAttrReserved127: cudaDeviceAttr = cudaDeviceAttr(127);
-    pub const cudaDevAttrReserved128: cudaDeviceAttr = cudaDeviceAttr(128);
-    pub const cudaDevAttrReserved129: cudaDeviceAttr = cudaDeviceAttr(129);
-    pub const cudaDevAttrNumaConfig: cudaDeviceAttr = cudaDeviceAttr(130);
-    pub const cudaDevAttrNumaId: cudaDeviceAttr = cudaDeviceAttr(131);
-    pub const cudaDevAttrReserved132: cudaDeviceAttr = cudaDeviceAttr(132);
-    pub const cudaDevAttrMpsEnabled: cudaDeviceAttr = cudaDeviceAttr(133);
-    pub const cudaDevAttrHostNumaId: cudaDeviceAttr = cudaDeviceAttr(134);
-    pub const cudaDevAttrD3D12CigSupported: cudaDeviceAttr = cudaDeviceAttr(135);
-    pub const cudaDevAttrVulkanCigSupported: cudaDeviceAttr = cudaDeviceAttr(138);
-    pub const cudaDevAttrGpuPciDeviceId: cudaDeviceAttr = cudaDeviceAttr(139);
-    pub const cudaDevAttrGpuPciSubsystemId: cudaDeviceAttr = cudaDeviceAttr(140);
-    pub const cudaDevAttrReserved141: cudaDeviceAttr = cudaDeviceAttr(141);
-    pub const cudaDevAttrHostNumaMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(142);
-    pub const cudaDevAttrHostNumaMultinodeIpcSupported: cudaDeviceAttr = cudaDeviceAttr(143);
-    pub const cudaDevAttrHostMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(144);
-    pub const cudaDevAttrReserved145: cudaDeviceAttr = cudaDeviceAttr(145);
-    pub const cudaDevAttrOnlyPartialHostNativeAtomicSupported: cudaDeviceAttr = cudaDeviceAttr(147);
-    pub const cudaDevAttrMax: cudaDeviceAttr = cudaDeviceAttr(148);
-}
-#[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
-pub struct cudaDeviceAttr(pub ::std::os::raw::c_uint);
 pub use self::cudaError as cudaError_t;
 pub type cudaStream_t = *mut CUstream_st;
 pub type cudaEvent_t = *mut CUevent_st;
@@ -1347,15 +1164,6 @@ impl cudaLibraryOption {
 pub struct cudaLibraryOption(pub ::std::os::raw::c_uint);
 pub type cudaLibrary_t = *mut CUlib_st;
 pub type cudaGraphDeviceNode_t = *mut CUgraphDeviceUpdatableNode_st;
-impl cudaDriverEntryPointQueryResult {
-    pub const cudaDriverEntryPointSuccess: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(0);
-    pub const cudaDriverEntryPointSymbolNotFound: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(1);
-    pub const cudaDriverEntryPointVersionNotSufficent: cudaDriverEntryPointQueryResult =
-        cudaDriverEntryPointQueryResult(2);
-}
-#[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
-pub struct cudaDriverEntryPointQueryResult(pub ::std::os::raw::c_uint);
 impl cudaLaunchMemSyncDomain {
     pub const cudaLaunchMemSyncDomainDefault: cudaLaunchMemSyncDomain = cudaLaunchMemSyncDomain(0);
     pub const cudaLaunchMemSyncDomainRemote: cudaLaunchMemSyncDomain = cudaLaunchMemSyncDomain(1);
@@ -1646,14 +1454,6 @@ pub type cudaLaunchConfig_t = cudaLaunchConfig_st;
 pub type PFN_cudaGetLastError = unsafe extern "C" fn() -> cudaError_t;
 pub type PFN_cudaGetErrorName = unsafe extern "C" fn(error: cudaError_t) -> *const ::std::os::raw::c_char;
 pub type PFN_cudaGetErrorString = unsafe extern "C" fn(error: cudaError_t) -> *const ::std::os::raw::c_char;
-pub type PFN_cudaGetDeviceCount = unsafe extern "C" fn(count: *mut ::std::os::raw::c_int) -> cudaError_t;
-pub type PFN_cudaDeviceGetAttribute = unsafe extern "C" fn(
-    value: *mut ::std::os::raw::c_int,
-    attr: cudaDeviceAttr,
-    device: ::std::os::raw::c_int,
-) -> cudaError_t;
-pub type PFN_cudaSetDevice = unsafe extern "C" fn(device: ::std::os::raw::c_int) -> cudaError_t;
-pub type PFN_cudaGetDevice = unsafe extern "C" fn(device: *mut ::std::os::raw::c_int) -> cudaError_t;
 pub type PFN_cudaLaunchKernel = unsafe extern "C" fn(
     func: *const ::std::os::raw::c_void,
     gridDim: dim3,
@@ -1667,16 +1467,7 @@ pub type PFN_cudaLaunchKernelExC = unsafe extern "C" fn(
     func: *const ::std::os::raw::c_void,
     args: *mut *mut ::std::os::raw::c_void,
 ) -> cudaError_t;
-pub type PFN_cudaFree = unsafe extern "C" fn(devPtr: *mut ::std::os::raw::c_void) -> cudaError_t;
-pub type PFN_cudaDriverGetVersion = unsafe extern "C" fn(driverVersion: *mut ::std::os::raw::c_int) -> cudaError_t;
 pub type PFN_cudaRuntimeGetVersion = unsafe extern "C" fn(runtimeVersion: *mut ::std::os::raw::c_int) -> cudaError_t;
-pub type PFN_cudaGetDriverEntryPointByVersion = unsafe extern "C" fn(
-    symbol: *const ::std::os::raw::c_char,
-    funcPtr: *mut *mut ::std::os::raw::c_void,
-    cudaVersion: ::std::os::raw::c_uint,
-    flags: ::std::os::raw::c_ulonglong,
-    driverStatus: *mut cudaDriverEntryPointQueryResult,
-) -> cudaError_t;
 pub type PFN_cudaLibraryLoadData = unsafe extern "C" fn(
     library: *mut cudaLibrary_t,
     code: *const ::std::os::raw::c_void,
@@ -1687,25 +1478,9 @@ pub type PFN_cudaLibraryLoadData = unsafe extern "C" fn(
     libraryOptionValues: *mut *mut ::std::os::raw::c_void,
     numLibraryOptions: ::std::os::raw::c_uint,
 ) -> cudaError_t;
-pub type PFN_cudaLibraryLoadFromFile = unsafe extern "C" fn(
-    library: *mut cudaLibrary_t,
-    fileName: *const ::std::os::raw::c_char,
-    jitOptions: *mut cudaJitOption,
-    jitOptionsValues: *mut *mut ::std::os::raw::c_void,
-    numJitOptions: ::std::os::raw::c_uint,
-    libraryOptions: *mut cudaLibraryOption,
-    libraryOptionValues: *mut *mut ::std::os::raw::c_void,
-    numLibraryOptions: ::std::os::raw::c_uint,
-) -> cudaError_t;
 pub type PFN_cudaLibraryUnload = unsafe extern "C" fn(library: cudaLibrary_t) -> cudaError_t;
 pub type PFN_cudaLibraryGetKernel = unsafe extern "C" fn(
     pKernel: *mut cudaKernel_t,
-    library: cudaLibrary_t,
-    name: *const ::std::os::raw::c_char,
-) -> cudaError_t;
-pub type PFN_cudaLibraryGetGlobal = unsafe extern "C" fn(
-    dptr: *mut *mut ::std::os::raw::c_void,
-    bytes: *mut usize,
     library: cudaLibrary_t,
     name: *const ::std::os::raw::c_char,
 ) -> cudaError_t;
@@ -1725,12 +1500,6 @@ pub type PFN_cudaLibraryEnumerateKernels = unsafe extern "C" fn(
     kernels: *mut cudaKernel_t,
     numKernels: ::std::os::raw::c_uint,
     lib: cudaLibrary_t,
-) -> cudaError_t;
-pub type PFN_cudaKernelSetAttributeForDevice = unsafe extern "C" fn(
-    kernel: cudaKernel_t,
-    attr: cudaFuncAttribute,
-    value: ::std::os::raw::c_int,
-    device: ::std::os::raw::c_int,
 ) -> cudaError_t;
 impl nvrtcResult {
     pub const NVRTC_SUCCESS: nvrtcResult = nvrtcResult(0);
@@ -1757,8 +1526,6 @@ impl nvrtcResult {
 pub struct nvrtcResult(pub ::std::os::raw::c_uint);
 pub type PFN_nvrtcGetErrorString = unsafe extern "C" fn(result: nvrtcResult) -> *const ::std::os::raw::c_char;
 pub type PFN_nvrtcVersion = unsafe extern "C" fn(major: *mut ::std::os::raw::c_int, minor: *mut ::std::os::raw::c_int) -> nvrtcResult;
-pub type PFN_nvrtcGetNumSupportedArchs = unsafe extern "C" fn(numArchs: *mut ::std::os::raw::c_int) -> nvrtcResult;
-pub type PFN_nvrtcGetSupportedArchs = unsafe extern "C" fn(supportedArchs: *mut ::std::os::raw::c_int) -> nvrtcResult;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct _nvrtcProgram {

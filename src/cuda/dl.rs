@@ -56,14 +56,14 @@ impl Lib {
 macro_rules! symbol_table {
     ($vis:vis struct $name:ident { $( $field:ident : $pfn:ident = $sym:literal ),* $(,)? }) => {
         #[allow(non_snake_case)]
-        $vis struct $name { $( pub $field: Option<$crate::sys::$pfn>, )* }
+        $vis struct $name { $( pub $field: Option<$crate::cuda::sys::$pfn>, )* }
         impl $name {
-            fn resolve(lib: &$crate::dl::Lib) -> $name {
+            fn resolve(lib: &$crate::cuda::dl::Lib) -> $name {
                 $name { $( $field: lib
                     .sym(::std::ffi::CStr::from_bytes_with_nul(concat!($sym, "\0").as_bytes()).unwrap_or(c"?"))
                     // SAFETY: the library exports `$sym` with the prototype `$pfn`, generated
                     // from the headers of the major version its soname names.
-                    .map(|p| unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $crate::sys::$pfn>(p) }), )* }
+                    .map(|p| unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $crate::cuda::sys::$pfn>(p) }), )* }
             }
         }
     };
@@ -217,11 +217,11 @@ pub fn untrusted_reason(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let real = match std::fs::canonicalize(path) {
         Ok(r) => r,
-        Err(e) => return Some(format!("cannot resolve it: {e}")),
+        Err(e) => return Some(format!("cannot resolve it: {}", crate::error::io_text(&e))),
     };
     let m = match std::fs::metadata(&real) {
         Ok(m) => m,
-        Err(e) => return Some(format!("cannot stat it: {e}")),
+        Err(e) => return Some(format!("cannot stat it: {}", crate::error::io_text(&e))),
     };
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };
