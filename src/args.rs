@@ -146,9 +146,9 @@ mod tests {
         use crate::kernel::Param;
         use crate::Status;
         let k = Kernel(0x7a00 as *mut _);
-        let lib = 0x7a00_0000 as crate::sys::CUlibrary;
+        let lib = 0x7a00_0000 as crate::cuda::sys::CUlibrary;
         // SAFETY: the kernel is never launched (validate only); the layout is the one checked.
-        unsafe { crate::registry::prime(k, lib, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
+        unsafe { crate::registry::prime(k.0, lib, &[Param { offset: 0, size: 8 }, Param { offset: 8, size: 4 }]) };
         let cfg = LaunchConfig::for_num_elems(10).with_api(Api::Driver);
         k.validate_launch(&cfg, &(0u64, 1i32)).unwrap();
         k.validate_launch(&cfg, &(std::ptr::null_mut::<f32>(), 1u32)).unwrap();
