@@ -356,6 +356,9 @@ typedef struct cudyn_load_option {
    * A `cudyn_load_option_id`, checked before use.
    */
   cudyn_load_option_id id;
+  /**
+   * The option's value (its meaning depends on `id`).
+   */
   int64_t value;
 } cudyn_load_option;
 
@@ -373,8 +376,17 @@ typedef struct cudyn_buffer {
  * Grid, block or cluster extent; the same layout as CUDA's `dim3`.
  */
 typedef struct cudyn_dim3 {
+  /**
+   * Extent in x.
+   */
   uint32_t x;
+  /**
+   * Extent in y.
+   */
   uint32_t y;
+  /**
+   * Extent in z.
+   */
   uint32_t z;
 } cudyn_dim3;
 
@@ -383,7 +395,13 @@ typedef struct cudyn_dim3 {
  * carved from `reserved`, so zero keeps meaning "not set" and the size never changes.
  */
 typedef struct cudyn_launch_config {
+  /**
+   * Blocks in the grid (each dimension at least 1).
+   */
   struct cudyn_dim3 grid;
+  /**
+   * Threads per block (each dimension at least 1).
+   */
   struct cudyn_dim3 block;
   /**
    * Dynamic shared memory per block, in bytes.

@@ -23,3 +23,5 @@ run build/c-examples/versions
 run build/c-examples/saxpy_nvrtc
 run build/c-examples/load_and_launch "$fatbin"
 run build/c-examples/interop_cast "$fatbin"
+# The Rust API: compile, load, typed launch through both APIs (says what it skipped without a GPU).
+run cargo run -q --example vec_add

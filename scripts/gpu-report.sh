@@ -5,6 +5,10 @@
 # cuda.core reference row, with the chart. Results go to DIR. About 6 minutes on an H200
 # (the raw mutant pass runs MUTANTS_RAW_JOBS children side by side, default 8, and stops itself
 # after MUTANTS_RAW_SECONDS, default 200, reporting how many mutants it got through).
+# With CORPUS=folder (scripts/real_world_fatbins.py fills one) it also loads every real-world
+# image there (corpus_load: same verdict as raw CUDA, first-sight load cost), and with
+# CACHE_COMPARE=1 it runs the compile-cache comparison (cache_compare; jitify2's rows when the
+# build was configured with -DCUDYN_JITIFY2_DIR) and cuda.core's cache beside it.
 #   usage: scripts/gpu-report.sh DIR [PREFIX=.prefix]
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +32,15 @@ echo "== benchmark"
 "$b/launch_bench" "$d/interop_kernels.fatbin" "$out/bench.json" > "$out/bench.txt" 2>&1; cat "$out/bench.txt"
 python3 benches/cuda_core_reference.py "$out/cuda_core.json" > "$out/cuda_core.txt" 2>&1; cat "$out/cuda_core.txt"
 python3 benches/plot.py "$out/bench.json" "$out/cuda_core.json" > "$out/launch-overhead.svg" 2>/dev/null
+if [ -n "${CORPUS:-}" ]; then
+  echo "== real-world images"
+  "$b/corpus_load" "$CORPUS" 7 > "$out/corpus.txt" 2>&1; echo "corpus_load: exit $?"; tail -34 "$out/corpus.txt"
+fi
+if [ -n "${CACHE_COMPARE:-}" ]; then
+  echo "== compile cache"
+  CUDYN_CACHE_DIR="$out/cache-compare" "$b/cache_compare" 7 > "$out/cache_compare.txt" 2>&1; cat "$out/cache_compare.txt"
+  python3 benches/cuda_core_cache.py 5 > "$out/cuda_core_cache.txt" 2>&1; tail -6 "$out/cuda_core_cache.txt"
+fi
 echo "== compute-sanitizer"
 bash scripts/gpu-sanitize.sh build-gpu > "$out/sanitize.txt" 2>&1
 echo "sanitizers: exit $?"; grep -cE " rc=0 " "$out/sanitize.txt"

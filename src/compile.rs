@@ -20,7 +20,7 @@ pub struct CompileOptions {
     pub options: Vec<String>,
     /// Headers the source may #include by name: (name, contents).
     pub headers: Vec<(String, String)>,
-    /// C++ names to instantiate and look up, e.g. "axpy<float>"; their lowered (mangled)
+    /// C++ names to instantiate and look up, e.g. `"axpy<float>"`; their lowered (mangled)
     /// names come back in `Compiled::lowered`.
     pub name_expressions: Vec<String>,
     /// Cubin (default), Ptx or LtoIr.
@@ -30,7 +30,9 @@ pub struct CompileOptions {
 /// A compilation's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiled {
+    /// The compiled image (cubin, PTX or LTO-IR bytes).
     pub code: Vec<u8>,
+    /// What `code` is.
     pub kind: CodeKind,
     /// NVRTC's log (empty on a clean compile; on a cache hit, the log of the compile that
     /// made the entry, warnings included).
@@ -39,19 +41,46 @@ pub struct Compiled {
     pub lowered: Vec<(String, String)>,
     /// The sm_XY the code is for.
     pub sm: u32,
+    /// Whether `code` came from the compile cache (no NVRTC run).
     pub from_cache: bool,
 }
 
 /// A failed compilation: the error and NVRTC's full log.
 #[derive(Debug, Clone)]
 pub struct CompileFailure {
+    /// What failed (status [`Status::CompileFailed`] when NVRTC refused the source).
     pub error: Error,
+    /// NVRTC's full log (empty when NVRTC never ran).
     pub log: String,
 }
 
 impl From<Error> for CompileFailure {
     fn from(error: Error) -> Self {
         CompileFailure { error, log: String::new() }
+    }
+}
+
+/// The error's message, then NVRTC's log (when there is one) on the lines after it: the log
+/// is where the compiler says what is wrong.
+impl std::fmt::Display for CompileFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.error.message)?;
+        let log = self.log.trim_end();
+        if !log.is_empty() {
+            write!(f, "\n{log}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CompileFailure {}
+
+/// The failure as a plain [`Error`]: same status and CUDA code, the log kept at the end of the
+/// message (as `Display` shows it), so `?` in a function returning `cudyn::Result` loses nothing.
+impl From<CompileFailure> for Error {
+    fn from(f: CompileFailure) -> Self {
+        let message = f.to_string();
+        Error { message, ..f.error }
     }
 }
 

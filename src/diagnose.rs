@@ -60,6 +60,7 @@ impl Component {
 /// What the search for one component found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentReport {
+    /// Which component this is.
     pub component: Component,
     /// The file opened (or the soname, when the loader cannot tell the file); None if none.
     pub path: Option<String>,
@@ -110,7 +111,9 @@ pub fn version_text(v: i32) -> String {
 /// One GPU the driver sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gpu {
+    /// The device's ordinal (as CUDA numbers devices).
     pub index: i32,
+    /// The device's name, as the driver reports it.
     pub name: String,
     /// Compute capability as major*10+minor (90 for an H100/H200).
     pub sm: u32,
@@ -140,6 +143,7 @@ pub struct CacheReport {
     pub off_because: Option<String>,
     /// Entries and bytes in the folder now (zero when off).
     pub entries: u64,
+    /// Bytes of the entries in the folder now (zero when off).
     pub bytes: u64,
 }
 

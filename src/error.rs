@@ -11,18 +11,24 @@ pub use crate::enums::Status;
 /// CUDA/NVRTC/nvJitLink result code behind it (0 when there is none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
+    /// What went wrong, as a stable number.
     pub status: Status,
+    /// What cudyn was doing and why it failed, for a person to read.
     pub message: String,
+    /// The CUDA, NVRTC or nvJitLink result code behind the failure; 0 when there is none.
     pub cuda_code: i32,
 }
 
 impl Error {
+    /// An error of `status` with `message` and no CUDA code.
     pub fn new(status: Status, message: impl Into<String>) -> Self {
         Error { status, message: message.into(), cuda_code: 0 }
     }
+    /// An error of `status` caused by CUDA (or NVRTC, nvJitLink) result `code`.
     pub fn with_code(status: Status, code: i32, message: impl Into<String>) -> Self {
         Error { status, message: message.into(), cuda_code: code }
     }
+    /// An [`Status::InvalidArgument`] error.
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::new(Status::InvalidArgument, message)
     }
@@ -41,6 +47,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// cudyn's result type: [`Error`] unless another error type is named.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An I/O error in cudyn's words: "no such file or directory", not "No such file or directory
@@ -92,11 +99,13 @@ pub fn last_error_message_ptr() -> *const std::os::raw::c_char {
     LAST.try_with(|l| l.try_borrow().map(|l| l.message.as_ptr()).unwrap_or(c"".as_ptr())).unwrap_or(c"".as_ptr())
 }
 
+/// This thread's last failure message (as the C API's `cudyn_last_error_message`), owned.
 pub fn last_error_message() -> String {
     LAST.try_with(|l| l.try_borrow().map(|l| l.message.to_string_lossy().into_owned()).unwrap_or_default())
         .unwrap_or_default()
 }
 
+/// The CUDA code of this thread's last failure (0 if it had none).
 pub fn last_cuda_error() -> i32 {
     LAST.try_with(|l| l.try_borrow().map(|l| l.cuda_code).unwrap_or(0)).unwrap_or(0)
 }

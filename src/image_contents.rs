@@ -28,8 +28,11 @@ pub struct KernelLayout {
 /// How a fatbin entry's payload is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// Stored as is.
     None,
+    /// LZ4-compressed.
     Lz4,
+    /// Zstandard-compressed (CUDA 13's default).
     Zstd,
 }
 
@@ -51,6 +54,7 @@ pub struct FatbinEntry {
     pub offset: u64,
     /// The code it holds: SASS (a cubin), PTX or LTO-IR, and for which architecture.
     pub code: ArchCode,
+    /// How the entry's payload is stored.
     pub compression: Compression,
     /// Bytes of its header.
     pub header_bytes: u64,

@@ -9,8 +9,13 @@ use std::ffi::{CStr, CString};
 
 pub use crate::cuda::driver::Param;
 
-/// A kernel handle. Copy, non-owning: it is valid while its library is loaded. The pointer
-/// is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
+/// A bare kernel handle. Copy, non-owning: it is valid while its library is loaded. The
+/// pointer is CUDA's own, so it converts to and from `CUkernel` / `cudaKernel_t` without a cast.
+///
+/// A kernel found through a [`Library`](crate::Library) comes as a
+/// [`LibraryKernel`](crate::LibraryKernel), which cannot outlive the library and dereferences
+/// to this handle. A bare handle is checked at run time instead: its queries refuse a kernel of
+/// a library cudyn unloaded, and its launch ([`Kernel::launch`]) is `unsafe`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Kernel(pub(crate) sys::CUkernel);
@@ -35,6 +40,7 @@ impl Kernel {
         Ok(Kernel(k))
     }
 
+    /// The bare `CUkernel` (== `cudaKernel_t`), for CUDA calls.
     pub fn as_raw(self) -> sys::CUkernel {
         self.0
     }
@@ -105,10 +111,12 @@ impl Kernel {
         registry::release(self.0)
     }
 
+    /// How many parameters the kernel takes.
     pub fn param_count(self) -> Result<usize> {
         self.with_params(|p| p.len())
     }
 
+    /// Parameter `index`'s offset and size; an error past the last parameter.
     pub fn param(self, index: usize) -> Result<Param> {
         self.with_params(|p| p.get(index).copied())?.ok_or_else(|| {
             Error::invalid(format!(
@@ -118,6 +126,7 @@ impl Kernel {
         })
     }
 
+    /// Every parameter's offset and size, in order.
     pub fn params(self) -> Result<Vec<Param>> {
         self.with_params(|p| p.to_vec())
     }
@@ -130,6 +139,7 @@ impl Kernel {
         unsafe { driver::kernel_function(self.0) }
     }
 
+    /// Attribute `attr` of this kernel on device `device`.
     pub fn attribute(self, attr: Attribute, device: i32) -> Result<i32> {
         registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
@@ -137,6 +147,7 @@ impl Kernel {
             .map_err(|e| e.context(format_args!("reading attribute {} on device {device}", attr.c_name())))
     }
 
+    /// Set attribute `attr` of this kernel on device `device` (only the settable ones).
     pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
         registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.

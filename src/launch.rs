@@ -15,15 +15,20 @@ use std::os::raw::c_int;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Dim3 {
+    /// Extent in x.
     pub x: u32,
+    /// Extent in y.
     pub y: u32,
+    /// Extent in z.
     pub z: u32,
 }
 
 impl Dim3 {
+    /// The extent `x` by `y` by `z`.
     pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
         Dim3 { x, y, z }
     }
+    /// The one-dimensional extent `x` (y and z are 1).
     pub const fn x(x: u32) -> Dim3 {
         Dim3 { x, y: 1, z: 1 }
     }
@@ -48,7 +53,9 @@ const_assert_eq!(LAUNCH_CONFIG_RESERVED, 8);
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchConfig {
+    /// Blocks in the grid (each dimension at least 1).
     pub grid: Dim3,
+    /// Threads per block (each dimension at least 1).
     pub block: Dim3,
     /// Dynamic shared memory per block, in bytes.
     pub shared_mem_bytes: usize,

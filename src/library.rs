@@ -1,6 +1,7 @@
 //! Libraries (`CUlibrary` == `cudaLibrary_t`): load device code through the runtime or the
 //! driver after checking the bytes, find kernels and globals, unload.
 
+use crate::bound::LibraryKernel;
 use crate::cuda::driver::{self, driver_if_usable};
 use crate::cuda::{self, fmt_version, sys, OptionArrays};
 use crate::error::{Error, Result, Status};
@@ -14,7 +15,9 @@ use std::path::Path;
 
 pub use crate::enums::Api;
 
-/// A loaded library; unloaded on drop (through the API that loaded it).
+/// A loaded library, owned: unloaded on drop (through the API that loaded it), or by
+/// [`Library::unload`] to hear about a failure. Its kernels ([`Library::kernel`]) borrow it,
+/// so it cannot be dropped or unloaded while one is in use.
 #[derive(Debug)]
 pub struct Library {
     raw: sys::CUlibrary,
@@ -279,16 +282,19 @@ impl Library {
         Library { raw, api }
     }
 
+    /// Give up ownership: the raw handle, which nothing unloads any more (see [`Library::from_raw`]).
     pub fn into_raw(self) -> sys::CUlibrary {
         let r = self.raw;
         std::mem::forget(self);
         r
     }
 
+    /// The raw handle (`CUlibrary` == `cudaLibrary_t`), still owned by this `Library`.
     pub fn as_raw(&self) -> sys::CUlibrary {
         self.raw
     }
 
+    /// The API the library was loaded (and is unloaded) through.
     pub fn api(&self) -> Api {
         self.api
     }
@@ -302,19 +308,23 @@ impl Library {
         unsafe { unload_raw(raw, api) }
     }
 
-    pub fn kernel(&self, name: &CStr) -> Result<Kernel> {
+    /// The kernel named `name` (its mangled name, for C++), borrowed from this library: it
+    /// cannot outlive it (see [`LibraryKernel`]).
+    pub fn kernel(&self, name: &CStr) -> Result<LibraryKernel<'_>> {
         // SAFETY: a Library holds a live handle until it is dropped or unloaded.
-        unsafe { get_kernel(self.raw, name, self.api) }
+        unsafe { get_kernel(self.raw, name, self.api) }.map(|k| LibraryKernel::new(k, self))
     }
 
+    /// Number of kernels in the library (driver 12.4+, else runtime 12.8+).
     pub fn kernel_count(&self) -> Result<u32> {
         // SAFETY: as above.
         unsafe { kernel_count(self.raw) }
     }
 
-    pub fn kernels(&self) -> Result<Vec<Kernel>> {
+    /// Every kernel of the library, borrowed from it (driver 12.4+, else runtime 12.8+).
+    pub fn kernels(&self) -> Result<Vec<LibraryKernel<'_>>> {
         // SAFETY: as above.
-        unsafe { kernels_of(self.raw) }
+        unsafe { kernels_of(self.raw) }.map(|v| v.into_iter().map(|k| LibraryKernel::new(k, self)).collect())
     }
 
     /// Device address and size of a `__device__` global, in the current context.

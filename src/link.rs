@@ -33,29 +33,59 @@ fn input_type_name(k: CodeKind) -> &'static str {
     }
 }
 
+/// One input to [`link`]: its bytes, what they are, and a name for the log.
 pub struct LinkInput<'a> {
     /// Any kind but `Unknown` and `Source`.
     pub kind: CodeKind,
+    /// The input's bytes.
     pub data: &'a [u8],
+    /// The input's name, as nvJitLink's log shows it.
     pub name: &'a str,
 }
 
 /// A link's result: the cubin and nvJitLink's info log.
 #[derive(Debug, Clone)]
 pub struct Linked {
+    /// The linked cubin.
     pub cubin: Vec<u8>,
+    /// nvJitLink's info log.
     pub log: String,
 }
 
+/// A failed link: the error and nvJitLink's log.
 #[derive(Debug, Clone)]
 pub struct LinkFailure {
+    /// What failed ([`Status::LinkFailed`](crate::Status::LinkFailed) when nvJitLink refused the inputs).
     pub error: Error,
+    /// nvJitLink's error and info log (empty when it never ran).
     pub log: String,
 }
 
 impl From<Error> for LinkFailure {
     fn from(error: Error) -> Self {
         LinkFailure { error, log: String::new() }
+    }
+}
+
+/// The error's message, then nvJitLink's log (when there is one) on the lines after it.
+impl std::fmt::Display for LinkFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.error.message)?;
+        let log = self.log.trim_end();
+        if !log.is_empty() {
+            write!(f, "\n{log}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LinkFailure {}
+
+/// The failure as a plain [`Error`], the log kept at the end of the message (as `Display`).
+impl From<LinkFailure> for Error {
+    fn from(f: LinkFailure) -> Self {
+        let message = f.to_string();
+        Error { message, ..f.error }
     }
 }
 

@@ -19,6 +19,7 @@ use std::mem::offset_of;
 pub struct LoadOption {
     /// A `cudyn_load_option_id`, checked before use.
     pub id: RawLoadOptionId,
+    /// The option's value (its meaning depends on `id`).
     pub value: i64,
 }
 

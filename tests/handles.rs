@@ -5,6 +5,10 @@
 //! cudyn unloaded is never handed to CUDA again. Each scenario runs in a child process of its
 //! own (a process opens one libcuda), as a 13.0 driver and again posing as 12.4 (no
 //! `cuKernelGetLibrary`).
+//!
+//! Most scenarios detach the bare handle (`lib.kernel(..)?.kernel()`) on purpose: it is the
+//! handle C code holds, usable after its library is gone, so the run-time checks are what is
+//! tested. The typed, borrowed launch (`LibraryKernel`) is tested at the end.
 
 mod common;
 
@@ -249,7 +253,7 @@ fn a_reused_address_is_checked_against_the_new_kernel() {
     assert_eq!(launch_n(foreign, 3, 2).unwrap_err().status, Status::ArgumentMismatch);
     s.raw_unload(l);
     let lib = load_cudyn(&s, &[4]);
-    let k = lib.kernel(c"k0").unwrap();
+    let k = lib.kernel(c"k0").unwrap().kernel();
     assert_eq!(k, foreign, "the stand-in reuses the address, as CUDA does");
     launch_n(k, 4, 4).expect("the new kernel's own layout is the one checked");
     let e = launch_n(k, 2, 4).unwrap_err();
@@ -271,7 +275,7 @@ fn a_foreign_handle_at_a_dead_address_launches_once_adopted() {
     }
     let s = standin();
     let lib = load_cudyn(&s, &[2]);
-    let old = lib.kernel(c"k0").unwrap();
+    let old = lib.kernel(c"k0").unwrap().kernel();
     launch_n(old, 2, 2).unwrap();
     lib.unload().unwrap();
     let (l, k) = s.raw_load(4);
@@ -303,7 +307,7 @@ fn handles_cudyn_unloaded_are_refused_without_reaching_cuda() {
     let s = standin();
     let lib = load_cudyn(&s, &[2, 3]);
     let raw = lib.as_raw();
-    let k = lib.kernel(c"k1").unwrap();
+    let k = lib.kernel(c"k1").unwrap().kernel();
     launch_n(k, 3, 3).unwrap();
     let before = s.launches();
     lib.unload().unwrap();
@@ -325,7 +329,7 @@ fn handles_cudyn_unloaded_are_refused_without_reaching_cuda() {
     // A cudyn load at the same addresses makes both live again, with the new layouts.
     let lib = load_cudyn(&s, &[1, 5]);
     assert_eq!(lib.as_raw(), raw);
-    let k1 = lib.kernel(c"k1").unwrap();
+    let k1 = lib.kernel(c"k1").unwrap().kernel();
     assert_eq!(k1, k);
     launch_n(k1, 5, 5).unwrap();
     assert_eq!(launch_n(k1, 3, 5).unwrap_err().status, Status::ArgumentMismatch);
@@ -361,7 +365,7 @@ fn eight_threads_load_launch_and_unload() {
                         s.raw_unload(l);
                     } else {
                         let lib = load_cudyn(s, &[n]);
-                        let k = lib.kernel(c"k0").unwrap();
+                        let k = lib.kernel(c"k0").unwrap().kernel();
                         launch_n(k, n as usize, n).unwrap();
                         launch_n(k, n as usize, n).unwrap();
                         let e = launch_n(k, n as usize - 1, n).unwrap_err();
@@ -375,4 +379,85 @@ fn eight_threads_load_launch_and_unload() {
     assert_eq!(s.wrong_layout_launches(), 0, "a launch was checked against another kernel's layout");
     assert_eq!(s.dead_library_uses(), 0);
     assert_eq!(s.dead_kernel_uses(), 0);
+}
+
+/// The typed launch checks each argument's size against the kernel's parameter, not only the
+/// count: a tuple of the right length with a wrongly sized value is refused before CUDA is
+/// called, as is a tuple of the wrong length; a well-typed one launches.
+#[test]
+fn a_typed_launch_refuses_wrongly_sized_arguments() {
+    if child_mode().is_none() {
+        return in_children("a_typed_launch_refuses_wrongly_sized_arguments");
+    }
+    let s = standin();
+    let lib = load_cudyn(&s, &[2, 3]);
+    let k0 = lib.kernel(c"k0").unwrap();
+    let k1 = lib.kernel(c"k1").unwrap();
+    let cfg = driver_cfg();
+    // SAFETY (every launch below): the stand-in's kernels read their int arguments only.
+    unsafe { k0.launch(&cfg, (2i32, 2i32)) }.expect("two ints for two int parameters");
+    unsafe { k1.launch(&cfg, (3i32, 3u32, 3i32)) }.expect("three 4-byte values for three int parameters");
+    let before = s.launches();
+    assert_eq!(before, 2);
+    for _ in 0..2 {
+        // Twice: the second time the layout comes from the launch table (the fast path).
+        let e = unsafe { k0.launch(&cfg, (2i64, 2i32)) }.unwrap_err();
+        assert_eq!(e.status, Status::ArgumentMismatch, "{}", e.message);
+        assert!(e.message.contains("argument 0 is 8 bytes but parameter 0 is 4 bytes"), "{}", e.message);
+        let e = unsafe { k1.launch(&cfg, (3i32, 3i32, 3u8)) }.unwrap_err();
+        assert_eq!(e.status, Status::ArgumentMismatch, "{}", e.message);
+        assert!(e.message.contains("argument 2 is 1 bytes"), "{}", e.message);
+        let e = unsafe { k0.launch(&cfg, (2i32,)) }.unwrap_err();
+        assert_eq!(e.status, Status::ArgumentMismatch, "{}", e.message);
+        assert!(e.message.contains("takes 2"), "{}", e.message);
+        assert_eq!(unsafe { k0.launch(&cfg, ()) }.unwrap_err().status, Status::ArgumentMismatch);
+        assert_eq!(k0.validate_launch(&cfg, &(2u64, 2i32)).unwrap_err().status, Status::ArgumentMismatch);
+    }
+    assert_eq!(s.launches(), before, "a refused launch reached CUDA");
+    unsafe { k0.launch(&cfg, (2i32, 2i32)) }.expect("the right types still launch");
+    assert_eq!(s.launches(), before + 1);
+    drop(lib);
+    assert_eq!(s.wrong_layout_launches(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
+}
+
+/// A kernel borrowed from its library works for as long as the library lives (queries, typed
+/// launches, the listing); the bare handle detached from it is refused once the library is
+/// dropped, without reaching CUDA. (That a borrowed kernel cannot outlive its library at all
+/// is shown at compile time: the `compile_fail` doctests on `LibraryKernel`.)
+#[test]
+fn a_library_kernel_lives_as_long_as_its_library() {
+    if child_mode().is_none() {
+        return in_children("a_library_kernel_lives_as_long_as_its_library");
+    }
+    let s = standin();
+    let cfg = driver_cfg();
+    let lib = load_cudyn(&s, &[2, 4]);
+    let k = lib.kernel(c"k0").unwrap();
+    assert_eq!(k.name().unwrap().as_c_str(), c"k0");
+    assert_eq!(k.param_count().unwrap(), 2);
+    let all = lib.kernels().unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all.contains(&k));
+    let k1 = *all.iter().find(|x| **x != k).unwrap();
+    assert_eq!(k1.param_count().unwrap(), 4);
+    // SAFETY: the stand-in's kernels read their int arguments only.
+    unsafe { k1.launch(&cfg, (4i32, 4i32, 4i32, 4i32)) }.unwrap();
+    // SAFETY: as above.
+    unsafe { k.launch(&cfg, (2i32, 2i32)) }.unwrap();
+    let detached = k.kernel();
+    let launched = s.launches();
+    drop(lib);
+    let e = detached.param_count().unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("unloaded"), "{}", e.message);
+    assert!(detached.name().is_err());
+    // SAFETY: a kernel of a library cudyn unloaded: refused without calling CUDA.
+    let e = unsafe { detached.launch(&cfg, (2i32, 2i32)) }.unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument, "{}", e.message);
+    assert!(e.message.contains("unloaded"), "{}", e.message);
+    assert_eq!(s.launches(), launched, "a kernel of a dropped library reached the launch");
+    assert_eq!(s.dead_kernel_uses(), 0, "a kernel cudyn unloaded was handed to CUDA");
+    assert_eq!(s.dead_library_uses(), 0);
+    assert_eq!(s.wrong_layout_launches(), 0);
 }

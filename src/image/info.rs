@@ -37,11 +37,26 @@ impl ArchVariant {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ArchCode {
     /// Machine code (SASS) for `sm_XY`.
-    Sass { sm: u32, variant: ArchVariant },
+    Sass {
+        /// The architecture number XY (90 for sm_90).
+        sm: u32,
+        /// Plain, arch-specific (`a`) or family (`f`).
+        variant: ArchVariant,
+    },
     /// PTX for `compute_XY`, which the driver can JIT-compile.
-    Ptx { sm: u32, variant: ArchVariant },
+    Ptx {
+        /// The architecture number XY (90 for sm_90).
+        sm: u32,
+        /// Plain, arch-specific (`a`) or family (`f`).
+        variant: ArchVariant,
+    },
     /// LTO-IR for `lto_XY`, which needs linking (nvJitLink) before it can run.
-    LtoIr { sm: u32, variant: ArchVariant },
+    LtoIr {
+        /// The architecture number XY (90 for sm_90).
+        sm: u32,
+        /// Plain, arch-specific (`a`) or family (`f`).
+        variant: ArchVariant,
+    },
 }
 
 impl ArchCode {
@@ -77,7 +92,7 @@ impl ArchCode {
             ArchCode::Sass { variant, .. } | ArchCode::Ptx { variant, .. } | ArchCode::LtoIr { variant, .. } => variant,
         }
     }
-    /// Whether a GPU of compute capability `sm` can run this piece on its own (see [`runnable_on`]).
+    /// Whether a GPU of compute capability `sm` can run this piece on its own (see [`runnable_on`](crate::image::runnable_on)).
     pub fn runs_on(&self, sm: u32) -> bool {
         let same_family = |code: u32| code / 10 == sm / 10 && code % 10 <= sm % 10;
         match *self {
@@ -107,9 +122,10 @@ impl fmt::Display for ArchCode {
     }
 }
 
-/// What [`inspect`] found in an image.
+/// What [`inspect`](crate::image::inspect) found in an image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageInfo {
+    /// What the image is.
     pub kind: CodeKind,
     /// Bytes the image says it occupies (<= data.len()); for text kinds, up to and including the
     /// NUL if any, else the slice length.
@@ -130,7 +146,14 @@ pub enum ImageError {
     /// Not a cubin, fatbin, PTX, LTO-IR or CUDA source.
     Unrecognised,
     /// The bytes end before something the image says is there.
-    Truncated { what: &'static str, need: u64, have: u64 },
+    Truncated {
+        /// The part that is cut short.
+        what: &'static str,
+        /// Bytes it needs.
+        need: u64,
+        /// Bytes there are.
+        have: u64,
+    },
     /// Recognised, but inconsistent or unsupported.
     Malformed(String),
 }

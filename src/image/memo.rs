@@ -61,7 +61,7 @@ fn fingerprint(image: &[u8]) -> u64 {
 }
 
 /// If `image` is byte-identical to one that passed validation, `f` of what was found in it.
-pub fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option<R> {
+pub(crate) fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option<R> {
     if image.len() > MAX_IMAGE {
         return None;
     }
@@ -76,7 +76,9 @@ pub fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option<R> {
 }
 
 /// `image` passed validation with `info`: copy it if this is its second time (see the top).
-pub fn remember(image: &[u8], info: &ImageInfo) {
+/// Crate-private: a remembered image is loaded without being checked again, so only the
+/// validation itself may vouch for one (a public `remember` would let safe code skip it).
+pub(crate) fn remember(image: &[u8], info: &ImageInfo) {
     if image.len() > MAX_IMAGE {
         return;
     }
