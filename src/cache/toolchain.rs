@@ -111,8 +111,11 @@ pub fn locate(c: Component) -> Option<PathBuf> {
 /// What the system loader would do with a bare soname.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
+    /// The loader would open this file.
     At(PathBuf),
+    /// The loader would find nothing by that name (the search moves on).
     Nowhere,
+    /// The loader's choice cannot be predicted for certain (NVRTC is then loaded).
     CannotTell,
 }
 
