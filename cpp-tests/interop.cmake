@@ -37,6 +37,9 @@ endforeach()
 # Concurrency soak: 16 threads x 1000 iterations (a shorter run under compute-sanitizer).
 cudyn_gpu_program(stress stress.cpp)
 cudyn_add_test(stress.16x1000 stress 16 1000)
+# It bounds the growth of the device's memory in use, which counts every process on the GPU:
+# under `ctest -j` another test's context (hundreds of MiB) lands in its figure. It runs alone.
+set_tests_properties(stress.16x1000 PROPERTIES RUN_SERIAL TRUE)
 
 # Hostile images: 10,000 mutants through cudyn (both APIs); the raw comparison runs by hand
 # (mutants <cubin> <fatbin> 10000 --raw), it takes minutes and crashes on purpose.
