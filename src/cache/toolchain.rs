@@ -353,12 +353,18 @@ fn lookup_inner(b: &[u8], name: &[u8]) -> Option<CacheLookup> {
     })
 }
 
-/// Every folder named by a loaded object's DT_RPATH or DT_RUNPATH, with `$ORIGIN` expanded and
-/// `$LIB` taken both ways; None when one cannot be read or names `$PLATFORM`.
+/// Every folder a `dlopen` by soname from cudyn may search through a dynamic section: the
+/// DT_RUNPATH of the object holding cudyn's code (the caller: libcudyn.so, or the program it is
+/// linked into) — a DT_RUNPATH applies only to its own object's lookups — and the DT_RPATH of
+/// every loaded object (a superset of the caller's and its loaders' chain, which glibc searches
+/// when the caller has no DT_RUNPATH). `$ORIGIN` is expanded and `$LIB` taken both ways; None
+/// when one cannot be read or names `$PLATFORM`.
 fn run_path_dirs() -> Option<Vec<PathBuf>> {
     struct State {
         dirs: Vec<PathBuf>,
         failed: bool,
+        /// An address inside cudyn's own code: the object whose segments hold it is the caller.
+        me: usize,
     }
     const PT_LOAD: u32 = 1;
     const PT_DYNAMIC: u32 = 2;
@@ -398,6 +404,7 @@ fn run_path_dirs() -> Option<Vec<PathBuf>> {
             r.iter().any(|&(lo, hi)| a >= lo && a.checked_add(len).is_some_and(|e| e <= hi))
         };
         let inside = |a: usize, len: usize| within(&loads, a, len);
+        let is_caller = within(&mapped, st.me, 1);
         let Some(dynamic) = phdrs.iter().find(|p| p.p_type == PT_DYNAMIC) else { return 0 };
         let Some(dyn_at) = base.checked_add(dynamic.p_vaddr as usize) else {
             st.failed = true;
@@ -418,7 +425,8 @@ fn run_path_dirs() -> Option<Vec<PathBuf>> {
                 DT_NULL => break,
                 DT_STRTAB => strtab = Some(val as usize),
                 DT_STRSZ => strsz = Some(val as usize),
-                DT_RPATH | DT_RUNPATH => offsets.push(val as usize),
+                DT_RPATH => offsets.push(val as usize),
+                DT_RUNPATH if is_caller => offsets.push(val as usize),
                 _ => {}
             }
         }
@@ -467,7 +475,7 @@ fn run_path_dirs() -> Option<Vec<PathBuf>> {
         0
     }
 
-    let mut st = State { dirs: Vec::new(), failed: false };
+    let mut st = State { dirs: Vec::new(), failed: false, me: run_path_dirs as fn() -> Option<Vec<PathBuf>> as usize };
     // SAFETY: `each` only reads the loader's data for the call and writes into `st`.
     unsafe { libc::dl_iterate_phdr(Some(each), &mut st as *mut State as *mut c_void) };
     (!st.failed).then_some(st.dirs)
@@ -648,6 +656,45 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(resolve_soname("libcudyn-no-such-library.so.7"), Found::Nowhere);
+    }
+
+    /// Another object's DT_RUNPATH does not apply to cudyn's dlopen (only the caller's does),
+    /// while any object's DT_RPATH may (the loader chain): a library built with each, loaded
+    /// into this process, shows in run_path_dirs exactly so.
+    #[test]
+    fn only_the_callers_runpath_and_any_rpath_count() {
+        let dir = std::env::temp_dir().join(format!("cudyn-rpath-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("x.c");
+        std::fs::write(&src, "int cudyn_rpath_probe(void) { return 1; }\n").unwrap();
+        let mut libs = Vec::new();
+        for (name, tags, folder) in [
+            ("runpath", "--enable-new-dtags", "/cudyn-test/runpath-only"),
+            ("rpath", "--disable-new-dtags", "/cudyn-test/rpath-only"),
+        ] {
+            let so = dir.join(format!("lib{name}.so"));
+            let st = std::process::Command::new("cc")
+                .args(["-shared", "-fPIC", "-o"])
+                .arg(&so)
+                .arg(&src)
+                .arg(format!("-Wl,{tags},-rpath,{folder}"))
+                .status()
+                .expect("cc (the test builds two small shared libraries)");
+            assert!(st.success());
+            let c = std::ffi::CString::new(so.as_os_str().as_bytes()).unwrap();
+            // SAFETY: a library built just above, with no constructors.
+            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+            assert!(!h.is_null(), "dlopen {so:?}");
+            libs.push(h);
+        }
+        let dirs = run_path_dirs().expect("readable");
+        assert!(!dirs.contains(&PathBuf::from("/cudyn-test/runpath-only")), "{dirs:?}");
+        assert!(dirs.contains(&PathBuf::from("/cudyn-test/rpath-only")), "{dirs:?}");
+        for h in libs {
+            // SAFETY: handles from dlopen above; nothing of them is kept.
+            unsafe { libc::dlclose(h) };
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
