@@ -64,12 +64,7 @@ impl From<Error> for CompileFailure {
 /// is where the compiler says what is wrong.
 impl std::fmt::Display for CompileFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.error.message)?;
-        let log = self.log.trim_end();
-        if !log.is_empty() {
-            write!(f, "\n{log}")?;
-        }
-        Ok(())
+        crate::error::write_with_log(f, &self.error, &self.log)
     }
 }
 

@@ -124,3 +124,15 @@ mod tests {
         assert_eq!(io_text(&e), "plain text (os error");
     }
 }
+
+/// `error`'s message, then `log` (a compiler's or linker's, when not empty) on the lines after
+/// it: how [`CompileFailure`](crate::compile::CompileFailure) and
+/// [`LinkFailure`](crate::link::LinkFailure) display.
+pub(crate) fn write_with_log(f: &mut std::fmt::Formatter<'_>, error: &Error, log: &str) -> std::fmt::Result {
+    f.write_str(&error.message)?;
+    let log = log.trim_end();
+    if !log.is_empty() {
+        write!(f, "\n{log}")?;
+    }
+    Ok(())
+}

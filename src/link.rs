@@ -70,12 +70,7 @@ impl From<Error> for LinkFailure {
 /// The error's message, then nvJitLink's log (when there is one) on the lines after it.
 impl std::fmt::Display for LinkFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.error.message)?;
-        let log = self.log.trim_end();
-        if !log.is_empty() {
-            write!(f, "\n{log}")?;
-        }
-        Ok(())
+        crate::error::write_with_log(f, &self.error, &self.log)
     }
 }
 
