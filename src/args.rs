@@ -2,10 +2,10 @@
 //! parameter) together with the size of each value, and the launch checks those sizes against
 //! the kernel's own parameter layout before CUDA reads a byte.
 
+use crate::enums::Api;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::launch::{Dim3, LaunchConfig};
-use crate::library::Api;
 use std::ffi::c_void;
 
 /// Arguments for a kernel launch: implemented for `()` and for tuples of up to 12 `Copy`

@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::launch::LaunchConfig;
 use crate::library::Library;
+use std::ffi::CStr;
 use std::marker::PhantomData;
 
 /// A kernel of a [`Library`], borrowed from it: it cannot outlive the library, so while it
@@ -101,5 +102,23 @@ impl From<LibraryKernel<'_>> for Kernel {
 impl PartialEq<Kernel> for LibraryKernel<'_> {
     fn eq(&self, other: &Kernel) -> bool {
         self.kernel == *other
+    }
+}
+
+/// A library's kernels, borrowed from it (here rather than in `library.rs`, so that the library
+/// module does not depend on this one).
+impl Library {
+    /// The kernel named `name` (its mangled name, for C++), borrowed from this library: it
+    /// cannot outlive it (see [`LibraryKernel`]).
+    pub fn kernel(&self, name: &CStr) -> Result<LibraryKernel<'_>> {
+        // SAFETY: a Library holds a live handle until it is dropped or unloaded.
+        unsafe { crate::library::get_kernel(self.as_raw(), name, self.api()) }.map(|k| LibraryKernel::new(k, self))
+    }
+
+    /// Every kernel of the library, borrowed from it (driver 12.4+, else runtime 12.8+).
+    pub fn kernels(&self) -> Result<Vec<LibraryKernel<'_>>> {
+        // SAFETY: as above.
+        unsafe { crate::library::kernels_of(self.as_raw()) }
+            .map(|v| v.into_iter().map(|k| LibraryKernel::new(k, self)).collect())
     }
 }

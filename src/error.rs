@@ -6,6 +6,9 @@ use std::ffi::CString;
 use std::fmt;
 
 pub use crate::enums::Status;
+use crate::enums::{Api, Attribute, CodeKind, Component, LoadOptionId};
+
+crate::enums::c_enum_conversions!(Status, Api, CodeKind, Attribute, Component, LoadOptionId);
 
 /// A failure: its status, a message saying what cudyn was doing and why it failed, and the
 /// CUDA/NVRTC/nvJitLink result code behind it (0 when there is none).

@@ -1,7 +1,6 @@
 //! Libraries (`CUlibrary` == `cudaLibrary_t`): load device code through the runtime or the
 //! driver after checking the bytes, find kernels and globals, unload.
 
-use crate::bound::LibraryKernel;
 use crate::cuda::driver::{self, driver_if_usable};
 use crate::cuda::{self, fmt_version, sys, OptionArrays};
 use crate::error::{Error, Result, Status};
@@ -308,23 +307,10 @@ impl Library {
         unsafe { unload_raw(raw, api) }
     }
 
-    /// The kernel named `name` (its mangled name, for C++), borrowed from this library: it
-    /// cannot outlive it (see [`LibraryKernel`]).
-    pub fn kernel(&self, name: &CStr) -> Result<LibraryKernel<'_>> {
-        // SAFETY: a Library holds a live handle until it is dropped or unloaded.
-        unsafe { get_kernel(self.raw, name, self.api) }.map(|k| LibraryKernel::new(k, self))
-    }
-
     /// Number of kernels in the library (driver 12.4+, else runtime 12.8+).
     pub fn kernel_count(&self) -> Result<u32> {
         // SAFETY: as above.
         unsafe { kernel_count(self.raw) }
-    }
-
-    /// Every kernel of the library, borrowed from it (driver 12.4+, else runtime 12.8+).
-    pub fn kernels(&self) -> Result<Vec<LibraryKernel<'_>>> {
-        // SAFETY: as above.
-        unsafe { kernels_of(self.raw) }.map(|v| v.into_iter().map(|k| LibraryKernel::new(k, self)).collect())
     }
 
     /// Device address and size of a `__device__` global, in the current context.

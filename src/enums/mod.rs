@@ -4,7 +4,6 @@
 //! script (feature `dev-header`) reads the same table with its own `c_enums!` to give cbindgen
 //! the C enums for cudyn.h, so the numbers and names in the header cannot drift from these.
 
-use crate::error::Error;
 use std::ffi::CStr;
 
 /// A `"NAME: text"` C string literal made at compile time.
@@ -74,17 +73,6 @@ macro_rules! c_enums {
                 }
             }
 
-            /// `from_c`, with CUDYN_ERROR_INVALID_ARGUMENT naming `what` and the valid values.
-            pub fn from_c_arg(v: i64, what: &str) -> crate::Result<$name> {
-                $name::from_c(v).ok_or_else(|| {
-                    let valid: Vec<String> = $name::ALL.iter().map(|x| format!("{} ({})", x.c_name(), *x as u32)).collect();
-                    Error::invalid(format!(
-                        "{what} {v} is not a {}: it takes {}",
-                        stringify!($cname),
-                        valid.join(", ")
-                    ))
-                })
-            }
         }
 
         impl std::fmt::Display for $name {
@@ -93,23 +81,43 @@ macro_rules! c_enums {
             }
         }
 
+    )+ };
+}
+
+include!("table.rs");
+
+/// The conversions from a C caller's integer that fail with a [`crate::Error`]:
+/// `from_c_arg` (CUDYN_ERROR_INVALID_ARGUMENT naming the argument and the valid values) and
+/// `TryFrom<i32>` / `TryFrom<u32>`. Invoked in `error.rs`, where `Error` lives, so that this
+/// module depends on nothing and the error module on it (no cycle).
+macro_rules! c_enum_conversions {
+    ($($name:ident),+) => { $(
+        impl $name {
+            /// `from_c`, with CUDYN_ERROR_INVALID_ARGUMENT naming `what` and the valid values.
+            pub fn from_c_arg(v: i64, what: &str) -> Result<$name> {
+                $name::from_c(v).ok_or_else(|| {
+                    let valid: Vec<String> = $name::ALL.iter().map(|x| format!("{} ({})", x.c_name(), *x as u32)).collect();
+                    Error::invalid(format!("{what} {v} is not a {}: it takes {}", $name::C_TYPE, valid.join(", ")))
+                })
+            }
+        }
+
         impl TryFrom<i32> for $name {
             type Error = Error;
-            fn try_from(v: i32) -> crate::Result<$name> {
+            fn try_from(v: i32) -> Result<$name> {
                 $name::from_c_arg(v.into(), "value")
             }
         }
 
         impl TryFrom<u32> for $name {
             type Error = Error;
-            fn try_from(v: u32) -> crate::Result<$name> {
+            fn try_from(v: u32) -> Result<$name> {
                 $name::from_c_arg(v.into(), "value")
             }
         }
     )+ };
 }
-
-include!("table.rs");
+pub(crate) use c_enum_conversions;
 
 #[cfg(test)]
 mod tests {
