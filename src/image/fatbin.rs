@@ -235,8 +235,12 @@ fn check_bodies(bodies: &[Body<'_>], threads: usize, parallel_min: usize) -> Res
         }
     };
     std::thread::scope(|s| {
+        // A thread the system will not give (a process or thread limit, a sandbox) is one
+        // fewer worker, never a failure: the calling thread takes whatever is left.
         for _ in 1..threads {
-            s.spawn(worker);
+            if std::thread::Builder::new().spawn_scoped(s, worker).is_err() {
+                break;
+            }
         }
         worker();
     });
