@@ -31,7 +31,7 @@ enum Stop {
 
 impl From<cudyn::Error> for Stop {
     fn from(e: cudyn::Error) -> Stop {
-        Stop::Fail(format!("{:?}: {}", e.status, e.message))
+        Stop::Fail(format!("{}: {}", e.status.c_name(), e.message))
     }
 }
 
@@ -62,7 +62,7 @@ fn run() -> Result<(), Stop> {
         Err(f) => return Err(cudyn::Error::from(f).into()),
     };
     println!(
-        "compiled vec_add.cu to a {}-byte {:?} for sm_{}{}",
+        "compiled vec_add.cu to a {}-byte {} for sm_{}{}",
         compiled.code.len(),
         compiled.kind,
         compiled.sm,
@@ -72,7 +72,7 @@ fn run() -> Result<(), Stop> {
     // 2. Is there a GPU to load it on?
     let devices = match cudyn::device_count() {
         Ok(n) => n,
-        Err(e) => return Err(Stop::Skip(format!("no GPU to load and launch on ({:?}: {})", e.status, e.message))),
+        Err(e) => return Err(Stop::Skip(format!("no GPU to load and launch on ({}: {})", e.status.c_name(), e.message))),
     };
     println!("{devices} CUDA device(s)");
 
