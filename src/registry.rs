@@ -235,9 +235,8 @@ pub(crate) fn adopt(k: sys::CUkernel) {
     if r.dead_kernels.remove(&kk).is_some() {
         DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
     }
-    if !r.kernels.contains_key(&kk) {
-        r.kernels.insert(kk, Owned { lib: ADOPTED, params: None });
-    }
+    // A kernel cudyn already knows (owned, or adopted before) keeps its entry.
+    r.kernels.entry(kk).or_insert(Owned { lib: ADOPTED, params: None });
 }
 
 /// Undo `adopt`: forget the layout (the launch table's entries are retired). A kernel of a
