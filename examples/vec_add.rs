@@ -72,7 +72,9 @@ fn run() -> Result<(), Stop> {
     // 2. Is there a GPU to load it on?
     let devices = match cudyn::device_count() {
         Ok(n) => n,
-        Err(e) => return Err(Stop::Skip(format!("no GPU to load and launch on ({}: {})", e.status.c_name(), e.message))),
+        Err(e) => {
+            return Err(Stop::Skip(format!("no GPU to load and launch on ({}: {})", e.status.c_name(), e.message)))
+        }
     };
     println!("{devices} CUDA device(s)");
 

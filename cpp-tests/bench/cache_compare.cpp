@@ -99,7 +99,7 @@ static int child(const std::string &who, int ki, const std::string &arg) {
   return 2;
 }
 
-static std::vector<double> run_child(const char *self, const std::string &who, int ki, const std::string &arg, int col) {
+static std::vector<double> run_child(const char *self, const std::string &who, int ki, const std::string &arg) {
   std::string cmd = std::string(self) + " --child " + who + " " + std::to_string(ki) + " '" + arg + "'";
   FILE *p = popen(cmd.c_str(), "r");
   double a = 0, b = 0, c = 0;
@@ -107,7 +107,6 @@ static std::vector<double> run_child(const char *self, const std::string &who, i
   if (p && std::fscanf(p, "%lf %lf %lf", &a, &b, &c) == 3) r = {a, b, c};
   if (p) pclose(p);
   if (r.empty()) { std::fprintf(stderr, "child %s %d failed\n", who.c_str(), ki); std::exit(1); }
-  (void)col;
   return r;
 }
 
@@ -152,7 +151,7 @@ int main(int argc, char **argv) {
       CHECK(cudyn_library_get_kernel(lib, k.name, CUDYN_API_DRIVER, &kern));
       load_src.push_back(ms_since(t0));
       CHECK(cudyn_library_unload(lib, CUDYN_API_DRIVER));
-      auto c = run_child(argv[0], "cudyn", ki, "", 0);
+      auto c = run_child(argv[0], "cudyn", ki, "");
       fresh.push_back(c[0]);
       fresh_first.push_back(c[1]);
       fresh_total.push_back(c[2]);
@@ -188,7 +187,7 @@ int main(int argc, char **argv) {
         t0 = Clock::now();
         for (int i = 0; i < 100; ++i) { jitify2::Kernel again = cache.get_kernel(k.name); (void)again; }
         jmem.push_back(ms_since(t0) / 100);
-        auto c = run_child(argv[0], "jitify2", ki, dir, 0);
+        auto c = run_child(argv[0], "jitify2", ki, dir);
         jfresh.push_back(c[0]);
         jtotal.push_back(c[2]);
       }

@@ -131,13 +131,13 @@ struct Body<'a> {
     off: u64,
     code: ArchCode,
     content: Content<'a>,
-    /// A compressed LTO-IR entry (reported as compressed, though its payload is not read).
-    opaque_compressed: bool,
 }
 
 enum Content<'a> {
-    /// LTO-IR: opaque, only its sizes are checked (done by the walk).
-    Opaque,
+    /// LTO-IR: opaque, only its sizes are checked (done by the walk); `compressed` as flagged.
+    Opaque {
+        compressed: bool,
+    },
     Plain(&'a [u8]),
     Compressed {
         method: Compression,
@@ -148,17 +148,17 @@ enum Content<'a> {
 
 impl Body<'_> {
     fn compressed(&self) -> bool {
-        matches!(self.content, Content::Compressed { .. }) || self.opaque_compressed
+        matches!(self.content, Content::Compressed { .. } | Content::Opaque { compressed: true })
     }
 
     fn bad(&self, why: String) -> ImageError {
-        ImageError::Malformed(format!("fatbin entry {} at offset {}: {why}", self.index, self.off))
+        entry_error(self.index, self.off, why)
     }
 
     /// Decompresses (into `scratch`) and checks the entry's contents.
     fn check(&self, scratch: &mut Vec<u8>) -> Result<(), ImageError> {
         let body: &[u8] = match self.content {
-            Content::Opaque => return Ok(()),
+            Content::Opaque { .. } => return Ok(()),
             Content::Plain(p) => p,
             Content::Compressed { method, stream, size } => {
                 let r = match method {
@@ -175,11 +175,16 @@ impl Body<'_> {
     /// Bytes a check of this entry goes through (what it decompresses to, or its payload).
     fn work(&self) -> usize {
         match self.content {
-            Content::Opaque => 0,
+            Content::Opaque { .. } => 0,
             Content::Plain(p) => p.len(),
             Content::Compressed { size, .. } => size,
         }
     }
+}
+
+/// The refusal of entry `index` (at byte `off` of the fatbin), for `why`.
+fn entry_error(index: u64, off: u64, why: String) -> ImageError {
+    ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"))
 }
 
 /// Below this many bytes to check in all, one thread does it (a thread costs tens of µs;
@@ -267,11 +272,13 @@ fn walk_entry<'a>(
         if tail.iter().all(|&b| b == 0) {
             return Ok(None);
         }
-        return Err(ImageError::Malformed(format!(
-            "fatbin entry {index} at offset {off}: only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"
-        )));
+        return Err(entry_error(
+            index,
+            off,
+            format!("only {left} bytes remain in the fatbin, an entry header needs {FATBIN_ENTRY_HEADER_LEN}"),
+        ));
     }
-    let bad = |why: String| ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"));
+    let bad = |why: String| entry_error(index, off, why);
     // At least 64 bytes remain in the container, which lies within `d`: the entry header is
     // there, and its fields are read without further checks.
     const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
@@ -308,7 +315,7 @@ fn walk_entry<'a>(
             if method != Compression::None && padding.iter().any(|&b| b != 0) {
                 return Err(bad("the padding after its compressed payload is not zero".into()));
             }
-            Content::Opaque
+            Content::Opaque { compressed: method != Compression::None }
         }
         Compression::None => Content::Plain(payload),
         _ => {
@@ -326,8 +333,7 @@ fn walk_entry<'a>(
             Content::Compressed { method, stream, size: e.uncompressed_size as usize }
         }
     };
-    let opaque_compressed = code_is_lto(code) && method != Compression::None;
-    Ok(Some((Body { index, off, code, content, opaque_compressed }, entry_len)))
+    Ok(Some((Body { index, off, code, content }, entry_len)))
 }
 
 /// A fatbin entry header's fixed 64 bytes, word by word (see the format notes at the top).
