@@ -12,8 +12,12 @@ use crate::image::{code_kind_of, describe_codes, inspect, runnable_on, ArchCode,
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets, by name (also the folder names under `tests/fuzz_corpus/`).
-pub const TARGETS: &[(&str, Check)] =
-    &[("image_inspect", image_inspect), ("cache_entry", cache_entry), ("compile_payload", compile_payload)];
+pub const TARGETS: &[(&str, Check)] = &[
+    ("image_inspect", image_inspect),
+    ("image_prepare", image_prepare),
+    ("cache_entry", cache_entry),
+    ("compile_payload", compile_payload),
+];
 
 /// The sniff window of [`code_kind_of`] for text (`image::SNIFF_WINDOW`).
 const SNIFF_WINDOW: usize = 64 * 1024;
@@ -431,5 +435,52 @@ pub fn mutate_and_check(image: &[u8], rng: &mut Rng, rounds: usize) {
             m[i] ^= 1 << rng.below(8);
         }
         let _ = check_image_invariants(&m);
+    }
+}
+
+/// The sets of GPUs (compute capabilities) images are prepared for in [`image_prepare`].
+const GPU_SETS: &[&[u32]] = &[&[90], &[80, 90], &[86], &[100], &[103], &[120], &[75], &[90, 120]];
+
+/// Whether `image::prepare` builds an image from `data` for one of the GPU sets [`image_prepare`]
+/// tries (for the regression corpus's `ok-*` inputs).
+pub fn prepares_for_some_gpus(data: &[u8]) -> bool {
+    GPU_SETS.iter().any(|gpus| matches!(crate::image::prepare(data, gpus, false), Some(Ok(_))))
+}
+
+/// `image::prepare` on any bytes, for several sets of GPUs: what it builds for CUDA is itself a
+/// well-formed image (the full check passes on it), holds exactly the code it says it handed
+/// over, uncompressed, all of it runnable there; preparing it again hands over all of it,
+/// byte for byte the same; and nothing it hands over was refused by the plan's own parts.
+pub fn image_prepare(data: &[u8]) {
+    for &gpus in GPU_SETS {
+        for force_ptx in [false, true] {
+            let Some(r) = crate::image::prepare(data, gpus, force_ptx) else { continue };
+            let built = match r {
+                Ok(b) => b,
+                Err(crate::image::PlanError::NoBinary { codes }) => {
+                    assert!(
+                        !codes.iter().any(|c| gpus.iter().any(|&g| c.runs_on(g))),
+                        "NoBinary for {gpus:?} but {codes:?} holds code one of them runs"
+                    );
+                    continue;
+                }
+                Err(crate::image::PlanError::Image(_)) => continue,
+            };
+            let again =
+                inspect(&built.image).unwrap_or_else(|e| panic!("the image built for {gpus:?} is refused: {e}"));
+            assert_eq!(again.codes, built.handed, "the built image's entries are not the ones handed over");
+            assert!(!again.compressed, "a built image holds a compressed entry");
+            assert_eq!(again.len, built.image.len());
+            assert!(built.handed.iter().all(|c| gpus.iter().any(|&g| c.runs_on(g))), "{:?} for {gpus:?}", built.handed);
+            // Every handed piece is one of the image's own.
+            assert!(built.handed.iter().all(|c| built.info.codes.contains(c)));
+            if again.kind == CodeKind::Fatbin {
+                let rebuilt = crate::image::prepare(&built.image, gpus, force_ptx)
+                    .expect("a fatbin")
+                    .unwrap_or_else(|e| panic!("preparing the built image again: {e:?}"));
+                assert_eq!(rebuilt.handed, built.handed);
+                assert_eq!(rebuilt.image, built.image, "preparing a built image again changed it");
+            }
+        }
     }
 }

@@ -5,12 +5,13 @@ use crate::cuda::driver::{self, driver_if_usable};
 use crate::cuda::{self, fmt_version, sys, OptionArrays};
 use crate::error::{Error, Result, Status};
 use crate::image::memo;
-use crate::image::{self, CodeKind, ImageInfo};
+use crate::image::{self, Built, CodeKind};
 use crate::kernel::Kernel;
 use crate::load_options::{self, LoadOption};
 use crate::registry;
 use std::ffi::{c_void, CStr};
 use std::path::Path;
+use std::sync::Arc;
 
 pub use crate::enums::Api;
 
@@ -110,89 +111,158 @@ pub(crate) fn target_sm() -> Option<u32> {
     d.device_sm_cached(d.current_device().ok()?).ok()
 }
 
-/// NO_BINARY_FOR_DEVICE unless the image holds code a GPU of compute capability `sm` runs.
-fn check_runnable(info: &ImageInfo, sm: Option<u32>) -> Result<()> {
-    match sm {
-        Some(sm) if !image::runnable_on(info, sm) => {
-            let dev = driver_if_usable().and_then(|d| d.current_device().ok()).unwrap_or(0);
-            Err(Error::new(
-                Status::NoBinaryForDevice,
-                format!(
-                    "the {} holds {} but device {dev} is sm_{sm}",
-                    info.kind,
-                    if info.codes.is_empty() { "no code".to_string() } else { image::describe_codes(&info.codes) }
-                ),
-            ))
+/// The compute capability of every GPU of the process (None without a usable driver).
+fn process_gpus() -> Option<&'static [u32]> {
+    driver_if_usable().map(|d| d.device_sms()).filter(|g| !g.is_empty())
+}
+
+/// `CUDA_FORCE_PTX_JIT` as CUDA reads it at initialisation: set and not "0", CUDA JIT-compiles
+/// PTX even where SASS runs, so the PTX must be handed over too.
+fn force_ptx_jit() -> bool {
+    static F: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *F.get_or_init(|| std::env::var_os("CUDA_FORCE_PTX_JIT").is_some_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// NO_BINARY_FOR_DEVICE for an image of kind `kind` holding `codes`, on GPUs `gpus`: the
+/// message names both.
+fn no_binary(kind: CodeKind, codes: &[image::ArchCode], gpus: &[u32]) -> Error {
+    let held = if codes.is_empty() { "no code".to_string() } else { image::describe_codes(codes) };
+    let present =
+        gpus.iter().enumerate().map(|(i, sm)| format!("device {i} is sm_{sm}")).collect::<Vec<_>>().join(", ");
+    Error::new(
+        Status::NoBinaryForDevice,
+        format!("the {kind} holds {held}, none of which a GPU of this process runs ({present})"),
+    )
+}
+
+fn invalid(e: image::ImageError) -> Error {
+    Error::new(Status::InvalidImage, e.to_string())
+}
+
+/// What a load hands CUDA.
+pub(crate) enum Handed<'a> {
+    /// An image cudyn built and checked (see `image::Plan`), or PTX it copied to end it with a
+    /// NUL: loaded with BINARY_IS_PRESERVED, so CUDA reads it in place, and kept alive with the
+    /// library until it is unloaded.
+    Own(Arc<Built>),
+    /// The caller's PTX text, NUL-terminated, as given (CUDA copies it unless the caller asked
+    /// for BINARY_IS_PRESERVED, which is then the caller's promise about their buffer).
+    Caller(&'a [u8]),
+}
+
+impl Handed<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Handed::Own(b) => &b.image,
+            Handed::Caller(c) => c,
         }
-        _ => Ok(()),
+    }
+    /// Whether a GPU will JIT-compile PTX from it.
+    fn jit(&self) -> bool {
+        match self {
+            Handed::Own(b) => b.jit,
+            Handed::Caller(_) => true,
+        }
     }
 }
 
-/// Check an image before CUDA sees it; returns the bytes CUDA should read (PTX gains a
-/// terminating NUL if it had none). A cubin or fatbin byte-identical to one checked before
-/// costs one comparison (`memo`).
+/// Check an image before CUDA sees it; returns the bytes CUDA would read: for a fatbin, the
+/// entries the GPUs of this process run, decompressed and checked (with no usable driver, every
+/// entry is checked and the image comes back as it is); PTX gains a terminating NUL if it had
+/// none. Loading the same bytes again costs the header walk and one comparison (`memo`).
 pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
-    validate_for_load(image).map(|(code, _)| code)
+    Ok(match validate_for_load(image)? {
+        Handed::Own(b) => std::borrow::Cow::Owned(b.image.clone()),
+        Handed::Caller(c) => std::borrow::Cow::Borrowed(c),
+    })
 }
 
-/// Whether loading an image of `info` on a GPU of compute capability `sm` (None: unknown)
-/// makes the driver JIT-compile PTX: no SASS in it runs there.
-fn needs_jit(info: &ImageInfo, sm: Option<u32>) -> bool {
-    info.kind == CodeKind::Ptx
-        || sm.is_none_or(|sm| !info.codes.iter().any(|c| matches!(c, image::ArchCode::Sass { .. }) && c.runs_on(sm)))
+/// The PTX ISA a driver must support, checked against this one's.
+fn check_ptx_isa(isa: Option<(u32, u32)>) -> Result<()> {
+    if let (Some((a, b)), Some(d)) = (isa, driver_if_usable()) {
+        if let Some(need) = cuda_for_ptx_isa(a, b) {
+            if need > d.version {
+                return Err(Error::new(
+                    Status::UnsupportedVersion,
+                    format!(
+                        "PTX ISA {a}.{b} needs a CUDA {} driver, this one is CUDA {}: compile to a cubin instead",
+                        fmt_version(need),
+                        fmt_version(d.version)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
-/// `validate`, and whether the load will need the JIT (see `needs_jit`).
-fn validate_for_load(image: &[u8]) -> Result<(std::borrow::Cow<'_, [u8]>, bool)> {
+/// Checks `image` and decides what CUDA is handed (see `Handed`), for the GPUs of the process.
+fn validate_for_load(image: &[u8]) -> Result<Handed<'_>> {
+    validate_for_gpus(image, process_gpus())
+}
+
+/// [`validate`] as if the process had GPUs of compute capabilities `gpus` (the memo's tests:
+/// no driver needed); the bytes handed over and whether they were built before (a memo hit).
+#[doc(hidden)]
+pub fn validate_as_if(image: &[u8], gpus: &[u32]) -> Result<Vec<u8>> {
+    validate_for_gpus(image, Some(gpus)).map(|h| h.bytes().to_vec())
+}
+
+/// `validate_for_load` for GPUs `gpus` (None: none known, so every entry is checked and the
+/// image handed over as it is).
+fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed<'a>> {
     if image.is_empty() {
         return Err(Error::new(Status::InvalidImage, "the image is empty"));
     }
-    let sm = target_sm();
-    if let Some(verdict) = memo::lookup(image, |info| check_runnable(info, sm).map(|()| needs_jit(info, sm))) {
-        return verdict.map(|jit| (std::borrow::Cow::Borrowed(image), jit));
+    if let Some(planned) = gpus.and_then(|gpus| Some((gpus, image::plan(image, gpus, force_ptx_jit())?))) {
+        let (gpus, plan) = planned;
+        let plan = plan.map_err(|e| plan_error(e, image, gpus))?;
+        let key = plan.key_parts();
+        if let Some(built) = memo::lookup(&key) {
+            return Ok(Handed::Own(built));
+        }
+        let built = Arc::new(plan.build(gpus).map_err(|e| plan_error(e, image, gpus))?);
+        memo::remember(&key, &built);
+        return Ok(Handed::Own(built));
     }
-    let info = image::inspect(image).map_err(|e| Error::new(Status::InvalidImage, e.to_string()))?;
+    let info = image::inspect(image).map_err(invalid)?;
     match info.kind {
-        CodeKind::Cubin | CodeKind::Fatbin | CodeKind::Ptx => {}
+        CodeKind::Cubin | CodeKind::Fatbin => {
+            // No usable driver (the load will say why): every entry was checked.
+            Ok(Handed::Caller(&image[..info.len.min(image.len())]))
+        }
+        CodeKind::Ptx => {
+            check_ptx_isa(info.ptx_isa)?;
+            let body = &image[..info.len.min(image.len())];
+            if body.ends_with(&[0]) {
+                return Ok(Handed::Caller(body));
+            }
+            let mut v = Vec::new();
+            v.try_reserve_exact(body.len() + 1).map_err(|_| {
+                Error::invalid(format!("cannot allocate {} bytes for a copy of the PTX", body.len() + 1))
+            })?;
+            v.extend_from_slice(body);
+            v.push(0);
+            Ok(Handed::Own(Arc::new(Built { image: v, handed: info.codes.clone(), info, jit: true })))
+        }
         CodeKind::LtoIr => {
-            return Err(Error::new(Status::InvalidImage, "the image is LTO-IR: link it to a cubin first (cudyn_link)"))
+            Err(Error::new(Status::InvalidImage, "the image is LTO-IR: link it to a cubin first (cudyn_link)"))
         }
         CodeKind::Source => {
-            return Err(Error::new(Status::InvalidImage, "the image is CUDA source: use cudyn_library_load_source"))
+            Err(Error::new(Status::InvalidImage, "the image is CUDA source: use cudyn_library_load_source"))
         }
         // inspect never answers Object or Library (link inputs only).
         CodeKind::Unknown | CodeKind::Object | CodeKind::Library => {
-            return Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image"))
+            Err(Error::new(Status::InvalidImage, "not a cubin, fatbin or PTX image"))
         }
     }
-    check_runnable(&info, sm)?;
-    if info.kind == CodeKind::Ptx {
-        if let (Some((a, b)), Some(d)) = (info.ptx_isa, driver_if_usable()) {
-            if let Some(need) = cuda_for_ptx_isa(a, b) {
-                if need > d.version {
-                    return Err(Error::new(
-                        Status::UnsupportedVersion,
-                        format!(
-                            "PTX ISA {a}.{b} needs a CUDA {} driver, this one is CUDA {}: compile to a cubin instead",
-                            fmt_version(need),
-                            fmt_version(d.version)
-                        ),
-                    ));
-                }
-            }
-        }
-        let body = &image[..info.len.min(image.len())];
-        if !body.ends_with(&[0]) {
-            let mut v = body.to_vec();
-            v.push(0);
-            return Ok((v.into(), true));
-        }
-        return Ok((std::borrow::Cow::Borrowed(image), true));
+}
+
+fn plan_error(e: image::PlanError, image: &[u8], gpus: &[u32]) -> Error {
+    match e {
+        image::PlanError::Image(e) => invalid(e),
+        image::PlanError::NoBinary { codes } => no_binary(image::code_kind_of(image), &codes, gpus),
     }
-    // Cubin or fatbin, fully checked: its verdict only depends on its bytes (and the GPU's
-    // compute capability, checked again on every lookup).
-    memo::remember(image, &info);
-    Ok((std::borrow::Cow::Borrowed(image), needs_jit(&info, sm)))
 }
 
 impl Library {
@@ -207,8 +277,14 @@ impl Library {
     /// does not take is refused), and the JIT's log (error log, then info log) written to
     /// `log`, when given, whether the load succeeds or fails.
     pub fn load_data_with(image: &[u8], api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
+        load_options::check(options, api)?;
+        let handed = validate_for_load(image)?;
+        let jit = handed.jit();
         let mut prep = load_options::prepare(options, api)?;
-        let (code, jit) = validate_for_load(image)?;
+        if let Handed::Own(_) = handed {
+            // CUDA reads cudyn's copy in place until the unload, instead of copying it again.
+            prep.preserve_binary();
+        }
         let p = &mut *prep;
         let arrays = OptionArrays {
             jit_keys: &mut p.jit_keys,
@@ -216,10 +292,11 @@ impl Library {
             lib_keys: &mut p.lib_keys,
             lib_values: &mut p.lib_values,
         };
-        // SAFETY: `code` is a validated image whose own headers fit in it; the option arrays
-        // come from `prepare`, and the log buffers they name live in `prep`, which the
-        // registry keeps as long as the library.
-        let loaded = api.loader().and_then(|l| unsafe { l.load_data(code.as_ptr().cast(), arrays) });
+        // SAFETY: `handed` is a validated image whose own headers fit in it; when cudyn built
+        // it, it is kept with the library (below) as long as BINARY_IS_PRESERVED requires; the
+        // option arrays come from `prepare`, and the log buffers they name live in `prep`,
+        // which the registry keeps as long as the library.
+        let loaded = api.loader().and_then(|l| unsafe { l.load_data(handed.bytes().as_ptr().cast(), arrays) });
         // CUDA loads modules lazily: PTX would be compiled at first use, long after this call,
         // with its errors reported then (and its logs written into buffers the options name).
         // So a load that needs the JIT is made to compile now, in the current context (device
@@ -252,8 +329,13 @@ impl Library {
         // SAFETY: `lib` was just loaded.
         let kernels = unsafe { kernels_of_unchecked(lib) }.unwrap_or_default();
         // The option arrays (and the log buffers they point to) live as long as the library:
-        // CUDA loads into other contexts (other devices) later, with the same options.
-        registry::loaded(lib, api, &kernels, Some(prep));
+        // CUDA loads into other contexts (other devices) later, with the same options, and
+        // from the image cudyn built, in place.
+        let image = match handed {
+            Handed::Own(b) => Some(b),
+            Handed::Caller(_) => None,
+        };
+        registry::loaded(lib, api, &kernels, Some(Box::new((prep, image))));
         Ok(Library { raw: lib, api })
     }
 

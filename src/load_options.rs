@@ -175,6 +175,19 @@ unsafe impl Send for Prepared {}
 unsafe impl Sync for Prepared {}
 
 impl Prepared {
+    /// The image handed over is cudyn's own and lives until the unload: CUDA may read it in
+    /// place (BINARY_IS_PRESERVED, set to 1 whatever the caller asked about their own bytes,
+    /// which CUDA never sees).
+    pub fn preserve_binary(&mut self) {
+        match self.lib_keys.iter().position(|&k| k == LIBRARY_BINARY_IS_PRESERVED) {
+            Some(i) => self.lib_values[i] = 1 as *mut c_void,
+            None => {
+                self.lib_keys.push(LIBRARY_BINARY_IS_PRESERVED);
+                self.lib_values.push(1 as *mut c_void);
+            }
+        }
+    }
+
     fn text(&self, buf: &[u8], size_at: usize) -> String {
         // CUDA writes back the bytes it used; never trust it past the buffer.
         let n = (self.jit_values[size_at] as usize).min(buf.len());

@@ -39,9 +39,10 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 struct Loaded {
     api: Api,
     kernels: Vec<usize>,
-    /// What must live as long as the library (the JIT option arrays and log buffers CUDA may
-    /// write into when it loads the library into another context).
-    _keep: Option<Box<crate::load_options::Prepared>>,
+    /// What must live as long as the library: the JIT option arrays and log buffers CUDA may
+    /// write into when it loads the library into another context, and the image cudyn built
+    /// for CUDA, which CUDA reads in place (loaded with BINARY_IS_PRESERVED) until the unload.
+    _keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 /// A kernel of a library in `Registry::libs`.
@@ -128,7 +129,7 @@ pub(crate) fn loaded(
     lib: sys::CUlibrary,
     api: Api,
     kernels: &[sys::CUkernel],
-    keep: Option<Box<crate::load_options::Prepared>>,
+    keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 ) {
     let key = lib as usize;
     let mut r = write();

@@ -1,7 +1,8 @@
 //! Replays the fuzz corpus kept in the repository, tests/fuzz_corpus/<target>/, through the
 //! same checks the fuzz targets in fuzz/ run (cudyn::fuzzing), so CI needs no fuzzer. Names:
 //! `ok-*` real artifacts (nvcc output; cache entries and compile payloads in cudyn's own format),
-//! which must also be accepted; `cut-*`/`bad-*` truncated or damaged ones; `crash-*` inputs that
+//! which must also be accepted; `other-*` real artifacts a target passes by (image_prepare: PTX,
+//! LTO-IR, source); `cut-*`/`bad-*` truncated or damaged ones; `crash-*` inputs that
 //! once failed a check; `cov-*` fuzzer finds that reach code the others do not.
 //!
 //! Add a new crasher: minimise fuzz/artifacts/<target>/crash-* (`cargo +nightly fuzz tmin`) and
@@ -30,6 +31,7 @@ fn corpus(target: &str) -> Vec<PathBuf> {
 fn accepted(target: &str, data: &[u8]) -> bool {
     match target {
         "image_inspect" => inspect(data).is_ok(),
+        "image_prepare" => cudyn::fuzzing::prepares_for_some_gpus(data),
         "cache_entry" => decode_entry(&CACHE_FUZZ_KEY, data).is_ok(),
         "compile_payload" => [CodeKind::Cubin, CodeKind::Ptx, CodeKind::LtoIr, CodeKind::Fatbin, CodeKind::Source]
             .into_iter()
@@ -82,6 +84,11 @@ fn replay(target: &str) {
 #[test]
 fn image_inspect_corpus() {
     replay("image_inspect");
+}
+
+#[test]
+fn image_prepare_corpus() {
+    replay("image_prepare");
 }
 
 #[test]

@@ -1,15 +1,19 @@
-//! The memo of validated images (src/image/memo.rs): identical bytes skip the full check, any other
-//! bytes are checked as if never seen, only images validated twice are copied, and the memo
-//! stays bounded. CPU only (NVRTC makes the
-//! cubins); with no driver, `validate` checks the bytes alone.
+//! The memo of images built for CUDA (src/image/memo.rs): identical bytes skip the full check, any
+//! other bytes are checked as if never seen, only images built twice are copied, and the memo
+//! stays bounded. CPU only (NVRTC makes the cubins): `validate_as_if` validates for an sm_90
+//! GPU without a driver.
 //!
 //! Run with `source scripts/env.sh && cargo test --test validate_memo`.
 
 use cudyn::compile::{compile_with, CompileOptions};
 use cudyn::image::CodeKind;
-use cudyn::library::validate;
+use cudyn::library::validate_as_if;
 use cudyn::test_hooks::memo;
 use cudyn::Status;
+
+fn validate(image: &[u8]) -> cudyn::Result<Vec<u8>> {
+    validate_as_if(image, &[90])
+}
 
 fn cubin(kernel: &str) -> Vec<u8> {
     let src = format!("extern \"C\" __global__ void {kernel}(int *p) {{ p[threadIdx.x] += 1; }}\n");
@@ -21,9 +25,13 @@ fn cubin(kernel: &str) -> Vec<u8> {
     }
 }
 
+/// The memo is process-wide: its tests take turns.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// One test, in order: the memo is process-wide.
 #[test]
 fn memo_skips_only_identical_bytes_and_stays_bounded() {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     memo::clear();
     let a = cubin("memo_a");
     let (n0, h0) = memo::stats();
@@ -69,4 +77,55 @@ fn memo_skips_only_identical_bytes_and_stays_bounded() {
     assert_eq!(memo::stats().1, hits, "the oldest image was dropped, so this is a miss");
     validate(others.last().unwrap()).expect("still valid");
     assert_eq!(memo::stats().1, hits + 1, "a recent image is still remembered");
+}
+
+/// A fatbin's key is its headers and the entries handed over: a fatbin that differs only in an
+/// entry no GPU of the process runs (here an sm_80 cubin, on an sm_90 GPU) shares the image built
+/// before, and one that differs in a chosen entry does not.
+#[test]
+fn a_fatbin_is_remembered_by_the_entries_handed_over() {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    use cudyn::fuzzing::{fatbin, fatbin_entry, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF};
+    let compile = |kernel: &str, arch: &str| {
+        let src = format!("extern \"C\" __global__ void {kernel}(int *p) {{ p[threadIdx.x] += 2; }}\n");
+        let opts = CompileOptions {
+            options: vec![format!("-arch={arch}")],
+            target: Some(CodeKind::Cubin),
+            ..Default::default()
+        };
+        compile_with(&src, "memo.cu", &opts, None).unwrap_or_else(|f| panic!("{}", f.error.message)).code
+    };
+    let (c80, c90) = (compile("fat_k", "sm_80"), compile("fat_k", "sm_90"));
+    let make = |c80: &[u8], c90: &[u8], packing: Packing| {
+        fatbin(&[
+            fatbin_entry(FATBIN_KIND_ELF, 80, FATBIN_FLAGS_PLAIN, c80, Packing::Plain),
+            fatbin_entry(FATBIN_KIND_ELF, 90, FATBIN_FLAGS_PLAIN, c90, packing),
+        ])
+    };
+    for packing in [Packing::Plain, Packing::Zstd, Packing::Lz4] {
+        memo::clear();
+        let f = make(&c80, &c90, packing);
+        let first = validate(&f).expect("a valid fatbin");
+        validate(&f).expect("a valid fatbin");
+        let (n, hits) = memo::stats();
+        assert_eq!(n, 1, "built twice: remembered");
+        // The sm_80 cubin replaced by garbage of the same size: never read on sm_90, a hit, and the
+        // very image built before.
+        let mut other80 = c80.clone();
+        other80[..64].fill(0xee);
+        let g = make(&other80, &c90, packing);
+        assert_ne!(f, g);
+        assert_eq!(validate(&g).expect("the sm_90 entry is sound"), first);
+        assert_eq!(memo::stats(), (1, hits + 1));
+        // A byte of the sm_90 cubin changed: not a hit (checked again, and here refused).
+        let mut bad90 = c90.clone();
+        bad90[..4].copy_from_slice(b"XELF");
+        let h = make(&c80, &bad90, packing);
+        let e = validate(&h).expect_err("a ruined sm_90 cubin");
+        assert_eq!(e.status, Status::InvalidImage, "{}", e.message);
+        assert_eq!(memo::stats(), (1, hits + 1));
+        // And on an sm_80 GPU the ruined sm_80 entry is what would be handed over: refused.
+        let e = validate_as_if(&g, &[80]).expect_err("a ruined sm_80 cubin, handed over");
+        assert_eq!(e.status, Status::InvalidImage, "{}", e.message);
+    }
 }

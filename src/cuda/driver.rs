@@ -85,6 +85,8 @@ pub struct DriverState {
     /// The compute capability every device shares (0: not read yet; u32::MAX: they differ or
     /// there is none).
     sm_all: AtomicU32,
+    /// The compute capability of every device the process can see, in ordinal order.
+    sms: std::sync::OnceLock<Vec<u32>>,
 }
 
 // SAFETY: the primary-context list is behind a Mutex, and CUcontext handles may be used from
@@ -150,6 +152,7 @@ fn accept(lib: &Lib) -> Result<(i32, DriverFns, DriverState)> {
         primary: Mutex::new(Vec::new()),
         sm: [const { AtomicU32::new(0) }; 64],
         sm_all: AtomicU32::new(0),
+        sms: std::sync::OnceLock::new(),
     };
     Ok((version, f, state))
 }
@@ -276,6 +279,16 @@ impl Driver {
             v => v,
         };
         (v != u32::MAX).then_some(v)
+    }
+
+    /// The compute capability of every device this process can see (`CUDA_VISIBLE_DEVICES`
+    /// applied), by ordinal; read once. Empty when there is none or they cannot be read.
+    pub fn device_sms(&self) -> &[u32] {
+        self.state.sms.get_or_init(|| {
+            let n = self.device_count().unwrap_or(0);
+            let sms: Option<Vec<u32>> = (0..n).map(|dev| self.device_sm_cached(dev).ok()).collect();
+            sms.unwrap_or_default()
+        })
     }
 
     /// The device of the current context, else 0.

@@ -110,6 +110,66 @@ impl ArchCode {
     }
 }
 
+/// Which of an image's pieces of code CUDA could pick on the GPUs of this process, given the
+/// compute capability of each GPU (`gpus`): the pieces to decompress, validate and hand over.
+/// `codes[i]` is the code of entry i; the answer says, per entry, whether it is chosen, and
+/// whether some GPU would run PTX through the JIT.
+///
+/// For each GPU: every SASS piece it runs (CUDA's compatibility rules: `ArchCode::runs_on`), so
+/// whichever of them CUDA prefers is there; and the PTX it could JIT — the pieces of the highest
+/// `compute_XY` it runs — when no SASS runs there, when that PTX is for a later architecture
+/// than every SASS that runs there (a driver that prefers the newer PTX still finds it), or
+/// when `force_ptx` (`CUDA_FORCE_PTX_JIT` set: CUDA ignores SASS and JIT-compiles). LTO-IR never
+/// runs. Nothing chosen for any GPU: the image holds no code any GPU of the process can run.
+pub fn select_for(codes: &[ArchCode], gpus: &[u32], force_ptx: bool) -> Selection {
+    let mut chosen = vec![false; codes.len()];
+    let mut jit = false;
+    for &gpu in gpus {
+        let mut best_sass = None;
+        let mut best_ptx = None;
+        for (i, c) in codes.iter().enumerate() {
+            if !c.runs_on(gpu) {
+                continue;
+            }
+            match c {
+                ArchCode::Sass { sm, .. } => {
+                    chosen[i] = true;
+                    best_sass = best_sass.max(Some(*sm));
+                }
+                ArchCode::Ptx { sm, .. } => best_ptx = best_ptx.max(Some(*sm)),
+                ArchCode::LtoIr { .. } => {}
+            }
+        }
+        let Some(ptx) = best_ptx else { continue };
+        if force_ptx || best_sass.is_none_or(|sass| ptx > sass) {
+            jit |= force_ptx || best_sass.is_none();
+            for (i, c) in codes.iter().enumerate() {
+                if matches!(c, ArchCode::Ptx { sm, .. } if *sm == ptx) && c.runs_on(gpu) {
+                    chosen[i] = true;
+                }
+            }
+        }
+    }
+    Selection { chosen, jit }
+}
+
+/// What [`select_for`] chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Per entry: handed to CUDA.
+    pub chosen: Vec<bool>,
+    /// Some GPU has no SASS among the chosen and runs PTX through the JIT (or CUDA is told to
+    /// JIT everything).
+    pub jit: bool,
+}
+
+impl Selection {
+    /// Whether anything at all is chosen.
+    pub fn any(&self) -> bool {
+        self.chosen.iter().any(|&c| c)
+    }
+}
+
 impl fmt::Display for ArchCode {
     /// `sm_90a`, `compute_90`, `lto_90`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

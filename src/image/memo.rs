@@ -1,26 +1,31 @@
-//! Images that passed validation, kept byte for byte so that loading the same bytes again
-//! (a plugin reloaded, one image loaded through both APIs, per-device or per-thread loads) costs
-//! one comparison instead of the full check. Exact comparison, never a hash: an image that
-//! differs in any byte is checked again. Bounded: a few images, none larger than
-//! `MAX_IMAGE`, least recently used dropped first.
+//! Images built for CUDA (see `image::Plan`), kept with the bytes they were built from so that
+//! loading the same image again (a plugin reloaded, one image loaded through both APIs,
+//! per-device or per-thread loads) costs the header walk and one comparison instead of
+//! decompressing and checking again, and hands CUDA the very buffer built the first time.
 //!
-//! An image is copied only when it passes validation a second time while still among the last
-//! `SEEN` images validated (recognised by a sampled fingerprint, which only decides whether to
+//! The key is exact, never a hash: the plan's key parts (a fatbin's container and entry headers
+//! and the payloads of the entries handed over; a cubin's bytes), compared byte for byte. The
+//! payloads of entries that are not handed over are not part of it: they are never read, so
+//! they cannot change what CUDA is given. Bounded: a few images, keys no larger than `MAX_KEY`,
+//! least recently used dropped first.
+//!
+//! A key is copied only when its image is built a second time while still among the last
+//! `SEEN` images built (recognised by a sampled fingerprint, which only decides whether to
 //! copy, never whether to trust): a process that loads each image once (a JIT) pays no copy.
 
-use crate::image::ImageInfo;
-use std::sync::Mutex;
+use crate::image::Built;
+use std::sync::{Arc, Mutex};
 
 /// How many images are remembered.
 pub const ENTRIES: usize = 4;
-/// Larger images are always checked (and not copied).
-pub const MAX_IMAGE: usize = 16 << 20;
-/// How many recently validated images are recognised when validated again.
+/// Images whose key is larger are always built again (and their key not copied).
+pub const MAX_KEY: usize = 16 << 20;
+/// How many recently built images are recognised when built again.
 pub const SEEN: usize = 8;
 
 struct Entry {
-    image: Box<[u8]>,
-    info: ImageInfo,
+    key: Box<[u8]>,
+    built: Arc<Built>,
     used: u64,
 }
 
@@ -28,7 +33,7 @@ struct Memo {
     entries: Vec<Entry>,
     clock: u64,
     hits: u64,
-    /// (length, fingerprint) of the last `SEEN` images validated but not copied; a ring.
+    /// (length, fingerprint) of the last `SEEN` keys built but not copied; a ring.
     seen: [(usize, u64); SEEN],
     seen_next: usize,
 }
@@ -36,54 +41,74 @@ struct Memo {
 static MEMO: Mutex<Memo> =
     Mutex::new(Memo { entries: Vec::new(), clock: 0, hits: 0, seen: [(0, 0); SEEN], seen_next: 0 });
 
-/// A cheap fingerprint: the length, the first 1 KiB (where a cubin's section and symbol
-/// names live, so kernels that differ only in name differ here), the last 64 bytes and 16
-/// words spread between. Only used to notice "validated this before"; equal fingerprints prove
-/// nothing (the worst a collision does is copy an image early).
-fn fingerprint(image: &[u8]) -> u64 {
+fn memo() -> std::sync::MutexGuard<'static, Memo> {
+    MEMO.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn key_len(parts: &[&[u8]]) -> usize {
+    parts.iter().map(|p| p.len()).fold(0, usize::saturating_add)
+}
+
+/// A cheap fingerprint of a key: its length, each part's length and first and last 16 bytes,
+/// and 16 words spread over its largest part. Only used to notice "built this before"; equal
+/// fingerprints prove nothing (the worst a collision does is copy a key early).
+fn fingerprint(parts: &[&[u8]]) -> u64 {
     let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-    let word = |at: usize| image.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
-    let n = image.len();
-    // Four independent lanes over the head, so the multiplies overlap.
-    let mut lanes = [n as u64, 1, 2, 3];
-    for (i, chunk) in image[..n.min(1024)].chunks_exact(8).enumerate() {
-        let lane = &mut lanes[i % 4];
-        *lane = mix(*lane, u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
+    let word =
+        |p: &[u8], at: usize| p.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let mut h = key_len(parts) as u64;
+    for p in parts {
+        h = mix(h, p.len() as u64);
+        for at in [0, 8, p.len().saturating_sub(16), p.len().saturating_sub(8)] {
+            h = mix(h, word(p, at));
+        }
     }
-    let mut h = lanes.iter().fold(0, |h, &l| mix(h, l));
-    for at in (n.saturating_sub(64)..n).step_by(8) {
-        h = mix(h, word(at));
-    }
-    for k in 1..=16 {
-        h = mix(h, word(n / 17 * k));
+    if let Some(big) = parts.iter().max_by_key(|p| p.len()) {
+        for k in 1..=16 {
+            h = mix(h, word(big, big.len() / 17 * k));
+        }
     }
     h
 }
 
-/// If `image` is byte-identical to one that passed validation, `f` of what was found in it.
-pub(crate) fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option<R> {
-    if image.len() > MAX_IMAGE {
-        return None;
+/// Whether the stored `key` is the concatenation of `parts`.
+fn same(key: &[u8], parts: &[&[u8]]) -> bool {
+    let mut at = 0;
+    for p in parts {
+        match key.get(at..at + p.len()) {
+            Some(k) if k == *p => at += p.len(),
+            _ => return false,
+        }
     }
-    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
-    m.clock += 1;
-    let now = m.clock;
-    let e = m.entries.iter_mut().find(|e| e.image.len() == image.len() && *e.image == *image)?;
-    e.used = now;
-    let r = f(&e.info);
-    m.hits += 1;
-    Some(r)
+    at == key.len()
 }
 
-/// `image` passed validation with `info`: copy it if this is its second time (see the top).
-/// Crate-private: a remembered image is loaded without being checked again, so only the
-/// validation itself may vouch for one (a public `remember` would let safe code skip it).
-pub(crate) fn remember(image: &[u8], info: &ImageInfo) {
-    if image.len() > MAX_IMAGE {
+/// The image built before from a key equal to `parts`, if remembered.
+pub(crate) fn lookup(parts: &[&[u8]]) -> Option<Arc<Built>> {
+    let len = key_len(parts);
+    if len > MAX_KEY {
+        return None;
+    }
+    let mut m = memo();
+    m.clock += 1;
+    let now = m.clock;
+    let e = m.entries.iter_mut().find(|e| e.key.len() == len && same(&e.key, parts))?;
+    e.used = now;
+    let built = Arc::clone(&e.built);
+    m.hits += 1;
+    Some(built)
+}
+
+/// `built` was just made from a key equal to `parts`: remember it if this is its second time
+/// (see the top). Crate-private: a remembered image is handed to CUDA without being checked
+/// again, so only the loaders, right after building, may vouch for one.
+pub(crate) fn remember(parts: &[&[u8]], built: &Arc<Built>) {
+    let len = key_len(parts);
+    if len > MAX_KEY {
         return;
     }
-    let fp = (image.len(), fingerprint(image));
-    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let fp = (len, fingerprint(parts));
+    let mut m = memo();
     let Some(slot) = m.seen.iter().position(|&s| s == fp) else {
         let next = m.seen_next;
         m.seen[next] = fp;
@@ -91,11 +116,18 @@ pub(crate) fn remember(image: &[u8], info: &ImageInfo) {
         return;
     };
     m.seen[slot] = (0, 0);
-    if m.entries.iter().any(|e| *e.image == *image) {
+    if m.entries.iter().any(|e| e.key.len() == len && same(&e.key, parts)) {
         return;
     }
+    let mut key = Vec::new();
+    if key.try_reserve_exact(len).is_err() {
+        return;
+    }
+    for p in parts {
+        key.extend_from_slice(p);
+    }
     m.clock += 1;
-    let entry = Entry { image: image.into(), info: info.clone(), used: m.clock };
+    let entry = Entry { key: key.into_boxed_slice(), built: Arc::clone(built), used: m.clock };
     if m.entries.len() < ENTRIES {
         m.entries.push(entry);
     } else if let Some(oldest) = m.entries.iter_mut().min_by_key(|e| e.used) {
@@ -106,7 +138,7 @@ pub(crate) fn remember(image: &[u8], info: &ImageInfo) {
 /// Forget everything (tests).
 #[doc(hidden)]
 pub fn clear() {
-    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let mut m = memo();
     m.entries.clear();
     m.seen = [(0, 0); SEEN];
 }
@@ -114,6 +146,6 @@ pub fn clear() {
 /// (images remembered, lookups that found their image), for tests.
 #[doc(hidden)]
 pub fn stats() -> (usize, u64) {
-    let m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let m = memo();
     (m.entries.len(), m.hits)
 }

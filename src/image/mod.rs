@@ -26,10 +26,10 @@ pub(crate) mod memo;
 mod read;
 mod text;
 
-pub use info::{ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo};
+pub use info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
 
 use cubin::{inspect_cubin, ELF_MAGIC, EM_CUDA};
-use fatbin::{inspect_fatbin, FATBIN_MAGIC};
+use fatbin::{inspect_fatbin, plan_fatbin, FatbinPlan, FATBIN_MAGIC};
 use ltoir::{inspect_lto_ir, LTOIR_MAGIC};
 use read::read_u16;
 use text::{find_directive, inspect_text, is_plain_text, looks_like_source, split_at_nul};
@@ -116,6 +116,125 @@ pub fn inspect_with_threads(data: &[u8], threads: usize) -> Result<ImageInfo, Im
         return fatbin::inspect_fatbin_with(data, threads.max(1), 0);
     }
     inspect(data)
+}
+
+/// How a cubin or fatbin will be handed to CUDA, decided from its headers alone (every fatbin
+/// entry header checked; nothing decompressed yet): for a fatbin, which entries the GPUs of the
+/// process can run; for a cubin, the cubin. [`Plan::key_parts`] are the bytes the handed-over
+/// image depends on (what the loaders' memo compares), [`Plan::build`] makes it.
+pub struct Plan<'a>(PlanKind<'a>);
+
+enum PlanKind<'a> {
+    Cubin(&'a [u8]),
+    Fatbin(FatbinPlan<'a>),
+}
+
+/// Why an image cannot be handed to CUDA.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// It is not a well-formed image.
+    Image(ImageError),
+    /// It is well-formed, but no GPU of the process can run anything in it; it holds `codes`.
+    NoBinary {
+        /// Every piece of code the image holds.
+        codes: Vec<ArchCode>,
+    },
+}
+
+impl From<ImageError> for PlanError {
+    fn from(e: ImageError) -> Self {
+        PlanError::Image(e)
+    }
+}
+
+/// The image made for CUDA by [`Plan::build`].
+#[derive(Debug)]
+pub struct Built {
+    /// The bytes to hand CUDA: every byte of them was checked. For a fatbin, a fatbin of just
+    /// the entries chosen, uncompressed; for a cubin, the cubin (up to its last byte).
+    pub image: Vec<u8>,
+    /// What the whole image given to cudyn holds (every entry, chosen or not).
+    pub info: ImageInfo,
+    /// What `image` holds.
+    pub handed: Vec<ArchCode>,
+    /// Some GPU of the process will run PTX from it through the JIT.
+    pub jit: bool,
+}
+
+/// Plans the load of `data` for GPUs of compute capabilities `gpus` (`force_ptx`: CUDA is told
+/// to JIT PTX whatever SASS there is, `CUDA_FORCE_PTX_JIT`); None when `data` is neither a
+/// cubin nor a fatbin (the loaders treat PTX on their own). A fatbin with no entry any of the
+/// GPUs can run is refused here, before anything is decompressed.
+pub fn plan<'a>(data: &'a [u8], gpus: &[u32], force_ptx: bool) -> Option<Result<Plan<'a>, PlanError>> {
+    if data.starts_with(&ELF_MAGIC) {
+        return Some(Ok(Plan(PlanKind::Cubin(data))));
+    }
+    if !data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
+        return None;
+    }
+    Some(plan_fatbin(data, gpus, force_ptx).map_err(PlanError::from).and_then(|p| {
+        if p.selection().any() {
+            Ok(Plan(PlanKind::Fatbin(p)))
+        } else {
+            Err(PlanError::NoBinary { codes: p.info()?.codes })
+        }
+    }))
+}
+
+impl<'a> Plan<'a> {
+    /// The bytes the built image depends on, in order: equal parts, equal image.
+    pub fn key_parts(&self) -> Vec<&'a [u8]> {
+        match &self.0 {
+            PlanKind::Cubin(d) => vec![d],
+            PlanKind::Fatbin(p) => p.key_parts().collect(),
+        }
+    }
+
+    /// Decompresses and checks what is handed over, and makes the image CUDA will read.
+    pub fn build(&self, gpus: &[u32]) -> Result<Built, PlanError> {
+        self.build_with(gpus, fatbin::check_threads(), fatbin::parallel_min())
+    }
+
+    /// [`Plan::build`] with the entries checked by up to `threads` threads once there are
+    /// `parallel_min` bytes to check.
+    #[doc(hidden)]
+    pub fn build_with(&self, gpus: &[u32], threads: usize, parallel_min: usize) -> Result<Built, PlanError> {
+        match &self.0 {
+            PlanKind::Cubin(d) => {
+                let cubin = inspect_cubin(d)?;
+                let code = ArchCode::Sass { sm: cubin.sm, variant: cubin.variant };
+                if !gpus.iter().any(|&sm| code.runs_on(sm)) {
+                    return Err(PlanError::NoBinary { codes: vec![code] });
+                }
+                let image = d.get(..cubin.len).unwrap_or(d);
+                let mut copy = Vec::new();
+                copy.try_reserve_exact(image.len()).map_err(|_| {
+                    ImageError::Malformed(format!("cannot allocate {} bytes for a copy of the cubin", image.len()))
+                })?;
+                copy.extend_from_slice(image);
+                let info = ImageInfo {
+                    kind: CodeKind::Cubin,
+                    len: cubin.len,
+                    codes: vec![code],
+                    compressed: false,
+                    ptx_isa: None,
+                };
+                Ok(Built { image: copy, info, handed: vec![code], jit: false })
+            }
+            PlanKind::Fatbin(p) => {
+                let image = p.build(threads, parallel_min)?;
+                let info = p.info()?;
+                let handed =
+                    info.codes.iter().zip(&p.selection().chosen).filter(|(_, &c)| c).map(|(c, _)| *c).collect();
+                Ok(Built { image, info, handed, jit: p.selection().jit })
+            }
+        }
+    }
+}
+
+/// [`plan`] and [`Plan::build`] in one (tests, the fuzz targets, `cudyn inspect`).
+pub fn prepare(data: &[u8], gpus: &[u32], force_ptx: bool) -> Option<Result<Built, PlanError>> {
+    plan(data, gpus, force_ptx).map(|p| p.and_then(|p| p.build(gpus)))
 }
 
 /// Whether a GPU of compute capability `sm` (e.g. 90) can run something in the image: SASS for
