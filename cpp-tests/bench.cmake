@@ -16,6 +16,11 @@ target_link_libraries(corpus_load PRIVATE cudyn::cudyn CUDA::cudart)
 set_target_properties(corpus_load PROPERTIES CUDA_RUNTIME_LIBRARY Shared CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
 target_include_directories(corpus_load PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 
+# A first-sight load taken apart (raw, built image, preserved, JIT logs, kernel list, cudyn).
+add_executable(load_cost bench/load_cost.cpp)
+target_link_libraries(load_cost PRIVATE cudyn::cudyn CUDA::cudart ${CMAKE_DL_LIBS})
+target_include_directories(load_cost PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+
 # The compile cache against jitify2's (benchmark; jitify2 only with -DCUDYN_JITIFY2_DIR=<folder
 # holding jitify2.hpp>, which is not part of cudyn: see docs/performance.md).
 add_executable(cache_compare bench/cache_compare.cpp)

@@ -330,8 +330,13 @@ typedef enum cudyn_load_option_id {
    */
   CUDYN_LOAD_OPTION_LOG_VERBOSE = 7,
   /**
-   * Library: 1 to keep the image's bytes in CUDA's own memory, so the caller's copy need
-   * not outlive the load (CU_LIBRARY_BINARY_IS_PRESERVED). Both APIs.
+   * Library: 1 promises what CU_LIBRARY_BINARY_IS_PRESERVED promises CUDA: the image's
+   * bytes stay readable and unchanged until the library is unloaded, so CUDA may read
+   * them in place instead of keeping a copy of its own. cudyn hands CUDA its own copy of
+   * every cubin and fatbin (the entries it checked, decompressed), of a file's contents
+   * and of PTX that lacks its NUL, kept until the unload and loaded with this option set
+   * whatever the caller asks; the promise binds only NUL-terminated PTX passed from
+   * memory, which CUDA then reads from the caller's buffer. Both APIs.
    */
   CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED = 8,
 } cudyn_load_option_id;

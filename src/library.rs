@@ -258,6 +258,18 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
     }
 }
 
+/// cudyn's own copy of PTX text `ptx`, ending in a NUL, to hand CUDA.
+fn own_copy(ptx: &[u8]) -> Result<Built> {
+    let text = ptx.strip_suffix(&[0]).unwrap_or(ptx);
+    let mut v = Vec::new();
+    v.try_reserve_exact(text.len() + 1)
+        .map_err(|_| Error::invalid(format!("cannot allocate {} bytes for a copy of the PTX", text.len() + 1)))?;
+    v.extend_from_slice(text);
+    v.push(0);
+    let info = image::inspect(&v).map_err(invalid)?;
+    Ok(Built { image: v, handed: info.codes.clone(), info, jit: true })
+}
+
 fn plan_error(e: image::PlanError, image: &[u8], gpus: &[u32]) -> Error {
     match e {
         image::PlanError::Image(e) => invalid(e),
@@ -277,8 +289,23 @@ impl Library {
     /// does not take is refused), and the JIT's log (error log, then info log) written to
     /// `log`, when given, whether the load succeeds or fails.
     pub fn load_data_with(image: &[u8], api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
+        Library::load(image, false, api, options, log)
+    }
+
+    /// The load behind `load_data_with` and `load_file_with`; `temporary`: `image` is freed
+    /// when this returns, so CUDA is never left reading it in place (BINARY_IS_PRESERVED).
+    fn load(
+        image: &[u8],
+        temporary: bool,
+        api: Api,
+        options: &[LoadOption],
+        log: Option<&mut String>,
+    ) -> Result<Library> {
         load_options::check(options, api)?;
-        let handed = validate_for_load(image)?;
+        let mut handed = validate_for_load(image)?;
+        if let (true, Handed::Caller(c)) = (temporary, &handed) {
+            handed = Handed::Own(Arc::new(own_copy(c)?));
+        }
         let jit = handed.jit();
         let mut prep = load_options::prepare(options, api)?;
         if let Handed::Own(_) = handed {
@@ -343,7 +370,7 @@ impl Library {
     pub fn load_file_with(path: &Path, api: Api, options: &[LoadOption], log: Option<&mut String>) -> Result<Library> {
         load_options::check(options, api)?;
         let bytes = read_image_file(path)?;
-        Library::load_data_with(&bytes, api, options, log).map_err(|e| e.context(path.display()))
+        Library::load(&bytes, true, api, options, log).map_err(|e| e.context(path.display()))
     }
 
     /// Load a file. The bytes are read and validated by cudyn and handed to CUDA from memory,

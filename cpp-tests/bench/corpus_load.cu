@@ -1,20 +1,26 @@
 // Real-world images on the GPU: every fatbin or cubin in a folder (scripts/real_world_fatbins.py
-// fills one from the `.nv_fatbin` sections of NVIDIA's own libraries) must load through cudyn,
-// through both APIs, exactly when the raw driver loads it (or fail with NO_BINARY_FOR_DEVICE
-// where the driver finds no code for the GPU): no false refusals. Then it measures the cost of a
-// first-sight load (validation included) against the raw cuLibraryLoadData of the same bytes.
+// fills one from NVIDIA's own libraries; examples/prepare_images.rs adds, per image, the
+// variables its cubins define, `<name>.globals`, and the image cudyn builds for this GPU,
+// `<name>.handed`) must load through cudyn, through both APIs, exactly when the raw driver loads
+// it (or fail with NO_BINARY_FOR_DEVICE where the driver finds no code for the GPU), and give the
+// same things: the same kernel names, the same outcome when the code is loaded into the context
+// (cuLibraryGetModule), the same globals and managed variables (status and size). The image
+// cudyn builds is also loaded raw and must give the same again.
 //
-// First sight: the images are loaded in turn, all of them between two loads of the same one, so
-// cudyn's memo of validated images (it recognises the last 8) never holds the image: every
-// cudyn load validates it in full. Raw and cudyn loads alternate per image, the order flipping
-// every round; each figure is the median over rounds of the load call alone (unload untimed).
+// Then the cost, driver API: first sight (the images loaded in turn, so cudyn's memo of the last
+// 8 never holds the one loaded: every load plans, decompresses and checks) and a repeated load
+// (the same image again and again: the memo's path) against raw cuLibraryLoadData of the same
+// bytes, and raw CUDA on the image cudyn built. Raw and cudyn alternate, the order flipping every
+// round; each figure is the median over rounds of the load call alone (unload untimed).
 //   usage: corpus_load <folder> [rounds=9]
-// Exit status: 1 if any image is refused where the driver loads it, or loads where it fails.
+// Exit status: 1 if any image gives something other than the raw driver does.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dirent.h>
+#include <fstream>
 #include <string>
 #include <vector>
 #include "../test_util.hpp"
@@ -23,102 +29,258 @@
 using Clock = std::chrono::steady_clock;
 
 static double median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static bool ends_with(const std::string &s, const char *tail) {
+  size_t n = std::strlen(tail);
+  return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+// What one loaded library shows.
+struct Seen {
+  int status = 0;  // CUresult of the load, or cudyn_status
+  std::vector<std::string> kernels;
+  int module = -1;  // cuLibraryGetModule's CUresult
+  std::vector<std::string> vars;  // "name global=<rc>:<size> managed=<rc>:<size>"
+  bool operator==(const Seen &o) const { return kernels == o.kernels && module == o.module && vars == o.vars; }
+};
+
+static decltype(&cuLibraryGetKernelCount) count_;
+static decltype(&cuLibraryEnumerateKernels) enumerate_;
+static decltype(&cuKernelGetName) name_;
+static decltype(&cuLibraryGetModule) module_;
+static decltype(&cuLibraryGetGlobal) global_;
+static decltype(&cuLibraryGetManaged) managed_;
+
+static void look(CUlibrary lib, const std::vector<std::string> &vars, Seen &s) {
+  unsigned n = 0;
+  count_(&n, lib);
+  std::vector<CUkernel> ks(n);
+  if (n) enumerate_(ks.data(), n, lib);
+  for (CUkernel k : ks) {
+    const char *name = nullptr;
+    s.kernels.push_back(name_(&name, k) == CUDA_SUCCESS && name ? name : "?");
+  }
+  std::sort(s.kernels.begin(), s.kernels.end());
+  CUmodule m = nullptr;
+  s.module = (int)module_(&m, lib);
+  for (auto &v : vars) {
+    CUdeviceptr p = 0;
+    size_t bytes = 0;
+    int g = (int)global_(&p, &bytes, lib, v.c_str());
+    size_t gb = bytes;
+    bytes = 0;
+    int mg = (int)managed_(&p, &bytes, lib, v.c_str());
+    s.vars.push_back(v + " global=" + std::to_string(g) + ":" + std::to_string(gb) + " managed=" + std::to_string(mg) +
+                     ":" + std::to_string(bytes));
+  }
+}
+
+static std::string first_difference(const Seen &a, const Seen &b) {
+  if (a.kernels != b.kernels)
+    return "kernels: " + std::to_string(a.kernels.size()) + " vs " + std::to_string(b.kernels.size());
+  if (a.module != b.module) return "module load: " + std::to_string(a.module) + " vs " + std::to_string(b.module);
+  for (size_t i = 0; i < a.vars.size() && i < b.vars.size(); ++i)
+    if (a.vars[i] != b.vars[i]) return a.vars[i] + " vs " + b.vars[i];
+  return "?";
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) FAIL("usage: %s <folder> [rounds]", argv[0]);
   require_gpu();
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
-  auto cuLibraryLoadData_ = DRIVER(cuLibraryLoadData);
-  auto cuLibraryUnload_ = DRIVER(cuLibraryUnload);
-  auto cuLibraryGetKernelCount_ = DRIVER(cuLibraryGetKernelCount, 12040);
+  auto load_ = DRIVER(cuLibraryLoadData);
+  auto unload_ = DRIVER(cuLibraryUnload);
+  count_ = DRIVER(cuLibraryGetKernelCount, 12040);
+  enumerate_ = DRIVER(cuLibraryEnumerateKernels, 12040);
+  name_ = DRIVER(cuKernelGetName, 12030);
+  module_ = DRIVER(cuLibraryGetModule);
+  global_ = DRIVER(cuLibraryGetGlobal);
+  managed_ = DRIVER(cuLibraryGetManaged);
   CHECK_RT(cudaFree(nullptr));
 
+  std::string dir = argv[1];
   std::vector<std::string> names;
-  if (DIR *d = opendir(argv[1])) {
+  if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d))
-      if (e->d_name[0] != '.') names.push_back(e->d_name);
+      if (e->d_name[0] != '.' && !ends_with(e->d_name, ".globals") && !ends_with(e->d_name, ".handed"))
+        names.push_back(e->d_name);
     closedir(d);
   }
   std::sort(names.begin(), names.end());
   if (names.empty()) FAIL("no images in %s", argv[1]);
-  std::vector<std::vector<char>> images;
-  for (auto &n : names) images.push_back(read_file((std::string(argv[1]) + "/" + n).c_str()));
+  std::vector<std::vector<char>> images, handed(names.size());
+  std::vector<std::vector<std::string>> vars(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string p = dir + "/" + names[i];
+    images.push_back(read_file(p.c_str()));
+    if (FILE *f = std::fopen((p + ".handed").c_str(), "rb")) {
+      std::fclose(f);
+      handed[i] = read_file((p + ".handed").c_str());
+    }
+    std::ifstream g(p + ".globals");
+    for (std::string line; std::getline(g, line);)
+      if (!line.empty()) vars[i].push_back(line);
+  }
 
-  // Verdicts: raw driver, cudyn driver, cudyn runtime.
-  int false_verdicts = 0, loaded = 0, no_binary = 0;
+  int mismatches = 0, loaded = 0, no_binary = 0, with_vars = 0, refused_unrunnable = 0;
+  size_t kernels_total = 0, vars_total = 0;
   std::vector<bool> timed(images.size(), false);
   for (size_t i = 0; i < images.size(); ++i) {
-    CUlibrary raw = nullptr;
-    CUresult rr = cuLibraryLoadData_(&raw, images[i].data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    unsigned raw_kernels = 0;
+    Seen raw;
+    CUlibrary rl = nullptr;
+    CUresult rr = load_(&rl, images[i].data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    raw.status = rr;
     if (rr == CUDA_SUCCESS) {
-      cuLibraryGetKernelCount_(&raw_kernels, raw);
-      cuLibraryUnload_(raw);
+      look(rl, vars[i], raw);
+      unload_(rl);
     }
+    auto report = [&](const char *who, const char *what) {
+      ++mismatches;
+      std::printf("MISMATCH %s (%s): %s\n", names[i].c_str(), who, what);
+    };
+    // CUDA loads lazily: an image whose code it cannot load into a context (PTX too new for
+    // this driver, say) still "loads", and fails at first use. cudyn compiles PTX at load, so
+    // it may say so at once; it must never refuse what CUDA can load into a context.
+    bool runnable = rr == CUDA_SUCCESS && raw.module == CUDA_SUCCESS;
+    bool all_ok = rr == CUDA_SUCCESS;
     for (cudyn_api api : {CUDYN_API_DRIVER, CUDYN_API_RUNTIME}) {
       cudyn_library_t lib = nullptr;
       cudyn_status s = cudyn_library_load_data(images[i].data(), images[i].size(), api, &lib);
-      bool ok = rr == CUDA_SUCCESS ? s == CUDYN_SUCCESS
-                                   : (rr == CUDA_ERROR_NO_BINARY_FOR_GPU ? s == CUDYN_ERROR_NO_BINARY_FOR_DEVICE : s != CUDYN_SUCCESS);
-      uint32_t n = 0;
+      bool verdict = rr == CUDA_SUCCESS ? (s == CUDYN_SUCCESS || !runnable)
+                                        : (rr == CUDA_ERROR_NO_BINARY_FOR_GPU ? s == CUDYN_ERROR_NO_BINARY_FOR_DEVICE
+                                                                              : s != CUDYN_SUCCESS);
+      if (rr == CUDA_SUCCESS && !runnable && s != CUDYN_SUCCESS) {
+        ++refused_unrunnable;
+        std::printf("refused, as CUDA would at first use (module %d): %s (%s): %s\n", raw.module, names[i].c_str(),
+                    api_name(api), cudyn_last_error_message());
+      }
+      all_ok = all_ok && s == CUDYN_SUCCESS;
+      if (!verdict) {
+        char what[600];
+        std::snprintf(what, sizeof what, "raw CUresult %d, cudyn status %d: %s", (int)rr, (int)s,
+                      s == CUDYN_SUCCESS ? "" : cudyn_last_error_message());
+        report(api_name(api), what);
+      }
       if (s == CUDYN_SUCCESS) {
-        cudyn_library_kernel_count(lib, &n);
-        if (n != raw_kernels) ok = false;
+        Seen ours;
+        look(lib, vars[i], ours);
+        if (rr == CUDA_SUCCESS && !(ours == raw)) report(api_name(api), first_difference(raw, ours).c_str());
         cudyn_library_unload(lib, api);
       }
-      if (!ok) {
-        ++false_verdicts;
-        std::printf("MISMATCH %s (%s): raw CUresult %d (%u kernels), cudyn status %d (%u kernels): %s\n", names[i].c_str(),
-                    api == CUDYN_API_DRIVER ? "driver" : "runtime", (int)rr, raw_kernels, (int)s, n,
-                    s == CUDYN_SUCCESS ? "" : cudyn_last_error_message());
+    }
+    if (rr == CUDA_SUCCESS && !handed[i].empty()) {
+      Seen built;
+      CUlibrary hl = nullptr;
+      CUresult hr = load_(&hl, handed[i].data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+      if (hr != CUDA_SUCCESS) {
+        report("built image, raw", ("load failed: " + std::to_string(hr)).c_str());
+      } else {
+        look(hl, vars[i], built);
+        unload_(hl);
+        if (!(built == raw)) report("built image, raw", first_difference(raw, built).c_str());
       }
     }
-    if (rr == CUDA_SUCCESS) { ++loaded; timed[i] = true; }
-    else if (rr == CUDA_ERROR_NO_BINARY_FOR_GPU) ++no_binary;
-    std::printf("%-52s %9zu bytes  raw %s, %u kernels\n", names[i].c_str(), images[i].size(),
-                rr == CUDA_SUCCESS ? "loads" : (rr == CUDA_ERROR_NO_BINARY_FOR_GPU ? "NO_BINARY_FOR_GPU" : "fails"), raw_kernels);
+    if (rr == CUDA_SUCCESS) {
+      ++loaded;
+      timed[i] = all_ok;
+      kernels_total += raw.kernels.size();
+      vars_total += vars[i].size();
+      with_vars += !vars[i].empty();
+    } else if (rr == CUDA_ERROR_NO_BINARY_FOR_GPU) {
+      ++no_binary;
+    }
+    std::printf("%-64s %9zu bytes  raw %s, %zu kernels, module %d, %zu variables\n", names[i].c_str(), images[i].size(),
+                rr == CUDA_SUCCESS ? "loads" : (rr == CUDA_ERROR_NO_BINARY_FOR_GPU ? "NO_BINARY_FOR_GPU" : "fails"),
+                raw.kernels.size(), raw.module, vars[i].size());
   }
-  std::printf("verdicts: %zu images, %d load, %d have no code for this GPU, %d mismatches (raw vs cudyn, both APIs)\n",
-              images.size(), loaded, no_binary, false_verdicts);
+  std::printf("verdicts: %zu images, %d load (%zu kernels, %zu variables in %d images), %d have no code for this GPU, "
+              "%d refused at load that CUDA fails at first use, %d mismatches (raw vs cudyn, both APIs, and raw on the "
+              "image cudyn builds)\n",
+              images.size(), loaded, kernels_total, vars_total, with_vars, no_binary, refused_unrunnable, mismatches);
 
-  // First-sight load cost.
-  std::vector<std::vector<double>> raw_us(images.size()), cudyn_us(images.size());
+  // Cost. One timed load: `f` returns the microseconds of the load call (unload untimed).
+  auto time_raw = [&](const std::vector<char> &img) {
+    CUlibrary l;
+    auto t0 = Clock::now();
+    CHECK_CU(load_(&l, img.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    CHECK_CU(unload_(l));
+    return us;
+  };
+  auto time_raw_rt = [&](const std::vector<char> &img) {
+    cudaLibrary_t l;
+    auto t0 = Clock::now();
+    CHECK_RT(cudaLibraryLoadData(&l, img.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    CHECK_RT(cudaLibraryUnload(l));
+    return us;
+  };
+  auto time_cudyn = [&](const std::vector<char> &img, cudyn_api api) {
+    cudyn_library_t l;
+    auto t0 = Clock::now();
+    CHECK_CUDYN(cudyn_library_load_data(img.data(), img.size(), api, &l));
+    double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    CHECK_CUDYN(cudyn_library_unload(l, api));
+    return us;
+  };
+  size_t n = images.size();
+  std::vector<std::vector<double>> raw_us(n), cudyn_us(n), built_us(n);
   for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < images.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (!timed[i]) continue;
       for (int k = 0; k < 2; ++k) {
-        bool raw_now = (k == 0) == (r % 2 == 0);
-        auto t0 = Clock::now();
-        if (raw_now) {
-          CUlibrary l;
-          CHECK_CU(cuLibraryLoadData_(&l, images[i].data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-          auto t1 = Clock::now();
-          raw_us[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-          CHECK_CU(cuLibraryUnload_(l));
-        } else {
-          cudyn_library_t l;
-          CHECK_CUDYN(cudyn_library_load_data(images[i].data(), images[i].size(), CUDYN_API_DRIVER, &l));
-          auto t1 = Clock::now();
-          cudyn_us[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-          CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER));
-        }
+        if ((k == 0) == (r % 2 == 0)) raw_us[i].push_back(time_raw(images[i]));
+        else cudyn_us[i].push_back(time_cudyn(images[i], CUDYN_API_DRIVER));
       }
+      if (!handed[i].empty()) built_us[i].push_back(time_raw(handed[i]));
     }
   }
-  double raw_sum = 0, cudyn_sum = 0;
-  std::printf("\nfirst-sight load, driver API, median of %d rounds (us)\n%-52s %10s %10s %10s %7s\n", rounds, "image", "bytes",
-              "raw", "cudyn", "ratio");
-  for (size_t i = 0; i < images.size(); ++i) {
+  double raw_sum = 0, cudyn_sum = 0, built_sum = 0, worst = 0;
+  size_t worst_i = 0;
+  std::printf("\nfirst-sight load, driver API, median of %d rounds (us)\n%-64s %10s %10s %10s %10s %7s\n", rounds, "image",
+              "bytes", "raw", "cudyn", "raw-built", "ratio");
+  for (size_t i = 0; i < n; ++i) {
     if (!timed[i]) continue;
-    double a = median(raw_us[i]), b = median(cudyn_us[i]);
+    double a = median(raw_us[i]), b = median(cudyn_us[i]), c = median(built_us[i]);
     raw_sum += a;
     cudyn_sum += b;
-    std::printf("%-52s %10zu %10.1f %10.1f %7.3f\n", names[i].c_str(), images[i].size(), a, b, b / a);
+    built_sum += c;
+    if (b / a > worst) worst = b / a, worst_i = i;
+    std::printf("%-64s %10zu %10.1f %10.1f %10.1f %7.3f\n", names[i].c_str(), images[i].size(), a, b, c, b / a);
   }
-  std::printf("%-52s %10s %10.1f %10.1f %7.3f\n", "all images (sum of medians)", "", raw_sum, cudyn_sum, cudyn_sum / raw_sum);
-  return false_verdicts ? 1 : 0;
+  std::printf("%-64s %10s %10.1f %10.1f %10.1f %7.3f\n", "first sight, all images (sum of medians)", "", raw_sum, cudyn_sum,
+              built_sum, cudyn_sum / raw_sum);
+  if (loaded) std::printf("worst first-sight ratio: %.3f (%s)\n", worst, names[worst_i].c_str());
+
+  // Repeated: the same bytes again and again (the memo's path), both APIs against their raw call.
+  double rep[2][2] = {{0, 0}, {0, 0}};  // [api][raw, cudyn]
+  double rep_worst[2] = {0, 0};
+  for (size_t i = 0; i < n; ++i) {
+    if (!timed[i]) continue;
+    for (int a = 0; a < 2; ++a) {
+      cudyn_api api = a == 0 ? CUDYN_API_DRIVER : CUDYN_API_RUNTIME;
+      for (int w = 0; w < 3; ++w) time_cudyn(images[i], api);  // built twice: remembered
+      std::vector<double> rv, cv;
+      for (int r = 0; r < rounds; ++r) {
+        for (int k = 0; k < 2; ++k) {
+          if ((k == 0) == (r % 2 == 0)) rv.push_back(a == 0 ? time_raw(images[i]) : time_raw_rt(images[i]));
+          else cv.push_back(time_cudyn(images[i], api));
+        }
+      }
+      double x = median(rv), y = median(cv);
+      rep[a][0] += x;
+      rep[a][1] += y;
+      rep_worst[a] = std::max(rep_worst[a], y / x);
+    }
+  }
+  std::printf("repeated load, sum of medians: driver raw %.1f us, cudyn %.1f us, ratio %.3f (worst image %.3f); "
+              "runtime raw %.1f us, cudyn %.1f us, ratio %.3f (worst image %.3f)\n",
+              rep[0][0], rep[0][1], rep[0][1] / rep[0][0], rep_worst[0], rep[1][0], rep[1][1], rep[1][1] / rep[1][0],
+              rep_worst[1]);
+  return mismatches ? 1 : 0;
 }

@@ -136,8 +136,13 @@ c_enums! {
         GenerateDebugInfo = 6 => CUDYN_LOAD_OPTION_GENERATE_DEBUG_INFO, "generate debug info";
         /// JIT: 1 for a verbose info log (ptxas's register and memory report). Both APIs.
         LogVerbose = 7 => CUDYN_LOAD_OPTION_LOG_VERBOSE, "log verbose";
-        /// Library: 1 to keep the image's bytes in CUDA's own memory, so the caller's copy need
-        /// not outlive the load (CU_LIBRARY_BINARY_IS_PRESERVED). Both APIs.
+        /// Library: 1 promises what CU_LIBRARY_BINARY_IS_PRESERVED promises CUDA: the image's
+        /// bytes stay readable and unchanged until the library is unloaded, so CUDA may read
+        /// them in place instead of keeping a copy of its own. cudyn hands CUDA its own copy of
+        /// every cubin and fatbin (the entries it checked, decompressed), of a file's contents
+        /// and of PTX that lacks its NUL, kept until the unload and loaded with this option set
+        /// whatever the caller asks; the promise binds only NUL-terminated PTX passed from
+        /// memory, which CUDA then reads from the caller's buffer. Both APIs.
         BinaryIsPreserved = 8 => CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED, "binary is preserved";
     }
 }
