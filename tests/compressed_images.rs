@@ -161,10 +161,20 @@ fn parallel_entry_checks_give_the_in_order_verdict() {
             f[at] ^= 1 << rng.below(8);
         }
         let one = inspect_with_threads(&f, 1).map(|i| i.codes.len()).map_err(|e| e.to_string());
+        // The image built for CUDA (here every entry is chosen: all are sm_90), in order and
+        // with the threads forced on: the same bytes, or the same refusal.
+        let build = |threads: usize, min: usize| match cudyn::image::plan(&f, &[90], false) {
+            Some(Ok(p)) => p.build_with(&[90], threads, min).map(|b| b.image).map_err(|e| format!("{e:?}")),
+            Some(Err(e)) => Err(format!("{e:?}")),
+            None => Err("not a fatbin".into()),
+        };
+        let built_in_order = build(1, usize::MAX);
         for threads in [2, 4, 8] {
             let many = inspect_with_threads(&f, threads).map(|i| i.codes.len()).map_err(|e| e.to_string());
             assert_eq!(one, many, "round {round}, {threads} threads");
+            assert_eq!(built_in_order, build(threads, 0), "round {round}: the build, {threads} threads");
         }
+        assert_eq!(one.is_ok(), built_in_order.is_ok(), "round {round}: every entry is handed over, so the verdicts agree");
         match &one {
             Ok(_) => passed += 1,
             Err(e) => {

@@ -398,6 +398,9 @@ pub(super) fn check_threads() -> usize {
     })
 }
 
+/// Bytes of work (decompressed or plain) that make an entry worth a thread of its own.
+const BIG_JOB: usize = 1 << 20;
+
 /// One entry to check, and where its plain payload goes (None: checked where it lies).
 struct Job<'b, 'o> {
     body: &'b Body<'b>,
@@ -414,7 +417,12 @@ impl Job<'_, '_> {
 /// Runs every job; the error of the first bad entry in file order, as an in-order pass gives.
 fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result<(), ImageError> {
     let work: usize = jobs.iter().map(|j| j.body.work()).sum();
-    let threads = threads.min(jobs.len());
+    // A thread pays for itself only with an entry of its own to work through: on the H200's
+    // host, 8 threads over images whose work was mostly one entry made first-sight loads 1.5x
+    // slower than one thread (cpp-tests/bench/load_cost.cpp).
+    // (A `parallel_min` of 0 forces threads on every entry: the tests' way to compare verdicts.)
+    let big = if parallel_min == 0 { jobs.len() } else { jobs.iter().filter(|j| j.body.work() >= BIG_JOB).count() };
+    let threads = threads.min(big);
     if threads < 2 || work < parallel_min {
         let mut scratch = Vec::new(); // decompressed entries, one at a time
         return jobs.iter().try_for_each(|j| j.run(&mut scratch));
