@@ -275,6 +275,8 @@ int main(int argc, char **argv) {
       double x = median(rv), y = median(cv);
       rep[a][0] += x;
       rep[a][1] += y;
+      if (y / x > 1.3) std::printf("repeated load over 1.3x (%s): %s %zu bytes, raw %.1f us, cudyn %.1f us\n", api_name(api),
+                                   names[i].c_str(), images[i].size(), x, y);
       rep_worst[a] = std::max(rep_worst[a], y / x);
     }
   }

@@ -100,5 +100,17 @@ int main(int argc, char **argv) {
     if (v == 0) base = s;
     std::printf("%-44s %10.1f  %6.3f\n", names[v], s, s / base);
   }
+  // The images where cudyn costs most against raw, every variant beside it.
+  std::vector<size_t> order(orig.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto ratio = [&](size_t i) { return median(us[5][i]) / median(us[0][i]); };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ratio(a) > ratio(b); });
+  std::printf("\nworst images (us): bytes, built bytes, then each variant above in turn, and cudyn/raw\n");
+  for (size_t k = 0; k < order.size() && k < 12; ++k) {
+    size_t i = order[k];
+    std::printf("%9zu %9zu", orig[i].size(), built[i].size());
+    for (int v = 0; v < V; ++v) std::printf(" %9.1f", median(us[v][i]));
+    std::printf("  %6.3f\n", ratio(i));
+  }
   return 0;
 }
