@@ -433,3 +433,10 @@ pub fn mutate_and_check(image: &[u8], rng: &mut Rng, rounds: usize) {
         let _ = check_image_invariants(&m);
     }
 }
+
+/// cudyn's decoder of compressed fatbin entries (zstd when `zstd`, else LZ4) into `out`, for
+/// the differential test and fuzz target that hold it to the reference decoders.
+pub fn decompress_into(zstd: bool, src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    use crate::image::decompress::{decode_into, Method};
+    decode_into(if zstd { Method::Zstd } else { Method::Lz4 }, src, out)
+}

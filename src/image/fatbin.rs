@@ -320,11 +320,8 @@ fn walk_entry<'a>(
         Compression::None => Content::Plain(payload),
         _ => {
             *decompressed_total = decompressed_total.saturating_add(e.uncompressed_size);
-            if *decompressed_total > decompress::MAX_DECOMPRESSED {
-                return Err(bad(format!(
-                    "its entries decompress to more than the {}-byte cap",
-                    decompress::MAX_DECOMPRESSED
-                )));
+            if *decompressed_total > decompress::MAX_IMAGE {
+                return Err(bad(format!("its entries decompress to more than the {}-byte cap", decompress::MAX_IMAGE)));
             }
             let (stream, padding) = payload.split_at(e.compressed_size as usize);
             if padding.iter().any(|&b| b != 0) {
@@ -451,11 +448,11 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
                 e.compressed_size, e.payload_size
             ));
         }
-        if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_DECOMPRESSED {
+        if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_ENTRY {
             return Err(format!(
                 "uncompressed size {} is not between 1 and {}",
                 e.uncompressed_size,
-                decompress::MAX_DECOMPRESSED
+                decompress::MAX_ENTRY
             ));
         }
     }
