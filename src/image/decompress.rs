@@ -74,6 +74,9 @@ pub(crate) fn decode_into(method: Method, src: &[u8], out: &mut [u8]) -> Result<
 fn decode_to_vec(method: Method, src: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), String> {
     out.clear();
     check_declared(method, src.len(), size as u64)?;
+    if method == Method::Zstd {
+        zstd_layout(src, size)?; // a frame that cannot make `size` bytes gets nothing allocated
+    }
     out.try_reserve_exact(size).map_err(|_| format!("cannot allocate {size} bytes to decompress it"))?;
     out.resize(size, 0);
     decode_into(method, src, out)
