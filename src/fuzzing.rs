@@ -484,3 +484,10 @@ pub fn image_prepare(data: &[u8]) {
         }
     }
 }
+
+/// cudyn's decoder of compressed fatbin entries (zstd when `zstd`, else LZ4) into `out`, for
+/// the differential test and fuzz target that hold it to the reference decoders.
+pub fn decompress_into(zstd: bool, src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    use crate::image::decompress::{decode_into, Method};
+    decode_into(if zstd { Method::Zstd } else { Method::Lz4 }, src, out)
+}

@@ -174,7 +174,11 @@ fn parallel_entry_checks_give_the_in_order_verdict() {
             assert_eq!(one, many, "round {round}, {threads} threads");
             assert_eq!(built_in_order, build(threads, 0), "round {round}: the build, {threads} threads");
         }
-        assert_eq!(one.is_ok(), built_in_order.is_ok(), "round {round}: every entry is handed over, so the verdicts agree");
+        assert_eq!(
+            one.is_ok(),
+            built_in_order.is_ok(),
+            "round {round}: every entry is handed over, so the verdicts agree"
+        );
         match &one {
             Ok(_) => passed += 1,
             Err(e) => {

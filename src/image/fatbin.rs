@@ -72,10 +72,10 @@ pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
 pub(super) fn inspect_fatbin_with(d: &[u8], threads: usize, parallel_min: usize) -> Result<ImageInfo, ImageError> {
     let w = walk(d)?;
     let decompressed = w.bodies.iter().map(|b| b.decompressed_len()).fold(0u64, u64::saturating_add);
-    if decompressed > decompress::MAX_DECOMPRESSED {
+    if decompressed > decompress::MAX_IMAGE {
         return Err(ImageError::Malformed(format!(
             "its entries decompress to {decompressed} bytes, over the {}-byte cap",
-            decompress::MAX_DECOMPRESSED
+            decompress::MAX_IMAGE
         )));
     }
     // Two passes with the verdict of one: the walk checks every entry header in order and
@@ -146,10 +146,10 @@ impl<'a> FatbinPlan<'a> {
             decompressed = decompressed.saturating_add(b.decompressed_len());
             payload_total = payload_total.saturating_add(b.header.len() as u64).saturating_add(b.plain_len());
         }
-        if decompressed > decompress::MAX_DECOMPRESSED {
+        if decompressed > decompress::MAX_IMAGE {
             return Err(ImageError::Malformed(format!(
                 "the entries for this process's GPUs decompress to {decompressed} bytes, over the {}-byte cap",
-                decompress::MAX_DECOMPRESSED
+                decompress::MAX_IMAGE
             )));
         }
         let total = to_usize(payload_total.saturating_add(FATBIN_HEADER_LEN), WHAT)?;
@@ -334,7 +334,7 @@ impl Body<'_> {
                 match out {
                     Some(out) => {
                         let (dst, pad) = out.split_at_mut(size.min(out.len()));
-                        decode_into(method, stream, dst, scratch).map_err(bad)?;
+                        decode_into(method, stream, dst).map_err(bad)?;
                         pad.fill(0);
                         out
                     }
@@ -342,8 +342,7 @@ impl Body<'_> {
                         scratch.clear();
                         scratch.try_reserve_exact(size).map_err(|_| bad(format!("cannot allocate {size} bytes")))?;
                         scratch.resize(size, 0);
-                        let mut tmp = Vec::new();
-                        decode_into(method, stream, scratch, &mut tmp).map_err(bad)?;
+                        decode_into(method, stream, scratch).map_err(bad)?;
                         scratch
                     }
                 }
@@ -363,13 +362,8 @@ impl Body<'_> {
 }
 
 /// Decompresses `src` into exactly `out`.
-fn decode_into(method: Compression, src: &[u8], out: &mut [u8], scratch: &mut Vec<u8>) -> Result<(), String> {
-    match method {
-        Compression::Lz4 => decompress::lz4_block(src, out.len(), scratch)?,
-        _ => decompress::zstd_frame(src, out.len(), scratch)?,
-    }
-    out.copy_from_slice(scratch);
-    Ok(())
+fn decode_into(method: Compression, src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    decompress::decode_into(method.method().ok_or("it is not compressed")?, src, out)
 }
 
 /// The refusal of entry `index` (at byte `off` of the fatbin), for `why`.
@@ -527,6 +521,9 @@ fn walk_entry<'a>(d: &'a [u8], off: u64, total: u64, index: u64) -> Result<Optio
             if padding.iter().any(|&b| b != 0) {
                 return Err(bad("the padding after its compressed payload is not zero".into()));
             }
+            if let Some(m) = method.method() {
+                decompress::check_declared(m, stream.len(), e.uncompressed_size).map_err(&bad)?;
+            }
             Content::Compressed { method, stream, size: e.uncompressed_size as usize }
         }
     };
@@ -557,6 +554,16 @@ enum Compression {
     None,
     Lz4,
     Zstd,
+}
+
+impl Compression {
+    fn method(self) -> Option<decompress::Method> {
+        match self {
+            Compression::None => None,
+            Compression::Lz4 => Some(decompress::Method::Lz4),
+            Compression::Zstd => Some(decompress::Method::Zstd),
+        }
+    }
 }
 
 impl EntryHeader {
@@ -648,11 +655,11 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
                 e.compressed_size, e.payload_size
             ));
         }
-        if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_DECOMPRESSED {
+        if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_ENTRY {
             return Err(format!(
                 "uncompressed size {} is not between 1 and {}",
                 e.uncompressed_size,
-                decompress::MAX_DECOMPRESSED
+                decompress::MAX_ENTRY
             ));
         }
     }
