@@ -3,7 +3,7 @@
 //! Its calls, as typed functions returning `Result`: contexts and devices, libraries, kernels,
 //! and the launch entry point.
 
-use super::api::status_of_cuda_code;
+use super::api::status_of_cu_result;
 use super::api::{Loader, OptionArrays};
 use super::dl::{Component, Lib};
 use super::open::{fmt_version, Lazy, Opened};
@@ -160,7 +160,7 @@ fn check_with(f: &DriverFns, r: sys::CUresult, what: impl std::fmt::Display) -> 
     if r.0 == 0 {
         return Ok(());
     }
-    Err(Error::with_code(status_of_cuda_code(r.0), r.0 as i32, format!("{what}: {}", describe_with(f, r))))
+    Err(Error::with_code(status_of_cu_result(r.0), r.0 as i32, format!("{what}: {}", describe_with(f, r))))
 }
 
 /// "CUDA_ERROR_INVALID_VALUE (invalid argument)".

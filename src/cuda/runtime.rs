@@ -2,7 +2,7 @@
 //! entry points resolved by name once, a missing one reported when it is needed. Its calls,
 //! as typed functions returning `Result`: libraries and the launch entry points.
 
-use super::api::status_of_cuda_code;
+use super::api::status_of_cuda_error;
 use super::api::{Loader, OptionArrays};
 use super::dl::{Component, Lib};
 use super::open::{fmt_version, Lazy, Opened};
@@ -75,7 +75,7 @@ impl Runtime {
             // SAFETY: no arguments.
             unsafe { f() };
         }
-        let mut status = status_of_cuda_code(r.0);
+        let mut status = status_of_cuda_error(r.0);
         let mut msg = format!("{what}: {}", self.describe(r));
         // With no driver at all the runtime says "insufficient driver" (35) or "no device"
         // (100); the driver's own search says what is really missing.
