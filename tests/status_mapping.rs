@@ -73,7 +73,12 @@ fn every_cuda_result_has_its_status() {
         (Status::UnsupportedVersion, &["CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"]),
         (
             Status::NoDevice,
-            &["CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_INVALID_DEVICE", "CUDA_ERROR_DEVICE_NOT_LICENSED"],
+            &[
+                "CUDA_ERROR_DEVICE_UNAVAILABLE",
+                "CUDA_ERROR_NO_DEVICE",
+                "CUDA_ERROR_INVALID_DEVICE",
+                "CUDA_ERROR_DEVICE_NOT_LICENSED",
+            ],
         ),
         (Status::InvalidImage, &["CUDA_ERROR_INVALID_IMAGE", "CUDA_ERROR_INVALID_PTX", "CUDA_ERROR_INVALID_SOURCE"]),
         (Status::NoBinaryForDevice, &["CUDA_ERROR_NO_BINARY_FOR_GPU"]),
@@ -195,7 +200,12 @@ fn every_runtime_error_has_its_status() {
         ),
         (
             Status::NoDevice,
-            &["cudaErrorDevicesUnavailable", "cudaErrorNoDevice", "cudaErrorInvalidDevice", "cudaErrorDeviceNotLicensed"],
+            &[
+                "cudaErrorDevicesUnavailable",
+                "cudaErrorNoDevice",
+                "cudaErrorInvalidDevice",
+                "cudaErrorDeviceNotLicensed",
+            ],
         ),
         (Status::InvalidImage, &["cudaErrorInvalidKernelImage", "cudaErrorInvalidPtx", "cudaErrorInvalidSource"]),
         (Status::NoBinaryForDevice, &["cudaErrorNoKernelImageForDevice"]),
