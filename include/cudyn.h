@@ -1032,10 +1032,7 @@ typedef struct cudyn_launch_attributes {
  * How to launch. Zero-initialise it, then set what you need: every field added later is
  * carved from the reserved words, so zero keeps meaning "not set" and the size never changes.
  * Launch attributes beyond the named fields go in `attributes` (CUDA's way: an array and a
- * count), which is how the config grows from now on.
- *
- * In Rust, set the attributes with [`LaunchConfig::with_attributes`] (unsafe: the config
- * keeps a pointer to the slice).
+ * count), which is how the config grows from now on (in Rust: `LaunchConfig::with_attributes`).
  */
 typedef struct cudyn_launch_config {
   /**
