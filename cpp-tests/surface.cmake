@@ -19,7 +19,10 @@ set_tests_properties(surface.contexts PROPERTIES RUN_SERIAL TRUE)
 add_executable(surface_gpu_shared_rt surface_gpu.cu)
 target_link_libraries(surface_gpu_shared_rt PRIVATE cudyn::cudyn CUDA::cudart)
 target_include_directories(surface_gpu_shared_rt PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+# The toolkit's library folder on the run path: the program must start (and skip) where the
+# loader would not find libcudart.so.13 by itself.
 set_target_properties(surface_gpu_shared_rt PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CUDA_STANDARD 17
-                                                       CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
+                                                       CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared
+                                                       BUILD_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 target_compile_definitions(surface_gpu_shared_rt PRIVATE FATBIN_PATH="${SURFACE_FATBIN}" PTX_PATH="${SURFACE_PTX}")
 cudyn_add_test(surface.kernel_of_shared surface_gpu_shared_rt kernel_of_shared)
