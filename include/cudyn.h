@@ -1263,6 +1263,10 @@ const char *cudyn_version_string(void);
  * cubin with nothing the current GPU can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE
  * naming both.
  *
+ * Contexts: loading needs none. An image that needs the JIT (PTX, or no SASS for this GPU) is
+ * compiled now, in the current context, or on a thread without one in device 0's primary
+ * context, current and retained for this call only.
+ *
  * @param image The image's bytes. They may be freed once this returns, but must not change
  *              while it runs: cudyn checks them, then CUDA reads them again.
  * @param size Bytes at `image`.
@@ -1492,6 +1496,9 @@ cudyn_status cudyn_library_get_module(cudyn_library_t library, cudyn_module_t *m
  * The kernel's name.
  *
  * Works for any kernel handle, wherever it came from.
+ *
+ * Contexts (this call and the parameter and attribute queries below): the current context, or
+ * on a thread without one device 0's primary context, current and retained for the call only.
  *
  * @param kernel A live kernel.
  * @param[out] name The name (mangled for C++). The string belongs to CUDA and lives as long

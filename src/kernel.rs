@@ -131,8 +131,9 @@ impl Kernel {
         self.with_params(|p| p.to_vec())
     }
 
-    /// The `CUfunction` of this kernel in the current context (device 0's primary context
-    /// is made current if the thread has none).
+    /// The `CUfunction` of this kernel in the current context (with none: device 0's primary
+    /// context, retained for the process since the function lives in it, current for this call
+    /// only).
     pub fn function(self) -> Result<sys::CUfunction> {
         registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.

@@ -25,6 +25,10 @@ fn path_of(p: &CStr) -> &Path {
 /// cubin with nothing the current GPU can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE
 /// naming both.
 ///
+/// Contexts: loading needs none. An image that needs the JIT (PTX, or no SASS for this GPU) is
+/// compiled now, in the current context, or on a thread without one in device 0's primary
+/// context, current and retained for this call only.
+///
 /// @param image The image's bytes. They may be freed once this returns, but must not change
 ///              while it runs: cudyn checks them, then CUDA reads them again.
 /// @param size Bytes at `image`.
