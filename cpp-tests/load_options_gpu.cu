@@ -98,7 +98,7 @@ static int jit_options() {
     EXPECT(info.find("registers") != std::string::npos, "the verbose JIT log reports registers: '%s'", info.c_str());
   }
   // Driver-only options: taken by the driver, refused for the runtime before anything loads.
-  cudyn_load_option target[] = {{CUDYN_LOAD_OPTION_TARGET, 90}, {CUDYN_LOAD_OPTION_FAST_COMPILE, 1}};
+  cudyn_load_option target[] = {{CUDYN_LOAD_OPTION_TARGET, 90}, {CUDYN_LOAD_OPTION_SPLIT_COMPILE, 2}};
   regs_of(CUDYN_API_DRIVER, target, 2);
   auto ptx = read_file(PTX_PATH);
   cudyn_library_t lib = nullptr;

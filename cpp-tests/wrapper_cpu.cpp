@@ -247,6 +247,92 @@ static void launch_config_fields() {
   EXPECT(std::memcmp(&from_c.get(), &raw, sizeof raw) == 0);
 }
 
+static const cudyn_launch_attribute* find(const cudyn_launch_config& c, cudyn_launch_attribute_id id) {
+  for (std::uint32_t i = 0; i < c.attributes.count; ++i)
+    if (c.attributes.attrs[i].id == id) return &c.attributes.attrs[i];
+  return nullptr;
+}
+
+// The attributes beyond the C struct's named fields: kept inside the object, one entry per id,
+// carried by copies, never written into a C list the object was made from.
+static void launch_config_attributes() {
+  cudyn::launch_config a;
+  EXPECT(a.get().attributes.count == 0 && a.get().attributes.attrs == nullptr);
+  a.priority(0);  // priority 0 itself: an attribute (the field's 0 means "not set")
+  const cudyn_launch_attribute* p = find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_PRIORITY);
+  EXPECT(p && p->value.priority == 0 && a.get().priority == 0 && a.attribute_count() == 1);
+  a.priority(-2);
+  EXPECT(!find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_PRIORITY) && a.get().priority == -2);
+  a.no_priority();
+  EXPECT(a.get().priority == 0 && a.attribute_count() == 0);
+  a.mem_sync_domain(CUDYN_MEM_SYNC_DOMAIN_REMOTE).mem_sync_domain(CUDYN_MEM_SYNC_DOMAIN_DEFAULT);
+  EXPECT(a.attribute_count() == 1 && find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN)->value.mem_sync_domain == 0);
+  int dummy = 0;
+  a.access_policy_window(&dummy, 4096, 0.5f)
+      .cluster_scheduling_policy(CUDYN_CLUSTER_SCHEDULING_POLICY_SPREAD)
+      .programmatic_event(reinterpret_cast<cudyn_event_t>(&dummy), true)
+      .mem_sync_domain_map(1, 2)
+      .preferred_cluster(4)
+      .launch_completion_event(reinterpret_cast<cudyn_event_t>(&dummy))
+      .device_updatable_kernel_node()
+      .shared_mem_carveout(30)
+      .nvlink_util_centric_scheduling();
+  EXPECT(a.attribute_count() == 10);
+  const cudyn_launch_attribute* w = find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW);
+  EXPECT(w && w->value.access_policy_window.num_bytes == 4096 && w->value.access_policy_window.hit_ratio == 0.5f &&
+         w->value.access_policy_window.hit_prop == CUDYN_ACCESS_PROPERTY_PERSISTING);
+  EXPECT(find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)->value.programmatic_event.trigger_at_block_start == 1);
+  EXPECT(find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)->value.shared_mem_carveout == 30);
+  EXPECT(a.device_node() == nullptr);
+  // A copy carries its own list; changing it leaves the original alone.
+  cudyn::launch_config b = a;
+  EXPECT(b.get().attributes.attrs != a.get().attributes.attrs && b.get().attributes.count == 10);
+  EXPECT(std::memcmp(b.get().attributes.attrs, a.get().attributes.attrs, 10 * sizeof(cudyn_launch_attribute)) == 0);
+  b.shared_mem_carveout(70);
+  EXPECT(find(a.get(), CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)->value.shared_mem_carveout == 30);
+  cudyn::launch_config c;
+  c = b;
+  EXPECT(c.get().attributes.attrs != b.get().attributes.attrs &&
+         find(c.get(), CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)->value.shared_mem_carveout == 70);
+  // From a C config with a list of its own: used as is, and copied in (never written) on change.
+  cudyn_launch_attribute list[1];
+  std::memset(list, 0, sizeof list);
+  list[0].id = CUDYN_LAUNCH_ATTRIBUTE_PRIORITY;
+  list[0].value.priority = 5;
+  cudyn_launch_config raw{};
+  raw.grid = cudyn_dim3{1, 1, 1};
+  raw.block = cudyn_dim3{1, 1, 1};
+  raw.attributes.attrs = list;
+  raw.attributes.count = 1;
+  cudyn::launch_config from_c = raw;
+  EXPECT(from_c.get().attributes.attrs == list);
+  from_c.mem_sync_domain(CUDYN_MEM_SYNC_DOMAIN_REMOTE);
+  EXPECT(from_c.get().attributes.attrs != list && from_c.attribute_count() == 2 &&
+         find(from_c.get(), CUDYN_LAUNCH_ATTRIBUTE_PRIORITY)->value.priority == 5);
+  EXPECT(list[0].value.priority == 5 && raw.attributes.count == 1);
+  // Any attribute CUDA's way, replacing one of the same id.
+  cudyn_launch_attribute any;
+  std::memset(&any, 0, sizeof any);
+  any.id = CUDYN_LAUNCH_ATTRIBUTE_PRIORITY;
+  any.value.priority = 9;
+  from_c.attribute(any);
+  EXPECT(from_c.attribute_count() == 2 && find(from_c.get(), CUDYN_LAUNCH_ATTRIBUTE_PRIORITY)->value.priority == 9);
+  // Occupancy and interop on a NULL kernel: refused by cudyn, never reaching CUDA.
+  cudyn::kernel none;
+  EXPECT(none.try_max_active_blocks(128).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(none.try_max_potential_block_size([](int b) { return static_cast<std::size_t>(b) * 4; }).status() ==
+         CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(none.try_available_dynamic_smem(2, 128).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(none.try_max_active_clusters(cudyn::launch_config()).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(none.try_library().status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(none.try_set_cache_config(CUDYN_FUNC_CACHE_PREFER_L1).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(cudyn::launch_config::try_for_occupancy(none, 1000).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(cudyn::try_kernel_from_host_function(nullptr).status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  cudyn::library empty;
+  EXPECT(empty.try_module().status() == CUDYN_ERROR_INVALID_ARGUMENT);
+  EXPECT(empty.try_unified_function<int (*)(int)>("f").status() == CUDYN_ERROR_INVALID_ARGUMENT);
+}
+
 static void results() {
   cudyn::result<int> ok = 5;
   EXPECT(ok.ok() && ok.status() == CUDYN_SUCCESS && ok.value() == 5 && *ok == 5 && ok.message().empty());
@@ -341,6 +427,7 @@ int main() {
   empty_library();
   null_kernel();
   launch_config_fields();
+  launch_config_attributes();
   results();
   compile_and_link();
   if (failures) {

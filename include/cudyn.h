@@ -4,8 +4,8 @@
  * handles that are CUDA's own, and launch them through either API. C99 and C++ compatible;
  * needs no CUDA header.
  *
- * Reading order: status and diagnostics, libraries, kernels, launch, compile and link, the
- * compile cache.
+ * Reading order: status and diagnostics, libraries, kernels, launch, occupancy, compile and
+ * link, the compile cache.
  *
  * @par Conventions
  * Every fallible call returns cudyn_status. Outputs come last and are written only on
@@ -42,10 +42,25 @@
  *
  * @par ABI evolution
  * Structs the caller allocates (cudyn_launch_config, cudyn_compile_options) have a fixed size
- * with a zeroed `reserved` tail; new fields are carved from it, so always zero-initialise them
- * (`cudyn_launch_config cfg = {0};`). Non-zero reserved words are refused. Enums cross the
- * boundary as ints, so an unknown value is refused with CUDYN_ERROR_INVALID_ARGUMENT. The
- * soname is libcudyn.so.0 until 1.0.
+ * with zeroed `reserved` words that new fields are carved from, so always zero-initialise them
+ * (`cudyn_launch_config cfg = {0};`); non-zero reserved words are refused. A launch grows the
+ * way CUDA's does: cudyn_launch_config.attributes points to an array of cudyn_launch_attribute
+ * (laid out as CUDA's CUlaunchAttribute) and counts it, so a launch attribute CUDA adds is a new
+ * id, never a new field; a program built against an older header passes an empty list. Ids
+ * cudyn does not know, values out of CUDA's range and an attribute given twice are refused with
+ * CUDYN_ERROR_INVALID_ARGUMENT naming the entry. Load options work the same way (an array of
+ * id, value pairs). Enums cross the boundary as ints, so an unknown value is refused with
+ * CUDYN_ERROR_INVALID_ARGUMENT. The soname is libcudyn.so.0 until 1.0.
+ *
+ * @par Contexts
+ * Loading, looking up kernels and launching through the runtime need no current context.
+ * Where a driver call needs one and the thread has none, cudyn makes a primary context current
+ * for that call only and pops it after: the thread's context stack is always as it was. That
+ * context is retained for the call only (name and parameter queries, attributes, the JIT of a
+ * PTX load, occupancy), or, where the call hands out something that lives in it (a global's or
+ * managed variable's address, a function, a module, a driver launch's queued work), for the rest
+ * of the process, once per device. Each function says which; device 0 is used unless the
+ * function takes a device or a stream.
  */
 
 #ifndef CUDYN_H
@@ -62,10 +77,20 @@ struct CUlib_st;
 struct CUkern_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUmod_st;
+struct CUevent_st;
+struct CUgraphDeviceUpdatableNode_st;
 typedef struct CUlib_st *cudyn_library_t;    /* == CUlibrary  == cudaLibrary_t  */
 typedef struct CUkern_st *cudyn_kernel_t;    /* == CUkernel   == cudaKernel_t   */
 typedef struct CUfunc_st *cudyn_function_t;  /* == CUfunction == cudaFunction_t */
 typedef struct CUstream_st *cudyn_stream_t;  /* == CUstream   == cudaStream_t   */
+typedef struct CUmod_st *cudyn_module_t;     /* == CUmodule (the runtime has none) */
+typedef struct CUevent_st *cudyn_event_t;    /* == CUevent    == cudaEvent_t    */
+typedef struct CUgraphDeviceUpdatableNode_st *cudyn_graph_device_node_t; /* == CUgraphDeviceNode */
+
+/* The most entries cudyn_launch_config.attributes may hold (every launch attribute once is 14;
+ * the rest can only be CUDYN_LAUNCH_ATTRIBUTE_IGNORE). */
+#define CUDYN_MAX_LAUNCH_ATTRIBUTES 64
 
 /* cudyn's version. CUDYN_VERSION is MAJOR*10000 + MINOR*100 + PATCH (0.1.0 is 100), the
  * number cudyn_versions() reports in `cudyn` at run time: compare the two to notice a program
@@ -297,7 +322,8 @@ typedef enum cudyn_code_kind {
 /**
  * Load options (cudyn_load_option.id): the JIT options CUDA uses when it compiles PTX at
  * load time, and library options; what each sets, its values, and which API takes it. An
- * option an API does not take is refused with CUDYN_ERROR_INVALID_ARGUMENT.
+ * option an API does not take is refused with CUDYN_ERROR_INVALID_ARGUMENT, naming it. Id 3
+ * is retired (it was CU_JIT_FAST_COMPILE, which CUDA 13.0's cuda.h keeps for internal use).
  */
 typedef enum cudyn_load_option_id {
   /**
@@ -309,12 +335,9 @@ typedef enum cudyn_load_option_id {
    */
   CUDYN_LOAD_OPTION_OPTIMIZATION_LEVEL = 2,
   /**
-   * JIT: 1 to compile faster at the cost of code quality. Driver only.
-   */
-  CUDYN_LOAD_OPTION_FAST_COMPILE = 3,
-  /**
-   * JIT: compile PTX for this compute capability, as major*10+minor (e.g. 90), instead
-   * of the current context's device. Driver only.
+   * JIT: compile PTX for this target instead of the current context's device: a
+   * cudyn_jit_target, which is CUDA's CU_TARGET_* number (90, or 65626 for sm_90a).
+   * Not with THREADS_PER_BLOCK or TARGET_FROM_CUCONTEXT (CU_JIT_TARGET). Driver only.
    */
   CUDYN_LOAD_OPTION_TARGET = 4,
   /**
@@ -339,7 +362,424 @@ typedef enum cudyn_load_option_id {
    * memory, which CUDA then reads from the caller's buffer. Both APIs.
    */
   CUDYN_LOAD_OPTION_BINARY_IS_PRESERVED = 8,
+  /**
+   * JIT: the compiled code must run blocks of at least this many threads (1-1024), which
+   * bounds its registers. CUDA's answer (the number it targeted) is not reported. Not
+   * with TARGET (CU_JIT_THREADS_PER_BLOCK). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_THREADS_PER_BLOCK = 9,
+  /**
+   * JIT: a `float *` into which CUDA writes the milliseconds its compiler and linker took;
+   * it stays valid until the library is unloaded (CUDA compiles again for each further
+   * context) (CU_JIT_WALL_TIME). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_WALL_TIME = 10,
+  /**
+   * JIT: value 1 picks the target from the current context, CUDA's default
+   * (CU_JIT_TARGET_FROM_CUCONTEXT). Not with TARGET. Driver only.
+   */
+  CUDYN_LOAD_OPTION_TARGET_FROM_CUCONTEXT = 11,
+  /**
+   * Loading: what to use when no cubin matches the device exactly, a cudyn_jit_fallback
+   * (CU_JIT_FALLBACK_STRATEGY). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_FALLBACK_STRATEGY = 12,
+  /**
+   * JIT: the L1 caching of global loads (-dlcm), a cudyn_jit_cache_mode
+   * (CU_JIT_CACHE_MODE). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_CACHE_MODE = 13,
+  /**
+   * JIT: 1 to generate position-independent code (CU_JIT_POSITION_INDEPENDENT_CODE). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_POSITION_INDEPENDENT_CODE = 14,
+  /**
+   * JIT: a hint of at least this many blocks per SM (1 or more); needs MAX_THREADS_PER_BLOCK,
+   * ignored with MAX_REGISTERS or THREADS_PER_BLOCK (CU_JIT_MIN_CTA_PER_SM). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_MIN_CTA_PER_SM = 15,
+  /**
+   * JIT: the most threads a block of any kernel will have, 1-1024
+   * (CU_JIT_MAX_THREADS_PER_BLOCK). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_MAX_THREADS_PER_BLOCK = 16,
+  /**
+   * JIT: 1 to let MAX_REGISTERS, THREADS_PER_BLOCK, MAX_THREADS_PER_BLOCK and
+   * MIN_CTA_PER_SM override the PTX's own directives (CU_JIT_OVERRIDE_DIRECTIVE_VALUES).
+   * Both APIs.
+   */
+  CUDYN_LOAD_OPTION_OVERRIDE_DIRECTIVE_VALUES = 17,
+  /**
+   * JIT: threads the compiler may use, 0 for one per CPU (CU_JIT_SPLIT_COMPILE). Driver only.
+   */
+  CUDYN_LOAD_OPTION_SPLIT_COMPILE = 18,
+  /**
+   * Linking: a `const char *const *` array of GLOBAL_SYMBOL_COUNT names of unresolved
+   * device globals, each relocated to the host address at the same index of
+   * GLOBAL_SYMBOL_ADDRESSES (CU_JIT_GLOBAL_SYMBOL_NAMES). The three come together; the
+   * arrays and the strings stay valid until the library is unloaded. Driver only.
+   */
+  CUDYN_LOAD_OPTION_GLOBAL_SYMBOL_NAMES = 19,
+  /**
+   * Linking: a `void *const *` array of GLOBAL_SYMBOL_COUNT host addresses
+   * (CU_JIT_GLOBAL_SYMBOL_ADDRESSES). Driver only.
+   */
+  CUDYN_LOAD_OPTION_GLOBAL_SYMBOL_ADDRESSES = 20,
+  /**
+   * Linking: the number of entries of both arrays, 1 or more (CU_JIT_GLOBAL_SYMBOL_COUNT).
+   * Driver only.
+   */
+  CUDYN_LOAD_OPTION_GLOBAL_SYMBOL_COUNT = 21,
+  /**
+   * Library: a pointer to a cudyn_host_universal_table (CUDA's
+   * CUlibraryHostUniversalFunctionAndDataTable), which stays valid until the library is
+   * unloaded (CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE). Both APIs.
+   */
+  CUDYN_LOAD_OPTION_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 22,
 } cudyn_load_option_id;
+
+/**
+ * The value of CUDYN_LOAD_OPTION_TARGET: CUDA's CU_TARGET_* numbers, exactly. The `A`
+ * targets (0x10000 plus the compute capability) use the architecture's accelerated
+ * features, the `F` targets (0x20000 plus it) its family's.
+ */
+typedef enum cudyn_jit_target {
+  /**
+   * compute_30 (CU_TARGET_COMPUTE_30).
+   */
+  CUDYN_JIT_TARGET_COMPUTE_30 = 30,
+  /**
+   * compute_32.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_32 = 32,
+  /**
+   * compute_35.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_35 = 35,
+  /**
+   * compute_37.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_37 = 37,
+  /**
+   * compute_50.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_50 = 50,
+  /**
+   * compute_52.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_52 = 52,
+  /**
+   * compute_53.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_53 = 53,
+  /**
+   * compute_60.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_60 = 60,
+  /**
+   * compute_61.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_61 = 61,
+  /**
+   * compute_62.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_62 = 62,
+  /**
+   * compute_70.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_70 = 70,
+  /**
+   * compute_72.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_72 = 72,
+  /**
+   * compute_75.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_75 = 75,
+  /**
+   * compute_80.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_80 = 80,
+  /**
+   * compute_86.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_86 = 86,
+  /**
+   * compute_87.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_87 = 87,
+  /**
+   * compute_89.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_89 = 89,
+  /**
+   * compute_90.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_90 = 90,
+  /**
+   * compute_100.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_100 = 100,
+  /**
+   * compute_103.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_103 = 103,
+  /**
+   * compute_110.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_110 = 110,
+  /**
+   * compute_120.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_120 = 120,
+  /**
+   * compute_121.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_121 = 121,
+  /**
+   * compute_90a (CU_TARGET_COMPUTE_90A, 0x10000 + 90).
+   */
+  CUDYN_JIT_TARGET_COMPUTE_90A = 65626,
+  /**
+   * compute_100a.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_100A = 65636,
+  /**
+   * compute_103a.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_103A = 65639,
+  /**
+   * compute_110a.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_110A = 65646,
+  /**
+   * compute_120a.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_120A = 65656,
+  /**
+   * compute_121a.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_121A = 65657,
+  /**
+   * compute_100f (CU_TARGET_COMPUTE_100F, 0x20000 + 100).
+   */
+  CUDYN_JIT_TARGET_COMPUTE_100F = 131172,
+  /**
+   * compute_103f.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_103F = 131175,
+  /**
+   * compute_110f.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_110F = 131182,
+  /**
+   * compute_120f.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_120F = 131192,
+  /**
+   * compute_121f.
+   */
+  CUDYN_JIT_TARGET_COMPUTE_121F = 131193,
+} cudyn_jit_target;
+
+/**
+ * The value of CUDYN_LOAD_OPTION_FALLBACK_STRATEGY (CUjit_fallback).
+ */
+typedef enum cudyn_jit_fallback {
+  /**
+   * Compile the PTX when no cubin matches exactly (CU_PREFER_PTX).
+   */
+  CUDYN_JIT_PREFER_PTX = 0,
+  /**
+   * Use a compatible cubin when none matches exactly (CU_PREFER_BINARY).
+   */
+  CUDYN_JIT_PREFER_BINARY = 1,
+} cudyn_jit_fallback;
+
+/**
+ * The value of CUDYN_LOAD_OPTION_CACHE_MODE (CUjit_cacheMode).
+ */
+typedef enum cudyn_jit_cache_mode {
+  /**
+   * No -dlcm flag (CU_JIT_CACHE_OPTION_NONE).
+   */
+  CUDYN_JIT_CACHE_OPTION_NONE = 0,
+  /**
+   * -dlcm=cg: L1 caching of global loads off (CU_JIT_CACHE_OPTION_CG).
+   */
+  CUDYN_JIT_CACHE_OPTION_CG = 1,
+  /**
+   * -dlcm=ca: L1 caching of global loads on (CU_JIT_CACHE_OPTION_CA).
+   */
+  CUDYN_JIT_CACHE_OPTION_CA = 2,
+} cudyn_jit_cache_mode;
+
+/**
+ * Launch attributes (cudyn_launch_attribute.id), with CUDA's CU_LAUNCH_ATTRIBUTE_* numbers:
+ * every one CUDA 13.0 accepts at a launch. 3 (CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY) is
+ * a stream attribute and refused at a launch, as CUDA does; 15 is unassigned in CUDA 13.0.
+ */
+typedef enum cudyn_launch_attribute_id {
+  /**
+   * An entry to skip, any value (CU_LAUNCH_ATTRIBUTE_IGNORE); may appear any number of times.
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_IGNORE = 0,
+  /**
+   * value.access_policy_window: an L2 persistence window (CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1,
+  /**
+   * value.cooperative: non-zero for a cooperative launch (CU_LAUNCH_ATTRIBUTE_COOPERATIVE).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+  /**
+   * value.cluster_dim: the cluster shape, each extent at least 1 and dividing the grid's
+   * (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+  /**
+   * value.cluster_scheduling_policy_preference: a cudyn_cluster_scheduling_policy
+   * (CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
+  /**
+   * value.programmatic_stream_serialization_allowed: non-zero lets the kernel overlap the
+   * previous one in the stream (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+  /**
+   * value.programmatic_event: an event (created with timing disabled) recorded once every
+   * block triggered it (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7,
+  /**
+   * value.priority: the launch's priority, any int; lower is higher, CUDA clamps it to the
+   * device's range; 0 here is priority 0, not "unset" (CU_LAUNCH_ATTRIBUTE_PRIORITY).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_PRIORITY = 8,
+  /**
+   * value.mem_sync_domain_map: domain ids for the default and remote domains
+   * (CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP = 9,
+  /**
+   * value.mem_sync_domain: a cudyn_mem_sync_domain (CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10,
+  /**
+   * value.preferred_cluster_dim: a substitute cluster shape, a multiple of the cluster
+   * dimension with the same z (CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11,
+  /**
+   * value.launch_completion_event: an event (created with timing disabled) recorded once
+   * every block has begun (CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12,
+  /**
+   * value.device_updatable_kernel_node: 1 makes the graph node a launch captures
+   * device-updatable; its handle is written back into dev_node of the caller's entry.
+   * Only in a capturing stream (CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13,
+  /**
+   * value.shared_mem_carveout: the shared-memory carveout for this launch, percent 0-100
+   * (CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14,
+  /**
+   * value.nvlink_util_centric_scheduling: 1 to hint scheduling for NVLink traffic, 0 not
+   * (CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING).
+   */
+  CUDYN_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16,
+} cudyn_launch_attribute_id;
+
+/**
+ * How an access policy window treats the lines it covers (CUaccessProperty).
+ */
+typedef enum cudyn_access_property {
+  /**
+   * Normal cache persistence (CU_ACCESS_PROPERTY_NORMAL).
+   */
+  CUDYN_ACCESS_PROPERTY_NORMAL = 0,
+  /**
+   * Streaming: less likely to persist (CU_ACCESS_PROPERTY_STREAMING).
+   */
+  CUDYN_ACCESS_PROPERTY_STREAMING = 1,
+  /**
+   * Persisting: more likely to persist (CU_ACCESS_PROPERTY_PERSISTING).
+   */
+  CUDYN_ACCESS_PROPERTY_PERSISTING = 2,
+} cudyn_access_property;
+
+/**
+ * Cluster scheduling policies (CUclusterSchedulingPolicy).
+ */
+typedef enum cudyn_cluster_scheduling_policy {
+  /**
+   * CUDA's default (CU_CLUSTER_SCHEDULING_POLICY_DEFAULT).
+   */
+  CUDYN_CLUSTER_SCHEDULING_POLICY_DEFAULT = 0,
+  /**
+   * Spread a cluster's blocks over the SMs (CU_CLUSTER_SCHEDULING_POLICY_SPREAD).
+   */
+  CUDYN_CLUSTER_SCHEDULING_POLICY_SPREAD = 1,
+  /**
+   * Let the hardware balance the load (CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING).
+   */
+  CUDYN_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2,
+} cudyn_cluster_scheduling_policy;
+
+/**
+ * Memory synchronisation domains (CUlaunchMemSyncDomain).
+ */
+typedef enum cudyn_mem_sync_domain {
+  /**
+   * The default domain (CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT).
+   */
+  CUDYN_MEM_SYNC_DOMAIN_DEFAULT = 0,
+  /**
+   * The remote domain (CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE).
+   */
+  CUDYN_MEM_SYNC_DOMAIN_REMOTE = 1,
+} cudyn_mem_sync_domain;
+
+/**
+ * A kernel's preferred split of L1 cache and shared memory (CUfunc_cache).
+ */
+typedef enum cudyn_func_cache {
+  /**
+   * No preference (CU_FUNC_CACHE_PREFER_NONE).
+   */
+  CUDYN_FUNC_CACHE_PREFER_NONE = 0,
+  /**
+   * More shared memory, less L1 (CU_FUNC_CACHE_PREFER_SHARED).
+   */
+  CUDYN_FUNC_CACHE_PREFER_SHARED = 1,
+  /**
+   * More L1, less shared memory (CU_FUNC_CACHE_PREFER_L1).
+   */
+  CUDYN_FUNC_CACHE_PREFER_L1 = 2,
+  /**
+   * Equal L1 and shared memory (CU_FUNC_CACHE_PREFER_EQUAL).
+   */
+  CUDYN_FUNC_CACHE_PREFER_EQUAL = 3,
+} cudyn_func_cache;
+
+/**
+ * Flags of the occupancy calculator (CUoccupancy_flags).
+ */
+typedef enum cudyn_occupancy_flags {
+  /**
+   * CUDA's default (CU_OCCUPANCY_DEFAULT).
+   */
+  CUDYN_OCCUPANCY_DEFAULT = 0,
+  /**
+   * Where global caching affects occupancy, never fall back to computing without it
+   * (CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE).
+   */
+  CUDYN_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 1,
+} cudyn_occupancy_flags;
 
 /**
  * Versions of what cudyn found, as CUDA numbers them (13000 for 13.0); 0 for a component
@@ -396,8 +836,208 @@ typedef struct cudyn_dim3 {
 } cudyn_dim3;
 
 /**
+ * An L2 access policy window: `cudyn_access_policy_window`, CUDA's `CUaccessPolicyWindow`.
+ */
+typedef struct cudyn_access_policy_window {
+  /**
+   * Start of the window (a device address).
+   */
+  void *base_ptr;
+  /**
+   * Bytes in the window (at most the device's CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE).
+   */
+  size_t num_bytes;
+  /**
+   * Share of the window's accesses that get `hit_prop`, 0.0 to 1.0.
+   */
+  float hit_ratio;
+  /**
+   * A cudyn_access_property for the hits.
+   */
+  uint32_t hit_prop;
+  /**
+   * A cudyn_access_property for the rest.
+   */
+  uint32_t miss_prop;
+} cudyn_access_policy_window;
+
+/**
+ * The value of CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT.
+ */
+typedef struct cudyn_programmatic_event {
+  /**
+   * A live event created with timing disabled (CU_EVENT_DISABLE_TIMING), not an
+   * interprocess or interop event.
+   */
+  cudyn_event_t event;
+  /**
+   * Record flags: must be 0 (CUDA takes no other here).
+   */
+  int flags;
+  /**
+   * Non-zero: every block triggers the event as it starts.
+   */
+  int trigger_at_block_start;
+} cudyn_programmatic_event;
+
+/**
+ * The value of CUDYN_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT.
+ */
+typedef struct cudyn_launch_completion_event {
+  /**
+   * A live event created with timing disabled, not an interprocess or interop event.
+   */
+  cudyn_event_t event;
+  /**
+   * Record flags: must be 0.
+   */
+  int flags;
+} cudyn_launch_completion_event;
+
+/**
+ * The value of CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: domain ids (below the device's
+ * CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT).
+ */
+typedef struct cudyn_mem_sync_domain_map {
+  /**
+   * The domain id of the default domain.
+   */
+  uint8_t default_;
+  /**
+   * The domain id of the remote domain.
+   */
+  uint8_t remote;
+} cudyn_mem_sync_domain_map;
+
+/**
+ * The value of CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE.
+ */
+typedef struct cudyn_device_updatable_kernel_node {
+  /**
+   * 1: make the captured node device-updatable (0 or 1).
+   */
+  int device_updatable;
+  /**
+   * Written by a successful launch: the node's handle for device-side updates.
+   */
+  cudyn_graph_device_node_t dev_node;
+} cudyn_device_updatable_kernel_node;
+
+/**
+ * A launch attribute's value: `cudyn_launch_attribute_value`, CUDA's `CUlaunchAttributeValue`.
+ * The member `id` names is the one read; the rest of the 64 bytes is never read.
+ */
+typedef union cudyn_launch_attribute_value {
+  /**
+   * The value's size, as CUDA pads it.
+   */
+  uint8_t pad[64];
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW.
+   */
+  struct cudyn_access_policy_window access_policy_window;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_COOPERATIVE.
+   */
+  int cooperative;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
+   */
+  struct cudyn_dim3 cluster_dim;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: a cudyn_cluster_scheduling_policy.
+   */
+  uint32_t cluster_scheduling_policy_preference;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
+   */
+  int programmatic_stream_serialization_allowed;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT.
+   */
+  struct cudyn_programmatic_event programmatic_event;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT.
+   */
+  struct cudyn_launch_completion_event launch_completion_event;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_PRIORITY.
+   */
+  int priority;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP.
+   */
+  struct cudyn_mem_sync_domain_map mem_sync_domain_map;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: a cudyn_mem_sync_domain.
+   */
+  uint32_t mem_sync_domain;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION.
+   */
+  struct cudyn_dim3 preferred_cluster_dim;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE.
+   */
+  struct cudyn_device_updatable_kernel_node device_updatable_kernel_node;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: percent, 0-100.
+   */
+  uint32_t shared_mem_carveout;
+  /**
+   * CUDYN_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: 0 or 1.
+   */
+  uint32_t nvlink_util_centric_scheduling;
+} cudyn_launch_attribute_value;
+
+/**
+ * One launch attribute: `cudyn_launch_attribute`, laid out exactly as CUDA's
+ * `CUlaunchAttribute` and `cudaLaunchAttribute` (proven in Rust and in C), so an array of
+ * CUDA's own may be passed by a cast.
+ */
+typedef struct cudyn_launch_attribute {
+  /**
+   * A cudyn_launch_attribute_id (CUDA's CU_LAUNCH_ATTRIBUTE_* number).
+   */
+  cudyn_launch_attribute_id id;
+  /**
+   * Padding, as in CUDA's struct; never read.
+   */
+  uint8_t pad[4];
+  /**
+   * The value, in the member `id` names.
+   */
+  union cudyn_launch_attribute_value value;
+} cudyn_launch_attribute;
+
+/**
+ * The caller's launch attributes: a pointer to an array and its length, CUDA's own way
+ * (CUlaunchConfig's `attrs` and `numAttrs`). Zero-initialised: none. Set in C as
+ * `cfg.attributes.attrs = list; cfg.attributes.count = n;`.
+ * The entries are copied at each launch, after they are checked; CUDA never reads the
+ * caller's array, and cudyn writes to it only to hand back what CUDA returns (the node of
+ * CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE).
+ */
+typedef struct cudyn_launch_attributes {
+  /**
+   * `count` entries; may be NULL when `count` is 0.
+   */
+  struct cudyn_launch_attribute *attrs;
+  /**
+   * Entries at `attrs`, at most CUDYN_MAX_LAUNCH_ATTRIBUTES (64).
+   */
+  uint32_t count;
+  /**
+   * Must be zero.
+   */
+  uint32_t reserved;
+} cudyn_launch_attributes;
+
+/**
  * How to launch. Zero-initialise it, then set what you need: every field added later is
- * carved from `reserved`, so zero keeps meaning "not set" and the size never changes.
+ * carved from the reserved words, so zero keeps meaning "not set" and the size never changes.
+ * Launch attributes beyond the named fields go in `attributes` (CUDA's way: an array and a
+ * count), which is how the config grows from now on (in Rust: `LaunchConfig::with_attributes`).
  */
 typedef struct cudyn_launch_config {
   /**
@@ -421,26 +1061,45 @@ typedef struct cudyn_launch_config {
    */
   cudyn_api api;
   /**
-   * Thread-block cluster shape; {0,0,0}: no cluster.
+   * Thread-block cluster shape; {0,0,0}: no cluster. The same as the attribute
+   * CUDYN_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (give one or the other).
    */
   struct cudyn_dim3 cluster;
   /**
-   * Non-zero: a cooperative launch (grid-wide sync allowed).
+   * Non-zero: a cooperative launch (grid-wide sync allowed). The same as
+   * CUDYN_LAUNCH_ATTRIBUTE_COOPERATIVE.
    */
   int cooperative;
   /**
-   * Launch priority (lower is higher priority, as in CUDA); 0: not set.
+   * Launch priority (lower is higher priority, as in CUDA); 0: not set. Priority 0 itself
+   * is asked for with the attribute CUDYN_LAUNCH_ATTRIBUTE_PRIORITY.
    */
   int priority;
   /**
-   * Non-zero: allow programmatic stream serialization (programmatic dependent launch).
+   * Non-zero: allow programmatic stream serialization (programmatic dependent launch). The
+   * same as CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
    */
   int programmatic_serialization;
   /**
    * Must be zero.
    */
-  uint32_t reserved[8];
+  uint32_t reserved0;
+  /**
+   * Any further launch attributes (none when zeroed).
+   */
+  struct cudyn_launch_attributes attributes;
+  /**
+   * Must be zero.
+   */
+  uint32_t reserved[4];
 } cudyn_launch_config;
+
+/**
+ * The dynamic shared memory a block of `block_size` threads needs, for
+ * cudyn_occupancy_max_potential_block_size(): called during that call, on the calling thread,
+ * with the `user` pointer given to it.
+ */
+typedef size_t (*cudyn_block_to_smem)(int block_size, void *user);
 
 /**
  * Options for cudyn_compile_ex() and cudyn_library_load_source_ex(). Zero-initialise it, then
@@ -506,6 +1165,29 @@ typedef struct cudyn_cache_info {
    */
   int32_t enabled;
 } cudyn_cache_info;
+
+/**
+ * The host table of CUDYN_LOAD_OPTION_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE:
+ * `cudyn_host_universal_table`, CUDA's `CUlibraryHostUniversalFunctionAndDataTable`.
+ */
+typedef struct cudyn_host_universal_table {
+  /**
+   * The host function table.
+   */
+  void *function_table;
+  /**
+   * Its size in bytes.
+   */
+  size_t function_window_size;
+  /**
+   * The host data table.
+   */
+  void *data_table;
+  /**
+   * Its size in bytes.
+   */
+  size_t data_window_size;
+} cudyn_host_universal_table;
 
 #ifdef __cplusplus
 extern "C" {
@@ -586,6 +1268,10 @@ const char *cudyn_version_string(void);
  * cubin with nothing the current GPU can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE
  * naming both.
  *
+ * Contexts: loading needs none. An image that needs the JIT (PTX, or no SASS for this GPU) is
+ * compiled now, in the current context, or on a thread without one in device 0's primary
+ * context, current and retained for this call only.
+ *
  * @param image The image's bytes. They may be freed once this returns, but must not change
  *              while it runs: cudyn checks them, then CUDA reads them again.
  * @param size Bytes at `image`.
@@ -610,7 +1296,10 @@ cudyn_status cudyn_library_load_data(const void *image,
  * @param image, size, api As for cudyn_library_load_data().
  * @param options `num_options` (id, value) pairs, each id at most once; NULL with 0 for none.
  *        They are checked before anything is loaded: an option `api` does not take is refused
- *        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded).
+ *        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded). A pointer an option takes
+ *        (WALL_TIME, the GLOBAL_SYMBOL arrays, the host universal table) is cast to int64_t and
+ *        must stay valid until the library is unloaded: CUDA reads it whenever it loads the
+ *        library into a context.
  * @param num_options Entries at `options`.
  * @param[out] library As for cudyn_library_load_data().
  * @param[out] log NULL, or receives CUDA's JIT log for this load (the error log, then the
@@ -719,8 +1408,11 @@ cudyn_status cudyn_library_kernels(cudyn_library_t library,
                                    uint32_t *written);
 
 /**
- * The device address and size of a `__device__` variable, in the current context (device
- * 0's primary context is made current if the thread has none).
+ * The device address and size of a `__device__` variable, in the current context.
+ *
+ * Contexts: with a current context, that one. A thread with none gets the address in device
+ * 0's primary context, which cudyn then retains for the rest of the process (the address is
+ * valid only while it lives); it is not left current.
  *
  * @param library A live library.
  * @param name The variable's name.
@@ -737,6 +1429,10 @@ cudyn_status cudyn_library_get_global(cudyn_library_t library,
  * The address and size of a `__managed__` variable (cuLibraryGetManaged /
  * cudaLibraryGetManaged). The memory is managed (unified): the host reads and writes it
  * directly once the device work that touches it is finished. It lives as long as the library.
+ *
+ * Contexts, through the driver: as for cudyn_library_get_global(). The runtime uses its own
+ * rules (the current device's primary context, made current on the thread as any runtime
+ * call does).
  *
  * @param library A live library.
  * @param name The variable's name.
@@ -771,7 +1467,8 @@ cudyn_status cudyn_library_get_unified_function(cudyn_library_t library,
 /**
  * cudyn_library_get_global() for device `device`, without the caller switching contexts: the
  * device's primary context is current for the lookup only, and the thread's own context (or
- * none) is restored after.
+ * none) is restored after. That primary context is retained for the rest of the process (the
+ * address is valid only while it lives).
  *
  * @param library A live library.
  * @param name The variable's name.
@@ -787,9 +1484,26 @@ cudyn_status cudyn_library_get_global_on_device(cudyn_library_t library,
                                                 size_t *bytes);
 
 /**
+ * The library's module in the current context (cuLibraryGetModule), for calls that take a
+ * CUmodule.
+ *
+ * Contexts: as for cudyn_library_get_global(): with no current context, device 0's primary
+ * context's module; that context is then retained for the rest of the process.
+ *
+ * @param library A live library (loaded through either API).
+ * @param[out] module A CUmodule, valid while the library is loaded and the context lives;
+ *             never unloaded on its own. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_library_get_module(cudyn_library_t library, cudyn_module_t *module);
+
+/**
  * The kernel's name.
  *
  * Works for any kernel handle, wherever it came from.
+ *
+ * Contexts (this call and the parameter and attribute queries below): the current context, or
+ * on a thread without one device 0's primary context, current and retained for the call only.
  *
  * @param kernel A live kernel.
  * @param[out] name The name (mangled for C++). The string belongs to CUDA and lives as long
@@ -824,8 +1538,11 @@ cudyn_status cudyn_kernel_param_info(cudyn_kernel_t kernel,
                                      size_t *size);
 
 /**
- * The kernel's function in the current context; device 0's primary context is made current
- * first if the thread has none.
+ * The kernel's function in the current context (cuKernelGetFunction).
+ *
+ * Contexts: with a current context, that one. A thread with none gets the function of device
+ * 0's primary context, which cudyn then retains for the rest of the process (the function is
+ * valid only while it lives); it is not left current.
  *
  * @param kernel A live kernel.
  * @param[out] function A CUfunction (== cudaFunction_t), valid while the library is loaded
@@ -899,19 +1616,79 @@ cudyn_status cudyn_kernel_adopt(cudyn_kernel_t kernel);
 cudyn_status cudyn_kernel_release(cudyn_kernel_t kernel);
 
 /**
- * Launch a kernel as `config` says, through `config->api`.
- *
- * The kernel may come from anywhere: cudyn, cuLibraryGetKernel, cudaLibraryGetKernel or
- * cudaGetKernel. Through the driver, a thread with no current context uses the stream's
- * context, or device 0's primary context for the NULL stream.
+ * The library a kernel belongs to (cuKernelGetLibrary; driver 12.5+).
  *
  * @param kernel A live kernel.
- * @param config How to launch (zero-initialised, then set; reserved words zero).
+ * @param[out] library CUDA's handle (a CUlibrary and a cudaLibrary_t), owned by whoever loaded
+ *             it: a library cudyn loaded is still unloaded with cudyn_library_unload(). Unchanged
+ *             on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_UNSUPPORTED_VERSION (an
+ *         older driver), CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_kernel_get_library(cudyn_kernel_t kernel, cudyn_library_t *library);
+
+/**
+ * Set a kernel's preferred split of L1 cache and shared memory on a device
+ * (cuKernelSetCacheConfig; a preference CUDA may not follow).
+ *
+ * @param kernel A live kernel.
+ * @param config A cudyn_func_cache.
+ * @param device The CUDA device ordinal it is set for.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (unknown config), CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_kernel_set_cache_config(cudyn_kernel_t kernel,
+                                           cudyn_func_cache config,
+                                           int32_t device);
+
+/**
+ * The kernel handle of a `__global__` function compiled into the program, from its host
+ * function pointer (cudaGetKernel), adopted as by cudyn_kernel_adopt().
+ *
+ * cudaGetKernel is asked of the CUDA runtime cudyn opened: it knows the program's kernels when
+ * the program links that shared runtime (nvcc -cudart shared; CMake
+ * CUDA_RUNTIME_LIBRARY Shared). A program linked with the static runtime registers its kernels
+ * there instead: call cudaGetKernel itself (C++: cudyn::kernel_of) and adopt the handle.
+ *
+ * @param entry The function, as `(const void *)my_kernel`.
+ * @param[out] kernel The handle (a CUkernel and a cudaKernel_t). Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (NULL, or an address that is no kernel
+ *         of this runtime: cudaErrorInvalidDeviceFunction), CUDYN_ERROR_RUNTIME_NOT_FOUND,
+ *         CUDYN_ERROR_CUDA.
+ * @note As with cudyn_kernel_adopt(): call cudyn_kernel_release() before unloading (dlclose)
+ *       a shared library that holds the function.
+ */
+cudyn_status cudyn_kernel_of(const void *entry, cudyn_kernel_t *kernel);
+
+/**
+ * Launch a kernel as `config` says, through `config->api` (cuLaunchKernelEx, or
+ * cudaLaunchKernel / cudaLaunchKernelExC when there are launch attributes).
+ *
+ * The kernel may come from anywhere: cudyn, cuLibraryGetKernel, cudaLibraryGetKernel or
+ * cudaGetKernel.
+ *
+ * Launch attributes: the named fields (`cluster`, `cooperative`, `priority`,
+ * `programmatic_serialization`) and `config->attributes`, CUDA's own list, are checked (every
+ * id one CUDA 13.0 takes at a launch, each at most once counting the named fields, each value
+ * in CUDA's range, a cluster dividing the grid) and copied; a refusal is
+ * CUDYN_ERROR_INVALID_ARGUMENT naming the entry, with nothing launched.
+ *
+ * Contexts, through the driver: a thread with a current context launches in it. A thread with
+ * none launches in the stream's context, or device 0's primary context for the NULL and the
+ * special streams (as the runtime would); that context is current for this launch only, and a
+ * primary context used so is retained for the rest of the process (the queued work lives in
+ * it). The runtime uses its own rules (the current device's primary context, which it makes
+ * current on the thread).
+ *
+ * @param kernel A live kernel.
+ * @param config How to launch (zero-initialised, then set; reserved words zero). Events and
+ *        streams in it and its attributes are CUDA's raw handles: live until the launch is
+ *        queued (CUDA does not check them).
  * @param args Like CUDA's kernelParams: one pointer per parameter, each pointing at the
  *        argument's value. Read during the call only.
  * @param nargs Entries at `args`: checked against the kernel's parameter count.
- * @return CUDYN_SUCCESS (the launch was queued), CUDYN_ERROR_ARGUMENT_MISMATCH (nothing
- *         launched), CUDYN_ERROR_INVALID_ARGUMENT (bad config or kernel: nothing launched),
+ * @return CUDYN_SUCCESS (the launch was queued; a CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
+ *         entry now holds its node), CUDYN_ERROR_ARGUMENT_MISMATCH (nothing launched),
+ *         CUDYN_ERROR_INVALID_ARGUMENT (bad config, attribute or kernel: nothing launched),
  *         CUDYN_ERROR_CUDA (CUDA refused the launch).
  */
 cudyn_status cudyn_launch(cudyn_kernel_t kernel,
@@ -932,6 +1709,139 @@ cudyn_status cudyn_launch_checked(cudyn_kernel_t kernel,
                                   void **args,
                                   const size_t *arg_sizes,
                                   size_t nargs);
+
+/**
+ * The most blocks of `kernel` that can be active on one SM of `device`
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
+ *
+ * Contexts: the kernel's function is taken in `device`'s primary context, which is current
+ * (and retained, unless cudyn holds it already) for this call only; the thread's context state
+ * is as it was after.
+ *
+ * @param kernel A live kernel, from anywhere.
+ * @param device A CUDA device ordinal.
+ * @param block_size Threads per block the launch would have.
+ * @param dynamic_smem_bytes Dynamic shared memory per block the launch would have.
+ * @param flags A cudyn_occupancy_flags (CUDYN_OCCUPANCY_DEFAULT: as
+ *        cuOccupancyMaxActiveBlocksPerMultiprocessor).
+ * @param[out] num_blocks The number of blocks. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_NO_DEVICE (no such
+ *         device), CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_occupancy_max_active_blocks(cudyn_kernel_t kernel,
+                                               int device,
+                                               int block_size,
+                                               size_t dynamic_smem_bytes,
+                                               unsigned int flags,
+                                               int *num_blocks);
+
+/**
+ * The block size of `kernel` that reaches the most occupancy on `device`, and the fewest
+ * blocks that reach it (cuOccupancyMaxPotentialBlockSizeWithFlags).
+ *
+ * Contexts: as for cudyn_occupancy_max_active_blocks().
+ *
+ * @param kernel A live kernel.
+ * @param device A CUDA device ordinal.
+ * @param dynamic_smem_bytes Dynamic shared memory per block, whatever the block size; ignored
+ *        when `smem_of_block` is given.
+ * @param smem_of_block NULL, or a function giving the dynamic shared memory a block of a
+ *        given size needs; CUDA calls it during this call, on this thread, with `user`. It
+ *        must not unwind (longjmp, C++ exception) out of the call.
+ * @param user Passed to `smem_of_block`.
+ * @param block_size_limit The largest block the kernel handles; 0: the device's and the
+ *        kernel's own limit.
+ * @param flags A cudyn_occupancy_flags.
+ * @param[out] min_grid_size NULL, or the fewest blocks that reach the occupancy. Unchanged on
+ *             failure.
+ * @param[out] block_size The suggested threads per block. Unchanged on failure.
+ * @return As for cudyn_occupancy_max_active_blocks().
+ */
+cudyn_status cudyn_occupancy_max_potential_block_size(cudyn_kernel_t kernel,
+                                                      int device,
+                                                      size_t dynamic_smem_bytes,
+                                                      cudyn_block_to_smem smem_of_block,
+                                                      void *user,
+                                                      int block_size_limit,
+                                                      unsigned int flags,
+                                                      int *min_grid_size,
+                                                      int *block_size);
+
+/**
+ * The most dynamic shared memory per block with which `num_blocks` blocks of `block_size`
+ * threads of `kernel` fit on one SM of `device` (cuOccupancyAvailableDynamicSMemPerBlock).
+ *
+ * Contexts: as for cudyn_occupancy_max_active_blocks().
+ *
+ * @param kernel A live kernel.
+ * @param device A CUDA device ordinal.
+ * @param num_blocks Blocks per SM.
+ * @param block_size Threads per block.
+ * @param[out] bytes The bytes. Unchanged on failure.
+ * @return As for cudyn_occupancy_max_active_blocks().
+ */
+cudyn_status cudyn_occupancy_available_dynamic_smem(cudyn_kernel_t kernel,
+                                                    int device,
+                                                    int num_blocks,
+                                                    int block_size,
+                                                    size_t *bytes);
+
+/**
+ * The largest cluster, in blocks, `kernel` can be launched with as `config` describes
+ * (cuOccupancyMaxPotentialClusterSize; the config's cluster shape is ignored, a kernel's
+ * required cluster size is what it reports).
+ *
+ * Contexts: as for cudyn_occupancy_max_active_blocks(); CUDA computes in the config's
+ * stream's context when the stream is not NULL.
+ *
+ * @param kernel A live kernel.
+ * @param device A CUDA device ordinal.
+ * @param config A launch config as for cudyn_launch() (grid, block, shared memory, stream,
+ *        attributes; `api` is not used).
+ * @param[out] cluster_size The number of blocks. Unchanged on failure.
+ * @return As for cudyn_occupancy_max_active_blocks().
+ */
+cudyn_status cudyn_occupancy_max_potential_cluster_size(cudyn_kernel_t kernel,
+                                                        int device,
+                                                        const struct cudyn_launch_config *config,
+                                                        int *cluster_size);
+
+/**
+ * The most clusters of `kernel`, of the config's cluster shape (or the kernel's required one),
+ * that can be active at once (cuOccupancyMaxActiveClusters).
+ *
+ * @param kernel, device, config As for cudyn_occupancy_max_potential_cluster_size(); the
+ *        config gives the cluster shape (the `cluster` field or the attribute).
+ * @param[out] num_clusters The number of clusters. Unchanged on failure.
+ * @return As for cudyn_occupancy_max_active_blocks().
+ */
+cudyn_status cudyn_occupancy_max_active_clusters(cudyn_kernel_t kernel,
+                                                 int device,
+                                                 const struct cudyn_launch_config *config,
+                                                 int *num_clusters);
+
+/**
+ * A one-dimensional launch config of `kernel` on `device` for `n` elements, with the block
+ * size cudyn_occupancy_max_potential_block_size() suggests: grid = ceil(n / block); `n` 0:
+ * the fewest blocks that fill the device (for a grid-stride loop). The config is a whole new
+ * one (zeroed, through the runtime, NULL stream, shared memory as given or as `smem_of_block`
+ * says for the block size chosen): set `api`, `stream` and the rest on it after.
+ *
+ * @param kernel, device As for cudyn_occupancy_max_potential_block_size().
+ * @param n Elements to cover.
+ * @param dynamic_smem_bytes, smem_of_block, user As for
+ *        cudyn_occupancy_max_potential_block_size().
+ * @param[out] config The config. Unchanged on failure.
+ * @return As for cudyn_occupancy_max_active_blocks(); too many elements for one grid:
+ *         CUDYN_ERROR_INVALID_ARGUMENT.
+ */
+cudyn_status cudyn_launch_config_for_occupancy(cudyn_kernel_t kernel,
+                                               int device,
+                                               uint64_t n,
+                                               size_t dynamic_smem_bytes,
+                                               cudyn_block_to_smem smem_of_block,
+                                               void *user,
+                                               struct cudyn_launch_config *config);
 
 /**
  * Free a buffer cudyn filled, and set it to {NULL, 0}.

@@ -11,7 +11,8 @@
  *   cudyn::kernel    owns nothing: a pointer-sized, trivially copyable view of a
  *                    cudyn_kernel_t (== CUkernel == cudaKernel_t). It is valid while its
  *                    library is loaded (for kernel_of(): for the life of the program).
- *   cudyn::launch_config  a value: a zero-initialised cudyn_launch_config plus setters.
+ *   cudyn::launch_config  a value: a zero-initialised cudyn_launch_config plus setters, and
+ *                    the launch attributes it points to (a copy carries its own).
  *   Strings returned as `const char*` (kernel::name(), status_string()) belong to CUDA or
  *   cudyn; strings in cudyn::error / cudyn::result are copies the object owns.
  *   Device memory is never owned by the wrapper: global<T>() returns the address of a
@@ -58,6 +59,7 @@
 #endif
 
 #if CUDYN_HPP_EXCEPTIONS
+#include <exception>
 #include <stdexcept>
 #endif
 
@@ -280,18 +282,39 @@ inline result<void> try_component_status(cudyn_component component) {
  * launch_config
  * ---------------------------------------------------------------------------------------- */
 
-/// A cudyn_launch_config with setters. Starts zero-initialised (reserved words zero, no
-/// cluster, not cooperative, no priority, the NULL stream, the runtime API) except that grid
-/// and block start at {1,1,1}, so that a default config launches one thread. Setters chain:
+class kernel;
+
+/// A cudyn_launch_config with setters, and room for every launch attribute. Starts
+/// zero-initialised (reserved words zero, no cluster, not cooperative, no priority, no
+/// attributes, the NULL stream, the runtime API) except that grid and block start at {1,1,1},
+/// so that a default config launches one thread. Setters chain:
 ///   cudyn::launch_config().grid(n / 256).block(256).stream(s).api(cudyn::api::driver)
+/// The launch attributes beyond the C struct's named fields live inside this object (the C
+/// struct's `attributes` points at them), so a copy carries its own; setting one twice
+/// replaces it. Events given to an attribute are CUDA's raw handles, live until the launch is
+/// queued.
 class launch_config {
  public:
+  /// The most attributes one config holds: each launch attribute once.
+  static constexpr std::size_t max_attributes = 16;
+
   launch_config() noexcept : c_{} {
     c_.grid = cudyn_dim3{1, 1, 1};
     c_.block = cudyn_dim3{1, 1, 1};
   }
-  /// From a C config, as is (its reserved words must be zero, as cudyn.h requires).
+  /// From a C config, as is (its reserved words must be zero, as cudyn.h requires). Its
+  /// attribute list, if any, stays the caller's; setting an attribute here copies it in first.
   launch_config(const cudyn_launch_config& c) noexcept : c_(c) {}
+  launch_config(const launch_config& o) noexcept : c_(o.c_), attrs_(o.attrs_), n_(o.n_) { repoint(o); }
+  launch_config& operator=(const launch_config& o) noexcept {
+    if (this != &o) {
+      c_ = o.c_;
+      attrs_ = o.attrs_;
+      n_ = o.n_;
+      repoint(o);
+    }
+    return *this;
+  }
 
   /// One block of `block` threads per `block` elements of `n` (grid = ceil(n / block)).
   static launch_config linear(std::size_t n, std::uint32_t block = 256) noexcept {
@@ -349,9 +372,23 @@ class launch_config {
     c_.cooperative = on ? 1 : 0;
     return *this;
   }
-  /// Launch priority (lower is higher, as in CUDA); 0: not set.
+  /// Launch priority (lower is higher, as in CUDA). Any value, 0 included: priority 0 is asked
+  /// for with the attribute CUDYN_LAUNCH_ATTRIBUTE_PRIORITY (0 in the C struct's field means
+  /// "not set"). no_priority() takes it back.
   launch_config& priority(int p) noexcept {
+    remove(CUDYN_LAUNCH_ATTRIBUTE_PRIORITY);
     c_.priority = p;
+    if (p == 0) {
+      cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_PRIORITY);
+      a.value.priority = 0;
+      set(a);
+    }
+    return *this;
+  }
+  /// No priority: the stream's.
+  launch_config& no_priority() noexcept {
+    remove(CUDYN_LAUNCH_ATTRIBUTE_PRIORITY);
+    c_.priority = 0;
     return *this;
   }
   /// Allow programmatic stream serialization (programmatic dependent launch).
@@ -360,15 +397,154 @@ class launch_config {
     return *this;
   }
 
-  /// The C struct, ready for cudyn_launch.
+  /* --- the other launch attributes (cudyn_launch_attribute_id) ------------------------ */
+
+  /// An L2 access policy window.
+  launch_config& access_policy_window(void* base, std::size_t bytes, float hit_ratio,
+                                      cudyn_access_property hit = CUDYN_ACCESS_PROPERTY_PERSISTING,
+                                      cudyn_access_property miss = CUDYN_ACCESS_PROPERTY_STREAMING) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW);
+    a.value.access_policy_window.base_ptr = base;
+    a.value.access_policy_window.num_bytes = bytes;
+    a.value.access_policy_window.hit_ratio = hit_ratio;
+    a.value.access_policy_window.hit_prop = static_cast<std::uint32_t>(hit);
+    a.value.access_policy_window.miss_prop = static_cast<std::uint32_t>(miss);
+    return set(a);
+  }
+  /// The cluster scheduling policy preference.
+  launch_config& cluster_scheduling_policy(cudyn_cluster_scheduling_policy p) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE);
+    a.value.cluster_scheduling_policy_preference = static_cast<std::uint32_t>(p);
+    return set(a);
+  }
+  /// Record `event` (a CUevent / cudaEvent_t created with timing disabled) once every block
+  /// triggered it, or, with `trigger_at_block_start`, once every block started.
+  launch_config& programmatic_event(cudyn_event_t event, bool trigger_at_block_start = false) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT);
+    a.value.programmatic_event.event = event;
+    a.value.programmatic_event.trigger_at_block_start = trigger_at_block_start ? 1 : 0;
+    return set(a);
+  }
+  /// The domain ids of the default and the remote memory synchronisation domain.
+  launch_config& mem_sync_domain_map(std::uint8_t default_domain, std::uint8_t remote_domain) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP);
+    a.value.mem_sync_domain_map.default_ = default_domain;
+    a.value.mem_sync_domain_map.remote = remote_domain;
+    return set(a);
+  }
+  /// The memory synchronisation domain the kernel runs in.
+  launch_config& mem_sync_domain(cudyn_mem_sync_domain d) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN);
+    a.value.mem_sync_domain = static_cast<std::uint32_t>(d);
+    return set(a);
+  }
+  /// A preferred substitute cluster shape (a multiple of the cluster's, same z).
+  launch_config& preferred_cluster(std::uint32_t x, std::uint32_t y = 1, std::uint32_t z = 1) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION);
+    a.value.preferred_cluster_dim = cudyn_dim3{x, y, z};
+    return set(a);
+  }
+  /// Record `event` (created with timing disabled) once every block has begun.
+  launch_config& launch_completion_event(cudyn_event_t event) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT);
+    a.value.launch_completion_event.event = event;
+    return set(a);
+  }
+  /// Make the node a launch in a capturing stream records device-updatable; the launch writes
+  /// its handle back (device_node()).
+  launch_config& device_updatable_kernel_node(bool on = true) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE);
+    a.value.device_updatable_kernel_node.device_updatable = on ? 1 : 0;
+    return set(a);
+  }
+  /// The node the last launch with device_updatable_kernel_node() wrote back; nullptr before.
+  cudyn_graph_device_node_t device_node() const noexcept {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (attrs_[i].id == CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE)
+        return attrs_[i].value.device_updatable_kernel_node.dev_node;
+    return nullptr;
+  }
+  /// The shared-memory carveout for this launch, percent (0-100).
+  launch_config& shared_mem_carveout(std::uint32_t percent) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT);
+    a.value.shared_mem_carveout = percent;
+    return set(a);
+  }
+  /// Hint that the kernel's blocks carry even NVLink traffic.
+  launch_config& nvlink_util_centric_scheduling(bool on = true) noexcept {
+    cudyn_launch_attribute a = make(CUDYN_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING);
+    a.value.nvlink_util_centric_scheduling = on ? 1u : 0u;
+    return set(a);
+  }
+  /// Any attribute, as CUDA's struct (replacing one of the same id). Checked at the launch.
+  launch_config& attribute(const cudyn_launch_attribute& a) noexcept { return set(a); }
+  /// The attributes this object holds (not the named fields).
+  std::size_t attribute_count() const noexcept { return n_; }
+
+  /// The C struct, ready for cudyn_launch (valid while this object lives, unchanged).
   const cudyn_launch_config& get() const noexcept { return c_; }
   cudyn_launch_config& get() noexcept { return c_; }
   operator const cudyn_launch_config&() const noexcept { return c_; }
 
+  /// A one-dimensional config of `k` on `device` for `n` elements with the block size that
+  /// reaches the most occupancy (cudyn_launch_config_for_occupancy; `n` 0: enough blocks to fill
+  /// the device). Defined after kernel.
+  static result<launch_config> try_for_occupancy(const kernel& k, std::uint64_t n, int device = 0,
+                                                 std::size_t dynamic_smem = 0);
+#if CUDYN_HPP_EXCEPTIONS
+  static launch_config for_occupancy(const kernel& k, std::uint64_t n, int device = 0, std::size_t dynamic_smem = 0);
+#endif
+
  private:
+  static cudyn_launch_attribute make(cudyn_launch_attribute_id id) noexcept {
+    cudyn_launch_attribute a;
+    std::memset(&a, 0, sizeof a);
+    a.id = id;
+    return a;
+  }
+  /// This object's own list, with a C list it was made from copied in first.
+  void own() noexcept {
+    if (c_.attributes.attrs == attrs_.data() || c_.attributes.count == 0) return;
+    n_ = 0;
+    for (std::uint32_t i = 0; i < c_.attributes.count && n_ < max_attributes; ++i) attrs_[n_++] = c_.attributes.attrs[i];
+  }
+  void publish() noexcept {
+    c_.attributes.attrs = n_ ? attrs_.data() : nullptr;
+    c_.attributes.count = static_cast<std::uint32_t>(n_);
+  }
+  launch_config& set(const cudyn_launch_attribute& a) noexcept {
+    own();
+    for (std::size_t i = 0; i < n_; ++i)
+      if (attrs_[i].id == a.id) {
+        attrs_[i] = a;
+        publish();
+        return *this;
+      }
+    // Every known id once fits (15, IGNORE included): a full list already holds an unknown id,
+    // which the launch refuses, so the newest entry may take the last slot.
+    if (n_ < max_attributes) ++n_;
+    attrs_[n_ - 1] = a;
+    publish();
+    return *this;
+  }
+  void remove(cudyn_launch_attribute_id id) noexcept {
+    own();
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (attrs_[i].id != id) attrs_[w++] = attrs_[i];
+    n_ = w;
+    publish();
+  }
+  /// After a copy: point at this object's own list if the source pointed at its own.
+  void repoint(const launch_config& o) noexcept {
+    if (o.c_.attributes.attrs == o.attrs_.data() && o.n_) c_.attributes.attrs = attrs_.data();
+  }
+
   cudyn_launch_config c_;
+  // `mutable`: a launch writes a device-updatable node back into its entry.
+  mutable std::array<cudyn_launch_attribute, max_attributes> attrs_{};
+  std::size_t n_ = 0;
 };
-static_assert(sizeof(launch_config) == sizeof(cudyn_launch_config), "launch_config is a cudyn_launch_config");
 
 /* ------------------------------------------------------------------------------------------
  * kernel
@@ -434,6 +610,106 @@ class kernel {
     return f;
   }
 
+  /// The library this kernel belongs to (cuKernelGetLibrary, driver 12.5+); owned by whoever
+  /// loaded it.
+  result<cudyn_library_t> try_library() const {
+    cudyn_library_t l = nullptr;
+    cudyn_status s = cudyn_kernel_get_library(h_, &l);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return l;
+  }
+  /// Set the preferred split of L1 cache and shared memory on `device` (cuKernelSetCacheConfig).
+  result<void> try_set_cache_config(cudyn_func_cache config, std::int32_t device = 0) const {
+    return detail::check(cudyn_kernel_set_cache_config(h_, config, device));
+  }
+
+  /* --- occupancy, on `device` (its primary context is current for the query only) ------ */
+
+  /// The most blocks of `block_size` threads active on one SM
+  /// (cudyn_occupancy_max_active_blocks).
+  result<int> try_max_active_blocks(int block_size, std::size_t dynamic_smem = 0, int device = 0,
+                                    cudyn_occupancy_flags flags = CUDYN_OCCUPANCY_DEFAULT) const {
+    int n = 0;
+    cudyn_status s = cudyn_occupancy_max_active_blocks(h_, device, block_size, dynamic_smem, flags, &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return n;
+  }
+  /// What cudyn_occupancy_max_potential_block_size suggests.
+  struct block_size_suggestion {
+    int block_size = 0;
+    int min_grid_size = 0;
+  };
+  /// The block size that reaches the most occupancy, with a fixed dynamic shared memory size.
+  result<block_size_suggestion> try_max_potential_block_size(std::size_t dynamic_smem = 0, int device = 0,
+                                                            int block_size_limit = 0,
+                                                            cudyn_occupancy_flags flags = CUDYN_OCCUPANCY_DEFAULT) const {
+    block_size_suggestion r;
+    cudyn_status s = cudyn_occupancy_max_potential_block_size(h_, device, dynamic_smem, nullptr, nullptr,
+                                                              block_size_limit, flags, &r.min_grid_size, &r.block_size);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return r;
+  }
+  /// The same with the dynamic shared memory a function of the block size: any callable
+  /// `size_t(int block_size)`, called during the query on this thread. An exception it throws
+  /// is rethrown after CUDA returns (CUDA's frames are never unwound).
+  template <class F, std::enable_if_t<std::is_invocable_r<std::size_t, F&, int>::value, int> = 0>
+  result<block_size_suggestion> try_max_potential_block_size(F&& smem_of_block, int device = 0,
+                                                            int block_size_limit = 0,
+                                                            cudyn_occupancy_flags flags = CUDYN_OCCUPANCY_DEFAULT) const {
+    struct call {
+      std::remove_reference_t<F>* f = nullptr;
+#if CUDYN_HPP_EXCEPTIONS
+      std::exception_ptr error;
+#endif
+      static std::size_t run(int block_size, void* user) noexcept {
+        call* c = static_cast<call*>(user);
+#if CUDYN_HPP_EXCEPTIONS
+        if (c->error) return 0;
+        try {
+          return static_cast<std::size_t>((*c->f)(block_size));
+        } catch (...) {
+          c->error = std::current_exception();
+          return 0;
+        }
+#else
+        return static_cast<std::size_t>((*c->f)(block_size));
+#endif
+      }
+    };
+    call c;
+    c.f = std::addressof(smem_of_block);
+    block_size_suggestion r;
+    cudyn_status s = cudyn_occupancy_max_potential_block_size(h_, device, 0, &call::run, &c, block_size_limit, flags,
+                                                              &r.min_grid_size, &r.block_size);
+#if CUDYN_HPP_EXCEPTIONS
+    if (c.error) std::rethrow_exception(c.error);
+#endif
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return r;
+  }
+  /// The most dynamic shared memory per block for `num_blocks` blocks of `block_size` threads
+  /// per SM (cudyn_occupancy_available_dynamic_smem).
+  result<std::size_t> try_available_dynamic_smem(int num_blocks, int block_size, int device = 0) const {
+    std::size_t n = 0;
+    cudyn_status s = cudyn_occupancy_available_dynamic_smem(h_, device, num_blocks, block_size, &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return n;
+  }
+  /// The largest cluster for a launch as `config` says (cudyn_occupancy_max_potential_cluster_size).
+  result<int> try_max_potential_cluster_size(const launch_config& config, int device = 0) const {
+    int n = 0;
+    cudyn_status s = cudyn_occupancy_max_potential_cluster_size(h_, device, &config.get(), &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return n;
+  }
+  /// The most clusters of the config's shape active at once (cudyn_occupancy_max_active_clusters).
+  result<int> try_max_active_clusters(const launch_config& config, int device = 0) const {
+    int n = 0;
+    cudyn_status s = cudyn_occupancy_max_active_clusters(h_, device, &config.get(), &n);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return n;
+  }
+
   /// Launch with typed arguments: each argument's address and sizeof go to
   /// cudyn_launch_checked, so a wrong count or a wrongly sized argument (a double for a
   /// float, an int for a size_t) is CUDYN_ERROR_ARGUMENT_MISMATCH and nothing is launched.
@@ -462,6 +738,32 @@ class kernel {
     try_set_attribute(attr, value, device).value();
   }
   cudyn_function_t function() const { return try_function().value(); }
+  cudyn_library_t library() const { return try_library().value(); }
+  void set_cache_config(cudyn_func_cache config, std::int32_t device = 0) const {
+    try_set_cache_config(config, device).value();
+  }
+  int max_active_blocks(int block_size, std::size_t dynamic_smem = 0, int device = 0,
+                        cudyn_occupancy_flags flags = CUDYN_OCCUPANCY_DEFAULT) const {
+    return try_max_active_blocks(block_size, dynamic_smem, device, flags).value();
+  }
+  block_size_suggestion max_potential_block_size(std::size_t dynamic_smem = 0, int device = 0, int block_size_limit = 0,
+                                                 cudyn_occupancy_flags flags = CUDYN_OCCUPANCY_DEFAULT) const {
+    return try_max_potential_block_size(dynamic_smem, device, block_size_limit, flags).value();
+  }
+  template <class F, std::enable_if_t<std::is_invocable_r<std::size_t, F&, int>::value, int> = 0>
+  block_size_suggestion max_potential_block_size(F&& smem_of_block, int device = 0, int block_size_limit = 0,
+                                                 cudyn_occupancy_flags flags = CUDYN_OCCUPANCY_DEFAULT) const {
+    return try_max_potential_block_size(std::forward<F>(smem_of_block), device, block_size_limit, flags).value();
+  }
+  std::size_t available_dynamic_smem(int num_blocks, int block_size, int device = 0) const {
+    return try_available_dynamic_smem(num_blocks, block_size, device).value();
+  }
+  int max_potential_cluster_size(const launch_config& config, int device = 0) const {
+    return try_max_potential_cluster_size(config, device).value();
+  }
+  int max_active_clusters(const launch_config& config, int device = 0) const {
+    return try_max_active_clusters(config, device).value();
+  }
   template <class... Args>
   void launch(const launch_config& config, const Args&... args) const {
     try_launch(config, args...).value();
@@ -474,6 +776,33 @@ class kernel {
  private:
   cudyn_kernel_t h_ = nullptr;
 };
+inline result<launch_config> launch_config::try_for_occupancy(const kernel& k, std::uint64_t n, int device,
+                                                              std::size_t dynamic_smem) {
+  launch_config c;
+  cudyn_status s = cudyn_launch_config_for_occupancy(k.get(), device, n, dynamic_smem, nullptr, nullptr, &c.c_);
+  if (s != CUDYN_SUCCESS) return error_info::last(s);
+  return c;
+}
+#if CUDYN_HPP_EXCEPTIONS
+inline launch_config launch_config::for_occupancy(const kernel& k, std::uint64_t n, int device, std::size_t dynamic_smem) {
+  return try_for_occupancy(k, n, device, dynamic_smem).value();
+}
+#endif
+
+/// The kernel of a __global__ function of this program from its host function pointer,
+/// through the CUDA runtime cudyn opened (cudyn_kernel_of): for a program linked with the
+/// shared runtime, in a file g++ compiles too. A program with the static runtime uses
+/// kernel_of() (cudaGetKernel in its own translation unit). Adopted; see cudyn_kernel_of.
+inline result<kernel> try_kernel_from_host_function(const void* entry) {
+  cudyn_kernel_t k = nullptr;
+  cudyn_status s = cudyn_kernel_of(entry, &k);
+  if (s != CUDYN_SUCCESS) return error_info::last(s);
+  return kernel(k);
+}
+#if CUDYN_HPP_EXCEPTIONS
+inline kernel kernel_from_host_function(const void* entry) { return try_kernel_from_host_function(entry).value(); }
+#endif
+
 static_assert(sizeof(kernel) == sizeof(void*), "cudyn::kernel is pointer-sized");
 static_assert(std::is_trivially_copyable<kernel>::value, "cudyn::kernel is trivially copyable");
 static_assert(std::is_standard_layout<kernel>::value, "cudyn::kernel is standard-layout");
@@ -829,7 +1158,35 @@ class library {
     return typed_ref<T>("managed variable", name, p, bytes);
   }
 
+  /// The library's module in the current context (cudyn_library_get_module; with no current
+  /// context, device 0's primary context's, which is then retained for the process).
+  result<cudyn_module_t> try_module() const {
+    cudyn_module_t m = nullptr;
+    cudyn_status s = cudyn_library_get_module(h_, &m);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return m;
+  }
+  /// The unified function `name` (cudyn_library_get_unified_function, through the API that
+  /// loaded the library), as a pointer of type F, e.g. `int (*)(int)`. A name the library
+  /// lacks is CUDYN_ERROR_NOT_FOUND through either API.
+  template <class F = void*>
+  result<F> try_unified_function(const char* name) const {
+    static_assert(std::is_pointer<F>::value, "F is a function (or void) pointer type");
+    void* p = nullptr;
+    cudyn_status s = cudyn_library_get_unified_function(h_, name, to_c(api_), &p);
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    F f;
+    static_assert(sizeof(f) == sizeof(p), "a function pointer is pointer-sized");
+    std::memcpy(&f, &p, sizeof f);
+    return f;
+  }
+
 #if CUDYN_HPP_EXCEPTIONS
+  cudyn_module_t module() const { return try_module().value(); }
+  template <class F = void*>
+  F unified_function(const char* name) const {
+    return try_unified_function<F>(name).value();
+  }
   static library from_data(const void* image, std::size_t size, ::cudyn::api a = ::cudyn::api::runtime) {
     return try_from_data(image, size, a).value();
   }

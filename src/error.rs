@@ -6,9 +6,28 @@ use std::ffi::CString;
 use std::fmt;
 
 pub use crate::enums::Status;
-use crate::enums::{Api, Attribute, CodeKind, Component, LoadOptionId};
+use crate::enums::{
+    AccessProperty, Api, Attribute, ClusterSchedulingPolicy, CodeKind, Component, FuncCache, JitCacheMode, JitFallback,
+    JitTarget, LaunchAttributeId, LoadOptionId, MemSyncDomain, OccupancyFlags,
+};
 
-crate::enums::c_enum_conversions!(Status, Api, CodeKind, Attribute, Component, LoadOptionId);
+crate::enums::c_enum_conversions!(
+    Status,
+    Api,
+    CodeKind,
+    Attribute,
+    Component,
+    LoadOptionId,
+    JitTarget,
+    JitFallback,
+    JitCacheMode,
+    LaunchAttributeId,
+    AccessProperty,
+    ClusterSchedulingPolicy,
+    MemSyncDomain,
+    FuncCache,
+    OccupancyFlags
+);
 
 /// A failure: its status, a message saying what cudyn was doing and why it failed, and the
 /// CUDA/NVRTC/nvJitLink result code behind it (0 when there is none).
@@ -34,6 +53,11 @@ impl Error {
     /// An [`Status::InvalidArgument`] error.
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::new(Status::InvalidArgument, message)
+    }
+    /// The same error under another status.
+    pub fn with_status(mut self, status: Status) -> Self {
+        self.status = status;
+        self
     }
     /// Prefix the message with what was being done ("loading library: ...").
     pub fn context(mut self, what: impl fmt::Display) -> Self {

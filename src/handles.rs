@@ -42,3 +42,16 @@ impl std::hash::Hasher for AddressHasher {
 
 /// A map keyed by handle address.
 pub(crate) type AddressMap<V> = std::collections::HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// `cudyn_module_t` == `CUmodule` (the runtime has no module type): a library's module in one
+/// context, valid while that context and the library live.
+pub type ModuleHandle = sys::CUmodule;
+/// `cudyn_event_t` == `CUevent` == `cudaEvent_t`: the events some launch attributes record.
+pub type EventHandle = sys::CUevent;
+/// `cudyn_graph_device_node_t` == `CUgraphDeviceNode` == `cudaGraphDeviceNode_t`: a
+/// device-updatable graph node, written back by a launch that asked for one.
+pub type GraphDeviceNodeHandle = sys::CUgraphDeviceNode;
+
+assert_type_eq_all!(ModuleHandle, *mut sys::CUmod_st);
+assert_type_eq_all!(EventHandle, sys::cudaEvent_t, *mut sys::CUevent_st);
+assert_type_eq_all!(GraphDeviceNodeHandle, sys::cudaGraphDeviceNode_t, *mut sys::CUgraphDeviceUpdatableNode_st);

@@ -131,8 +131,9 @@ impl Kernel {
         self.with_params(|p| p.to_vec())
     }
 
-    /// The `CUfunction` of this kernel in the current context (device 0's primary context
-    /// is made current if the thread has none).
+    /// The `CUfunction` of this kernel in the current context (with none: device 0's primary
+    /// context, retained for the process since the function lives in it, current for this call
+    /// only).
     pub fn function(self) -> Result<sys::CUfunction> {
         registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
@@ -153,5 +154,48 @@ impl Kernel {
         // SAFETY: as for `name_ptr`.
         unsafe { driver::kernel_set_attribute(self.0, attr as u32, value, device) }
             .map_err(|e| e.context(format_args!("setting attribute {} to {value} on device {device}", attr.c_name())))
+    }
+}
+
+/// Interop with CUDA's own kernel calls: the library a kernel came from, its cache preference,
+/// and the kernel of a `__global__` function compiled into the program.
+impl Kernel {
+    /// The library this kernel belongs to (cuKernelGetLibrary, driver 12.5+): CUDA's handle,
+    /// which is a `CUlibrary` and a `cudaLibrary_t`; owned by whoever loaded it.
+    pub fn library(self) -> Result<sys::CUlibrary> {
+        registry::check_kernel(self.0)?;
+        // SAFETY: as for `name_ptr`.
+        unsafe { driver::kernel_library(self.0) }
+    }
+
+    /// Set the kernel's preferred split of L1 cache and shared memory on device `device`
+    /// (cuKernelSetCacheConfig; a hint).
+    pub fn set_cache_config(self, config: crate::enums::FuncCache, device: i32) -> Result<()> {
+        registry::check_kernel(self.0)?;
+        // SAFETY: as for `name_ptr`.
+        unsafe { driver::kernel_set_cache_config(self.0, config as u32, device) }.map_err(|e| {
+            e.context(format_args!("setting the cache configuration {} on device {device}", config.c_name()))
+        })
+    }
+
+    /// The kernel of `entry`, a `__global__` function's host stub registered with the CUDA
+    /// runtime cudyn opened (cudaGetKernel), adopted ([`Kernel::adopt`]) so that launches take
+    /// the fast path. The program's own kernels are registered with that runtime only when the
+    /// program links the shared libcudart cudyn finds (nvcc -cudart shared); with a static
+    /// runtime, call cudaGetKernel in the program (C++: `cudyn::kernel_of`) and adopt the handle.
+    ///
+    /// # Safety
+    /// `entry` is an address in this process (the runtime refuses one it does not know), and
+    /// the code registering its kernel stays loaded until [`Kernel::release`] (a shared library
+    /// holding it is not unloaded before): [`Kernel::adopt`]'s contract.
+    pub unsafe fn of_host_function(entry: *const std::ffi::c_void) -> Result<Kernel> {
+        if entry.is_null() {
+            return Err(Error::invalid("host function is NULL"));
+        }
+        // SAFETY: this function's contract.
+        let k = Kernel(unsafe { crate::cuda::runtime::kernel_of(entry) }?);
+        // SAFETY: this function's contract is adopt's.
+        unsafe { k.adopt() }?;
+        Ok(k)
     }
 }

@@ -79,6 +79,7 @@ pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
+pub mod occupancy;
 mod registry;
 pub mod source;
 

@@ -584,6 +584,27 @@ pub unsafe fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32
     unsafe { driver::library_global_on_device(lib, name, device) }
 }
 
+/// `lib`'s module in the current context (cuLibraryGetModule): valid while that context and the
+/// library live. A thread with no current context gets device 0's primary context's module;
+/// that context is then retained for the process (not left current).
+///
+/// # Safety
+/// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
+/// calling CUDA, which does not check library handles).
+pub unsafe fn get_module(lib: sys::CUlibrary) -> Result<sys::CUmodule> {
+    check_lib(lib)?;
+    // SAFETY: as above.
+    unsafe { driver::library_module(lib) }
+}
+
+impl Library {
+    /// The library's module in the current context (see [`get_module`]).
+    pub fn module(&self) -> Result<sys::CUmodule> {
+        // SAFETY: a Library holds a live handle until it is dropped or unloaded.
+        unsafe { get_module(self.raw) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

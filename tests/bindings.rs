@@ -18,6 +18,7 @@ const FUNCTIONS: &[&str] = &[
     "cuDeviceGetName",
     "cuDeviceGetAttribute",
     "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
     "cuCtxGetCurrent",
     "cuCtxSetCurrent",
     "cuCtxGetDevice",
@@ -36,6 +37,13 @@ const FUNCTIONS: &[&str] = &[
     "cuKernelGetFunction",
     "cuKernelGetAttribute",
     "cuKernelSetAttribute",
+    "cuKernelGetLibrary",
+    "cuKernelSetCacheConfig",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cuOccupancyMaxPotentialBlockSizeWithFlags",
+    "cuOccupancyAvailableDynamicSMemPerBlock",
+    "cuOccupancyMaxPotentialClusterSize",
+    "cuOccupancyMaxActiveClusters",
     "cuLaunchKernelEx",
     // runtime
     "cudaRuntimeGetVersion",
@@ -51,6 +59,7 @@ const FUNCTIONS: &[&str] = &[
     "cudaLaunchKernelExC",
     "cudaLaunchKernel",
     "cudaGetLastError",
+    "cudaGetKernel",
     // NVRTC
     "nvrtcVersion",
     "nvrtcGetErrorString",
@@ -107,6 +116,17 @@ const TYPES: &[&str] = &[
     "CUlibrary",
     "CUfunction",
     "CUstream",
+    "CUmodule",
+    "CUevent",
+    "CUjit_target",
+    "CUjit_fallback",
+    "CUjit_cacheMode",
+    "CUfunc_cache",
+    "CUoccupancy_flags",
+    "CUevent_record_flags",
+    "CUlibraryHostUniversalFunctionAndDataTable",
+    "cudaJitOption",
+    "cudaLibraryOption",
 ];
 
 fn cuda_root() -> PathBuf {

@@ -1,12 +1,13 @@
 //! The launch path allocates nothing: a counting global allocator watches everything a launch
 //! decides before calling CUDA (config check, parameter-layout lookup, argument check, launch
-//! attributes), for a kernel whose layout is cached, with and without size checks.
+//! attributes, named and listed), for a kernel whose layout is cached, with and without size
+//! checks.
 //!
 //! Only the allocations of the thread under test are counted: the test harness's own threads
 //! (libtest's main thread prints and collects results while tests run) allocate when they
 //! please, and counting them made this test fail in about half of all runs.
 
-use cudyn::launch::{validate, Dim3, LaunchConfig};
+use cudyn::launch::{validate, Dim3, LaunchAttribute, LaunchConfig, MemSyncDomain};
 use cudyn::{Kernel, Param, Status};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -61,8 +62,13 @@ fn launch_preparation_does_not_allocate() {
     let mut cfg = LaunchConfig { grid: Dim3::x(100), block: Dim3::x(256), ..Default::default() };
     cfg.cluster = Dim3::new(2, 1, 1);
     cfg.priority = 1;
+    // And a config with a list of attributes, checked and copied on the stack.
+    let mut list = [LaunchAttribute::mem_sync_domain(MemSyncDomain::Remote), LaunchAttribute::cooperative(true)];
+    // SAFETY: `list` outlives every use of the config.
+    let mut listed = unsafe { cfg.with_attributes(&mut list) }.unwrap();
     // Warm up (the layout table itself was allocated when primed).
     validate(k, &cfg, &args, Some(&sizes)).unwrap();
+    validate(k, &listed, &args, Some(&sizes)).unwrap();
     // The counter itself is live: an allocation on this thread is seen.
     COUNTED.with(|c| c.set(true));
     let probe = ALLOCS.load(Ordering::SeqCst);
@@ -71,12 +77,14 @@ fn launch_preparation_does_not_allocate() {
     let before = ALLOCS.load(Ordering::SeqCst);
     for i in 0..10_000 {
         cfg.api = (i % 2) as u32;
+        listed.api = cfg.api;
         validate(k, &cfg, &args, None).unwrap();
         validate(k, &cfg, &args, Some(&sizes)).unwrap();
+        validate(k, &listed, &args, Some(&sizes)).unwrap();
     }
     let after = ALLOCS.load(Ordering::SeqCst);
     COUNTED.with(|c| c.set(false));
-    assert_eq!(after - before, 0, "20,000 launch preparations allocated {} times", after - before);
+    assert_eq!(after - before, 0, "30,000 launch preparations allocated {} times", after - before);
 
     // And the checks are live: a wrong size is refused (this path may allocate its message).
     let bad = [8usize, 8];

@@ -46,7 +46,9 @@ fn bad_options_are_refused_before_anything_loads() {
         (vec![o(LoadOptionId::OptimizationLevel, 9)], Api::Driver, "0..=4"),
         (vec![o(LoadOptionId::LogVerbose, 1), o(LoadOptionId::LogVerbose, 0)], Api::Driver, "given twice"),
         (vec![o(LoadOptionId::Target, 90)], Api::Runtime, "load through CUDYN_API_DRIVER"),
-        (vec![o(LoadOptionId::FastCompile, 1)], Api::Runtime, "FAST_COMPILE"),
+        (vec![LoadOption { id: 3, value: 1 }], Api::Driver, "formerly CUDYN_LOAD_OPTION_FAST_COMPILE"),
+        (vec![o(LoadOptionId::Target, 91)], Api::Driver, "cudyn_jit_target"),
+        (vec![o(LoadOptionId::ThreadsPerBlock, 64), o(LoadOptionId::Target, 90)], Api::Driver, "cannot be combined"),
     ];
     for (opts, api, want) in cases {
         let (s, msg, data, size) = load(&opts, api);

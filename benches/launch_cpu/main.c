@@ -1,11 +1,13 @@
 /* Counts host instructions per call against a stand-in libcuda. Modes: 0 the stand-in launch
  * called directly, 1 cudyn_launch (driver), 2 cudyn_launch_checked (a foreign kernel: its
  * layout is asked of the driver on every launch), 5 and 6 the same with the kernel adopted
- * (the fast path: layout remembered), 3 the stand-in
+ * (the fast path: layout remembered), 7 mode 5 with a named launch attribute (cooperative),
+ * 8 mode 5 with two attributes in the config's list (priority 0, a memory sync domain), 3 the stand-in
  * cuLibraryLoadData + cuLibraryUnload called directly, 4 cudyn_library_load_data (driver) +
  * cudyn_library_unload of the image file given as the third argument. Run by run.sh. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <dlfcn.h>
 #include "cudyn.h"
 typedef int (*launch_fn)(const void *, void *, void **, void **);
@@ -48,12 +50,23 @@ int main(int argc, char **argv) {
   cudyn_launch_config cfg = {0};
   cfg.grid.x = cfg.grid.y = cfg.grid.z = 1; cfg.block.x = 32; cfg.block.y = cfg.block.z = 1;
   cfg.api = CUDYN_API_DRIVER;
+  cudyn_launch_attribute list[2];
+  memset(list, 0, sizeof list);
+  list[0].id = CUDYN_LAUNCH_ATTRIBUTE_PRIORITY;
+  list[0].value.priority = 0;
+  list[1].id = CUDYN_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+  list[1].value.mem_sync_domain = CUDYN_MEM_SYNC_DOMAIN_DEFAULT;
+  if (mode == 7) cfg.cooperative = 1;
+  if (mode == 8) {
+    cfg.attributes.attrs = list;
+    cfg.attributes.count = 2;
+  }
   if (mode >= 5 && cudyn_kernel_adopt(k) != CUDYN_SUCCESS) { printf("%s\n", cudyn_last_error_message()); return 1; }
   if (cudyn_launch(k, &cfg, args, 2) != 0) { printf("%s\n", cudyn_last_error_message()); return 1; }
   char c[56] = {0};
   for (int i = 0; i < n; i++) {
     if (mode == 0) raw(c, k, args, 0);
-    else if (mode == 1 || mode == 5) cudyn_launch(k, &cfg, args, 2);
+    else if (mode == 1 || mode >= 5 && mode != 6) cudyn_launch(k, &cfg, args, 2);
     else cudyn_launch_checked(k, &cfg, args, sizes, 2);
   }
   return 0;

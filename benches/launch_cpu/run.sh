@@ -16,13 +16,14 @@ cc -O2 -I"$root/include" -o "$work/lo" "$here/main.c" -L"$libdir" -lcudyn -ldl -
 export CUDYN_LIBCUDA="$work/libcuda.so.1" LD_LIBRARY_PATH="$work"
 image="$root/build/cpp-tests/device/interop_kernels.fatbin"
 count() { valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$work/lo" "$1" "$2" "$image" 2>&1 | sed -n 's/.*Collected : //p'; }
-for mode in ${LAUNCH_MODES:-0 1 2 5 6}; do
+for mode in ${LAUNCH_MODES:-0 1 2 5 6 7 8}; do
   small=$(count 1000 $mode); big=$(count $((n + 1000)) $mode)
   per=$(( (big - small) / n ))
   case $mode in
     0) name="stand-in cuLaunchKernelEx, called directly";;
     1) name="cudyn_launch (driver), foreign kernel";; 2) name="cudyn_launch_checked (driver), foreign";;
     5) name="cudyn_launch (driver), adopted: fast path";; 6) name="cudyn_launch_checked, adopted: fast path";;
+    7) name="cudyn_launch, adopted, cooperative";; 8) name="cudyn_launch, adopted, 2 listed attributes";;
   esac
   printf '%-45s %6d instructions per launch\n' "$name" "$per"
 done

@@ -6,8 +6,8 @@
 //! below rests on it.
 
 use super::{ffi, out, put};
-use crate::enums::Attribute;
-use crate::handles::{FunctionHandle, KernelHandle};
+use crate::enums::{Attribute, FuncCache};
+use crate::handles::{FunctionHandle, KernelHandle, LibraryHandle};
 use crate::kernel::Kernel;
 use crate::Status;
 use std::ffi::c_char;
@@ -18,6 +18,9 @@ pub type RawKernelAttribute = u32;
 /// The kernel's name.
 ///
 /// Works for any kernel handle, wherever it came from.
+///
+/// Contexts (this call and the parameter and attribute queries below): the current context, or
+/// on a thread without one device 0's primary context, current and retained for the call only.
 ///
 /// @param kernel A live kernel.
 /// @param[out] name The name (mangled for C++). The string belongs to CUDA and lives as long
@@ -76,8 +79,11 @@ pub unsafe extern "C" fn cudyn_kernel_param_info(
     })
 }
 
-/// The kernel's function in the current context; device 0's primary context is made current
-/// first if the thread has none.
+/// The kernel's function in the current context (cuKernelGetFunction).
+///
+/// Contexts: with a current context, that one. A thread with none gets the function of device
+/// 0's primary context, which cudyn then retains for the rest of the process (the function is
+/// valid only while it lives); it is not left current.
 ///
 /// @param kernel A live kernel.
 /// @param[out] function A CUfunction (== cudaFunction_t), valid while the library is loaded
@@ -178,6 +184,73 @@ pub unsafe extern "C" fn cudyn_kernel_release(kernel: KernelHandle) -> Status {
         if !kernel.is_null() {
             Kernel(kernel).release();
         }
+        Ok(())
+    })
+}
+
+/// `cudyn_func_cache` as it arrives from C.
+pub type RawFuncCache = u32;
+
+/// The library a kernel belongs to (cuKernelGetLibrary; driver 12.5+).
+///
+/// @param kernel A live kernel.
+/// @param[out] library CUDA's handle (a CUlibrary and a cudaLibrary_t), owned by whoever loaded
+///             it: a library cudyn loaded is still unloaded with cudyn_library_unload(). Unchanged
+///             on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_UNSUPPORTED_VERSION (an
+///         older driver), CUDYN_ERROR_CUDA.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_kernel_get_library(kernel: KernelHandle, library: *mut LibraryHandle) -> Status {
+    ffi!({
+        // SAFETY: NULL or writable; a live kernel (caller's contract).
+        let o = unsafe { out(library, "library") }?;
+        *o = unsafe { Kernel::from_raw(kernel) }?.library()?;
+        Ok(())
+    })
+}
+
+/// Set a kernel's preferred split of L1 cache and shared memory on a device
+/// (cuKernelSetCacheConfig; a preference CUDA may not follow).
+///
+/// @param kernel A live kernel.
+/// @param config A cudyn_func_cache.
+/// @param device The CUDA device ordinal it is set for.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (unknown config), CUDYN_ERROR_CUDA.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_kernel_set_cache_config(
+    kernel: KernelHandle,
+    config: RawFuncCache,
+    device: i32,
+) -> Status {
+    ffi!({
+        let config = FuncCache::from_c_arg(config.into(), "config")?;
+        // SAFETY: a live kernel (caller's contract).
+        unsafe { Kernel::from_raw(kernel) }?.set_cache_config(config, device)
+    })
+}
+
+/// The kernel handle of a `__global__` function compiled into the program, from its host
+/// function pointer (cudaGetKernel), adopted as by cudyn_kernel_adopt().
+///
+/// cudaGetKernel is asked of the CUDA runtime cudyn opened: it knows the program's kernels when
+/// the program links that shared runtime (nvcc -cudart shared; CMake
+/// CUDA_RUNTIME_LIBRARY Shared). A program linked with the static runtime registers its kernels
+/// there instead: call cudaGetKernel itself (C++: cudyn::kernel_of) and adopt the handle.
+///
+/// @param entry The function, as `(const void *)my_kernel`.
+/// @param[out] kernel The handle (a CUkernel and a cudaKernel_t). Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (NULL, or an address that is no kernel
+///         of this runtime: cudaErrorInvalidDeviceFunction), CUDYN_ERROR_RUNTIME_NOT_FOUND,
+///         CUDYN_ERROR_CUDA.
+/// @note As with cudyn_kernel_adopt(): call cudyn_kernel_release() before unloading (dlclose)
+///       a shared library that holds the function.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_kernel_of(entry: *const std::ffi::c_void, kernel: *mut KernelHandle) -> Status {
+    ffi!({
+        // SAFETY: NULL or writable (caller's contract).
+        let o = unsafe { out(kernel, "kernel") }?;
+        // SAFETY: the C caller's contract, stated above, is Kernel::of_host_function's.
+        *o = unsafe { Kernel::of_host_function(entry) }?.as_raw();
         Ok(())
     })
 }

@@ -51,19 +51,35 @@ unsafe fn config<'a>(cfg: *const LaunchConfig) -> crate::Result<&'a LaunchConfig
     unsafe { cfg.as_ref() }.ok_or_else(|| Error::invalid("config is NULL"))
 }
 
-/// Launch a kernel as `config` says, through `config->api`.
+/// Launch a kernel as `config` says, through `config->api` (cuLaunchKernelEx, or
+/// cudaLaunchKernel / cudaLaunchKernelExC when there are launch attributes).
 ///
 /// The kernel may come from anywhere: cudyn, cuLibraryGetKernel, cudaLibraryGetKernel or
-/// cudaGetKernel. Through the driver, a thread with no current context uses the stream's
-/// context, or device 0's primary context for the NULL stream.
+/// cudaGetKernel.
+///
+/// Launch attributes: the named fields (`cluster`, `cooperative`, `priority`,
+/// `programmatic_serialization`) and `config->attributes`, CUDA's own list, are checked (every
+/// id one CUDA 13.0 takes at a launch, each at most once counting the named fields, each value
+/// in CUDA's range, a cluster dividing the grid) and copied; a refusal is
+/// CUDYN_ERROR_INVALID_ARGUMENT naming the entry, with nothing launched.
+///
+/// Contexts, through the driver: a thread with a current context launches in it. A thread with
+/// none launches in the stream's context, or device 0's primary context for the NULL and the
+/// special streams (as the runtime would); that context is current for this launch only, and a
+/// primary context used so is retained for the rest of the process (the queued work lives in
+/// it). The runtime uses its own rules (the current device's primary context, which it makes
+/// current on the thread).
 ///
 /// @param kernel A live kernel.
-/// @param config How to launch (zero-initialised, then set; reserved words zero).
+/// @param config How to launch (zero-initialised, then set; reserved words zero). Events and
+///        streams in it and its attributes are CUDA's raw handles: live until the launch is
+///        queued (CUDA does not check them).
 /// @param args Like CUDA's kernelParams: one pointer per parameter, each pointing at the
 ///        argument's value. Read during the call only.
 /// @param nargs Entries at `args`: checked against the kernel's parameter count.
-/// @return CUDYN_SUCCESS (the launch was queued), CUDYN_ERROR_ARGUMENT_MISMATCH (nothing
-///         launched), CUDYN_ERROR_INVALID_ARGUMENT (bad config or kernel: nothing launched),
+/// @return CUDYN_SUCCESS (the launch was queued; a CUDYN_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
+///         entry now holds its node), CUDYN_ERROR_ARGUMENT_MISMATCH (nothing launched),
+///         CUDYN_ERROR_INVALID_ARGUMENT (bad config, attribute or kernel: nothing launched),
 ///         CUDYN_ERROR_CUDA (CUDA refused the launch).
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_launch(

@@ -6,10 +6,10 @@
 
 use super::compile::{cudyn_buffer, give};
 use super::{cstr, ffi, out, put, slice};
-use crate::handles::{KernelHandle, LibraryHandle};
+use crate::handles::{KernelHandle, LibraryHandle, ModuleHandle};
 use crate::launch::RawApi;
 use crate::library::{self, Api, Library};
-use crate::load_options::LoadOption;
+use crate::load_options::{self, LoadOption};
 use crate::Status;
 use std::ffi::{c_char, c_void, CStr};
 use std::path::Path;
@@ -24,6 +24,10 @@ fn path_of(p: &CStr) -> &Path {
 /// `size` is checked against the image's own headers before CUDA sees it, and a fatbin or
 /// cubin with nothing the current GPU can run is refused with CUDYN_ERROR_NO_BINARY_FOR_DEVICE
 /// naming both.
+///
+/// Contexts: loading needs none. An image that needs the JIT (PTX, or no SASS for this GPU) is
+/// compiled now, in the current context, or on a thread without one in device 0's primary
+/// context, current and retained for this call only.
 ///
 /// @param image The image's bytes. They may be freed once this returns, but must not change
 ///              while it runs: cudyn checks them, then CUDA reads them again.
@@ -60,7 +64,10 @@ pub unsafe extern "C" fn cudyn_library_load_data(
 /// @param image, size, api As for cudyn_library_load_data().
 /// @param options `num_options` (id, value) pairs, each id at most once; NULL with 0 for none.
 ///        They are checked before anything is loaded: an option `api` does not take is refused
-///        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded).
+///        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded). A pointer an option takes
+///        (WALL_TIME, the GLOBAL_SYMBOL arrays, the host universal table) is cast to int64_t and
+///        must stay valid until the library is unloaded: CUDA reads it whenever it loads the
+///        library into a context.
 /// @param num_options Entries at `options`.
 /// @param[out] library As for cudyn_library_load_data().
 /// @param[out] log NULL, or receives CUDA's JIT log for this load (the error log, then the
@@ -84,8 +91,13 @@ pub unsafe extern "C" fn cudyn_library_load_data_ex(
         // (caller's contract).
         let (bytes, opts) =
             unsafe { (slice(image.cast::<u8>(), size, "image")?, slice(options, num_options, "options")?) };
-        // SAFETY: `library` and `log` are NULL or writable (caller's contract).
-        unsafe { load_ex(library, log, |text| Library::load_data_with(bytes, api, opts, Some(text))) }
+        // SAFETY: `library` and `log` are NULL or writable; the pointer-valued options point to
+        // what their ids need, until the library is unloaded (caller's contract).
+        unsafe {
+            load_options::with_pointer_options(|| {
+                load_ex(library, log, |text| Library::load_data_with(bytes, api, opts, Some(text)))
+            })
+        }
     })
 }
 
@@ -159,8 +171,12 @@ pub unsafe extern "C" fn cudyn_library_load_file_ex(
         // SAFETY: NUL-terminated path, `options` holds `num_options` entries (caller's contract).
         let (p, opts) = unsafe { (cstr(path, "path")?, slice(options, num_options, "options")?) };
         let path = path_of(p);
-        // SAFETY: `library` and `log` are NULL or writable (caller's contract).
-        unsafe { load_ex(library, log, |text| Library::load_file_with(path, api, opts, Some(text))) }
+        // SAFETY: as for cudyn_library_load_data_ex().
+        unsafe {
+            load_options::with_pointer_options(|| {
+                load_ex(library, log, |text| Library::load_file_with(path, api, opts, Some(text)))
+            })
+        }
     })
 }
 
@@ -269,8 +285,11 @@ pub unsafe extern "C" fn cudyn_library_kernels(
     })
 }
 
-/// The device address and size of a `__device__` variable, in the current context (device
-/// 0's primary context is made current if the thread has none).
+/// The device address and size of a `__device__` variable, in the current context.
+///
+/// Contexts: with a current context, that one. A thread with none gets the address in device
+/// 0's primary context, which cudyn then retains for the rest of the process (the address is
+/// valid only while it lives); it is not left current.
 ///
 /// @param library A live library.
 /// @param name The variable's name.
@@ -299,6 +318,10 @@ pub unsafe extern "C" fn cudyn_library_get_global(
 /// The address and size of a `__managed__` variable (cuLibraryGetManaged /
 /// cudaLibraryGetManaged). The memory is managed (unified): the host reads and writes it
 /// directly once the device work that touches it is finished. It lives as long as the library.
+///
+/// Contexts, through the driver: as for cudyn_library_get_global(). The runtime uses its own
+/// rules (the current device's primary context, made current on the thread as any runtime
+/// call does).
 ///
 /// @param library A live library.
 /// @param name The variable's name.
@@ -356,7 +379,8 @@ pub unsafe extern "C" fn cudyn_library_get_unified_function(
 
 /// cudyn_library_get_global() for device `device`, without the caller switching contexts: the
 /// device's primary context is current for the lookup only, and the thread's own context (or
-/// none) is restored after.
+/// none) is restored after. That primary context is retained for the rest of the process (the
+/// address is valid only while it lives).
 ///
 /// @param library A live library.
 /// @param name The variable's name.
@@ -380,6 +404,27 @@ pub unsafe extern "C" fn cudyn_library_get_global_on_device(
         *o = p;
         // SAFETY: NULL or a writable size_t (caller's contract).
         unsafe { put(bytes, size) };
+        Ok(())
+    })
+}
+
+/// The library's module in the current context (cuLibraryGetModule), for calls that take a
+/// CUmodule.
+///
+/// Contexts: as for cudyn_library_get_global(): with no current context, device 0's primary
+/// context's module; that context is then retained for the rest of the process.
+///
+/// @param library A live library (loaded through either API).
+/// @param[out] module A CUmodule, valid while the library is loaded and the context lives;
+///             never unloaded on its own. Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_library_get_module(library: LibraryHandle, module: *mut ModuleHandle) -> Status {
+    ffi!({
+        // SAFETY: NULL or writable (caller's contract).
+        let o = unsafe { out(module, "module") }?;
+        // SAFETY: a live library (caller's contract).
+        *o = unsafe { library::get_module(library) }?;
         Ok(())
     })
 }

@@ -15,8 +15,8 @@
 // The exports' safety contracts are the header's function comments, not `# Safety` sections.
 #![allow(clippy::missing_safety_doc)]
 
-// In cudyn.h's reading order: status and diagnostics, libraries, kernels, launch, compile and
-// link, cache. (Separate groups keep rustfmt from sorting them.)
+// In cudyn.h's reading order: status and diagnostics, libraries, kernels, launch, occupancy,
+// compile and link, cache. (Separate groups keep rustfmt from sorting them.)
 pub mod error;
 
 pub mod library;
@@ -24,6 +24,8 @@ pub mod library;
 pub mod kernel;
 
 pub mod launch;
+
+pub mod occupancy;
 
 pub mod compile;
 

@@ -66,18 +66,58 @@ pub(crate) trait Loader: Sync {
     unsafe fn unified_function(&self, lib: sys::CUlibrary, name: &CStr) -> Result<*mut c_void>;
 }
 
-/// The most specific cudyn status for a CUresult or cudaError_t (their numbers agree for
-/// every code mapped here).
-pub fn status_of_cuda_code(code: u32) -> Status {
+/// The most specific cudyn status for a driver result (CUresult). Every value of CUDA 13.0's
+/// cuda.h is decided here or falls to `Status::Cuda` on purpose; tests/status_mapping.rs walks
+/// the header and fails on a value it has no verdict for.
+pub fn status_of_cu_result(code: u32) -> Status {
     match code {
-        1 | 400 | 201 | 709 => Status::InvalidArgument, // invalid value / handle / context
-        35 | 222 => Status::UnsupportedVersion,         // insufficient driver, PTX too new
-        34 => Status::DriverNotFound,                   // stub library
-        100 | 101 | 46 => Status::NoDevice,             // no device, invalid device, unavailable
-        200 | 218 | 220 | 300 => Status::InvalidImage,  // invalid image/PTX/source
+        0 => Status::Success,
+        // CUDA_ERROR_INVALID_VALUE, _INVALID_CONTEXT, _INVALID_HANDLE, _CONTEXT_IS_DESTROYED,
+        // _INVALID_CLUSTER_SIZE: what the caller passed is wrong.
+        1 | 201 | 400 | 709 | 912 => Status::InvalidArgument,
+        // CUDA_ERROR_STUB_LIBRARY: the toolkit's stub, not a driver.
+        34 => Status::DriverNotFound,
+        // CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, _UNSUPPORTED_PTX_VERSION.
+        36 | 222 => Status::UnsupportedVersion,
+        // CUDA_ERROR_DEVICE_UNAVAILABLE, _NO_DEVICE, _INVALID_DEVICE, _DEVICE_NOT_LICENSED.
+        46 | 100 | 101 | 102 => Status::NoDevice,
+        // CUDA_ERROR_INVALID_IMAGE, _INVALID_PTX, _INVALID_SOURCE.
+        200 | 218 | 300 => Status::InvalidImage,
+        // CUDA_ERROR_NO_BINARY_FOR_GPU.
         209 => Status::NoBinaryForDevice,
-        500 => Status::NotFound,
+        // CUDA_ERROR_FILE_NOT_FOUND, _OPERATING_SYSTEM.
         301 | 304 => Status::Io,
+        // CUDA_ERROR_NOT_FOUND.
+        500 => Status::NotFound,
+        _ => Status::Cuda,
+    }
+}
+
+/// The most specific cudyn status for a runtime result (cudaError_t). Its numbers are not the
+/// driver's everywhere (201 is cudaErrorDeviceUninitialized, 35 cudaErrorInsufficientDriver,
+/// 9, 13, 17, 98 have no driver twin), hence a table of its own, walked against CUDA 13.0's
+/// driver_types.h by tests/status_mapping.rs.
+pub fn status_of_cuda_error(code: u32) -> Status {
+    match code {
+        0 => Status::Success,
+        // cudaErrorInvalidValue, _InvalidConfiguration, _InvalidDevicePointer,
+        // _InvalidDeviceFunction, _DeviceUninitialized (no or a destroyed context),
+        // _InvalidResourceHandle, _ContextIsDestroyed, _InvalidClusterSize.
+        1 | 9 | 17 | 98 | 201 | 400 | 709 | 912 => Status::InvalidArgument,
+        // cudaErrorStubLibrary.
+        34 => Status::DriverNotFound,
+        // cudaErrorInsufficientDriver, _CallRequiresNewerDriver, _UnsupportedPtxVersion.
+        35 | 36 | 222 => Status::UnsupportedVersion,
+        // cudaErrorDevicesUnavailable, _NoDevice, _InvalidDevice, _DeviceNotLicensed.
+        46 | 100 | 101 | 102 => Status::NoDevice,
+        // cudaErrorInvalidKernelImage, _InvalidPtx, _InvalidSource.
+        200 | 218 | 300 => Status::InvalidImage,
+        // cudaErrorNoKernelImageForDevice.
+        209 => Status::NoBinaryForDevice,
+        // cudaErrorFileNotFound, _OperatingSystem.
+        301 | 304 => Status::Io,
+        // cudaErrorInvalidSymbol, _SymbolNotFound.
+        13 | 500 => Status::NotFound,
         _ => Status::Cuda,
     }
 }

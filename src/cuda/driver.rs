@@ -3,7 +3,7 @@
 //! Its calls, as typed functions returning `Result`: contexts and devices, libraries, kernels,
 //! and the launch entry point.
 
-use super::api::status_of_cuda_code;
+use super::api::status_of_cu_result;
 use super::api::{Loader, OptionArrays};
 use super::dl::{Component, Lib};
 use super::open::{fmt_version, Lazy, Opened};
@@ -53,6 +53,7 @@ driver_table! {
     cuDeviceGet: PFN_cuDeviceGet = "cuDeviceGet" @ 2000,
     cuDeviceGetName: PFN_cuDeviceGetName = "cuDeviceGetName" @ 2000,
     cuDevicePrimaryCtxRetain: PFN_cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain" @ 7000,
+    cuDevicePrimaryCtxRelease: PFN_cuDevicePrimaryCtxRelease_v2 = "cuDevicePrimaryCtxRelease" @ 11000,
     cuCtxGetCurrent: PFN_cuCtxGetCurrent = "cuCtxGetCurrent" @ 4000,
     cuCtxSetCurrent: PFN_cuCtxSetCurrent = "cuCtxSetCurrent" @ 4000,
     cuCtxGetDevice: PFN_cuCtxGetDevice = "cuCtxGetDevice" @ 2000,
@@ -71,6 +72,16 @@ driver_table! {
     cuKernelGetFunction: PFN_cuKernelGetFunction = "cuKernelGetFunction" @ 12000,
     cuKernelGetAttribute: PFN_cuKernelGetAttribute = "cuKernelGetAttribute" @ 12000,
     cuKernelSetAttribute: PFN_cuKernelSetAttribute = "cuKernelSetAttribute" @ 12000,
+    cuKernelGetLibrary: PFN_cuKernelGetLibrary = "cuKernelGetLibrary" @ 12050,
+    cuKernelSetCacheConfig: PFN_cuKernelSetCacheConfig = "cuKernelSetCacheConfig" @ 12000,
+    cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags =
+        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags" @ 7000,
+    cuOccupancyMaxPotentialBlockSizeWithFlags: PFN_cuOccupancyMaxPotentialBlockSizeWithFlags =
+        "cuOccupancyMaxPotentialBlockSizeWithFlags" @ 7000,
+    cuOccupancyAvailableDynamicSMemPerBlock: PFN_cuOccupancyAvailableDynamicSMemPerBlock =
+        "cuOccupancyAvailableDynamicSMemPerBlock" @ 10020,
+    cuOccupancyMaxPotentialClusterSize: PFN_cuOccupancyMaxPotentialClusterSize = "cuOccupancyMaxPotentialClusterSize" @ 11070,
+    cuOccupancyMaxActiveClusters: PFN_cuOccupancyMaxActiveClusters = "cuOccupancyMaxActiveClusters" @ 11070,
     cuLaunchKernelEx: PFN_cuLaunchKernelEx = "cuLaunchKernelEx" @ 11060,
 }
 
@@ -163,7 +174,7 @@ fn check_with(f: &DriverFns, r: sys::CUresult, what: impl std::fmt::Display) -> 
     if r.0 == 0 {
         return Ok(());
     }
-    Err(Error::with_code(status_of_cuda_code(r.0), r.0 as i32, format!("{what}: {}", describe_with(f, r))))
+    Err(Error::with_code(status_of_cu_result(r.0), r.0 as i32, format!("{what}: {}", describe_with(f, r))))
 }
 
 /// "CUDA_ERROR_INVALID_VALUE (invalid argument)".
@@ -314,7 +325,8 @@ impl Driver {
     }
 
     /// Device `dev`'s primary context, retained once for the life of the process (the runtime
-    /// shares the same one).
+    /// shares the same one): for what is valid only while that context lives (a function, a
+    /// global's address, a module, work queued on it).
     pub fn primary_context(&self, dev: i32) -> Result<sys::CUcontext> {
         self.initialised()?;
         let count = self.device_count()?;
@@ -335,75 +347,145 @@ impl Driver {
         Ok(list[dev as usize])
     }
 
-    /// Make `ctx` the thread's current context (NULL: none).
-    ///
-    /// # Safety
-    /// `ctx` is NULL or a live context (CUDA does not check it).
-    unsafe fn set_current(&self, ctx: sys::CUcontext, what: impl std::fmt::Display) -> Result<()> {
-        let set = self.need(self.f.cuCtxSetCurrent, "cuCtxSetCurrent")?;
-        // SAFETY: the caller's contract.
-        self.check(unsafe { set(ctx) }, what)
+    /// The primary context cudyn holds for the process for `dev`, if it holds one.
+    fn held_primary(&self, dev: i32) -> Option<sys::CUcontext> {
+        let list = self.state.primary.lock().unwrap_or_else(|p| p.into_inner());
+        usize::try_from(dev).ok().and_then(|i| list.get(i).copied()).filter(|c| !c.is_null())
     }
 
-    /// Run `f` with some context current (queries like cuKernelGetParamInfo need one): the
-    /// thread's own if it has one, else device 0's primary context for the duration only, so
-    /// the thread's context state is left as it was.
-    pub fn with_context<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    /// Make device `dev`'s primary context current until the scope ends, when the thread's own
+    /// current context (or none) is current again. `keep` says whether it is retained for the
+    /// process (what a result that lives in the context needs) or only until the scope ends,
+    /// when nothing cudyn handed out lives in it: a primary context no one else holds is then
+    /// released again. (A driver without cuDevicePrimaryCtxRelease, older than any cudyn
+    /// takes, would keep it for the process.)
+    pub fn push_primary(&self, dev: i32, keep: Keep) -> Result<Scope<'_>> {
+        let can_release = self.f.cuDevicePrimaryCtxRelease.is_some();
+        let (ctx, release) = match (keep, self.held_primary(dev)) {
+            (_, Some(c)) => (c, None),
+            (Keep::ForCall, None) if can_release => {
+                self.initialised()?;
+                let count = self.device_count()?;
+                if dev < 0 || dev >= count {
+                    return Err(Error::new(
+                        Status::NoDevice,
+                        format!("device {dev} does not exist ({count} device(s))"),
+                    ));
+                }
+                let f = self.need(self.f.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")?;
+                let mut c: sys::CUcontext = ptr::null_mut();
+                // SAFETY: valid out-pointer; dev checked above.
+                self.check(unsafe { f(&mut c, dev) }, format_args!("retaining the primary context of device {dev}"))?;
+                (c, Some(dev))
+            }
+            _ => (self.primary_context(dev)?, None),
+        };
+        let mut scope = Scope { d: self, restore: None, release };
+        // SAFETY: `ctx` is a primary context retained (for the process, or by `scope`).
+        unsafe { scope.make_current(ctx, format_args!("making device {dev}'s primary context current")) }?;
+        Ok(scope)
+    }
+
+    /// The thread's current context if it has one (an empty scope), else device 0's primary
+    /// context until the scope ends (see `push_primary`).
+    pub fn current_or_primary(&self, keep: Keep) -> Result<Scope<'_>> {
         if !self.current_context()?.is_null() {
-            return f();
+            return Ok(Scope { d: self, restore: None, release: None });
         }
-        let ctx = self.primary_context(0)?;
-        // SAFETY: ctx is device 0's retained primary context.
-        unsafe { self.set_current(ctx, "making a context current") }?;
-        let r = f();
-        // SAFETY: NULL unbinds the context from this thread, restoring what it had.
-        let _ = unsafe { self.set_current(ptr::null_mut(), "") };
-        r
+        self.push_primary(0, keep)
+    }
+
+    /// Run `f` with some context current (queries like cuKernelGetName need one): the thread's
+    /// own if it has one, else device 0's primary context for the duration only, retained for
+    /// the call alone, so the thread's context state and the device's primary context are left
+    /// as they were.
+    pub fn with_context<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let _scope = self.current_or_primary(Keep::ForCall)?;
+        f()
     }
 
     /// Run `f` with device `dev`'s primary context current, then make the thread's own
-    /// context (or none) current again.
-    pub fn with_device_context<R>(&self, dev: i32, f: impl FnOnce() -> Result<R>) -> Result<R> {
-        let ctx = self.primary_context(dev)?;
-        let before = self.current_context()?;
-        // SAFETY: ctx is device `dev`'s retained primary context.
-        unsafe { self.set_current(ctx, format_args!("making device {dev}'s primary context current")) }?;
-        let r = f();
-        // SAFETY: the thread's previous context (or NULL), current until just now.
-        let _ = unsafe { self.set_current(before, "") };
-        r
+    /// context (or none) current again. `keep` as for `push_primary`.
+    pub fn with_device_context<R>(&self, dev: i32, keep: Keep, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let _scope = self.push_primary(dev, keep)?;
+        f()
     }
 
-    /// Make sure this thread has a current context for work on `stream`: if it has one, keep
-    /// it; else use the stream's own context, or device 0's primary context for the NULL
-    /// (and the special legacy / per-thread) stream — what the runtime would do.
+    /// Give this thread a current context for work on `stream` until the scope ends: its own
+    /// if it has one; else the stream's context, or device 0's primary context (retained for the
+    /// process: the work queued lives in it) for the NULL and the special legacy / per-thread
+    /// streams, as the runtime would.
     ///
     /// # Safety
     /// `stream` is NULL, a special stream (legacy, per-thread) or a live stream: CUDA does not
     /// check it.
-    pub unsafe fn ensure_context(&self, stream: sys::CUstream) -> Result<()> {
+    pub unsafe fn context_for_stream(&self, stream: sys::CUstream) -> Result<Scope<'_>> {
         if !self.current_context()?.is_null() {
-            return Ok(());
+            return Ok(Scope { d: self, restore: None, release: None });
         }
         self.initialised()?;
-        let special = stream as usize <= 2;
-        let ctx = if special {
-            self.primary_context(0)?
-        } else {
-            let f = self.need(self.f.cuStreamGetCtx, "cuStreamGetCtx")?;
-            let mut c: sys::CUcontext = ptr::null_mut();
-            // SAFETY: valid out-pointer; the stream is live (the caller's contract).
-            self.check(unsafe { f(stream, &mut c) }, "finding the stream's context")?;
-            c
-        };
-        // SAFETY: ctx is a live context (primary, retained; or the stream's).
-        unsafe { self.set_current(ctx, "making a context current") }
+        if stream as usize <= 2 {
+            return self.push_primary(0, Keep::ForProcess);
+        }
+        let f = self.need(self.f.cuStreamGetCtx, "cuStreamGetCtx")?;
+        let mut c: sys::CUcontext = ptr::null_mut();
+        // SAFETY: valid out-pointer; the stream is live (the caller's contract).
+        self.check(unsafe { f(stream, &mut c) }, "finding the stream's context")?;
+        let mut scope = Scope { d: self, restore: None, release: None };
+        // SAFETY: the live stream's own context.
+        unsafe { scope.make_current(c, "making the stream's context current") }?;
+        Ok(scope)
     }
+}
 
-    /// `ensure_context` for work on no particular stream.
-    pub fn ensure_current_context(&self) -> Result<()> {
-        // SAFETY: the NULL stream.
-        unsafe { self.ensure_context(ptr::null_mut()) }
+/// How long a primary context cudyn makes current for a call stays retained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// For the rest of the process (once per device): the call hands out something that lives
+    /// in the context.
+    ForProcess,
+    /// For the call only: nothing handed out lives in the context.
+    ForCall,
+}
+
+/// A context cudyn made current for one call; when it ends the thread's context stack is as it
+/// was (cuCtxSetCurrent replaces the stack's top, so setting the previous top back, or NULL,
+/// which pops, restores it exactly) and a primary context retained for the call alone is
+/// released.
+#[must_use]
+pub struct Scope<'d> {
+    d: &'d Driver,
+    /// The thread's current context before (NULL: none), once another was made current.
+    restore: Option<sys::CUcontext>,
+    release: Option<i32>,
+}
+
+impl Scope<'_> {
+    /// Make `ctx` current until the scope ends.
+    ///
+    /// # Safety
+    /// `ctx` is a live context (CUDA does not check it).
+    unsafe fn make_current(&mut self, ctx: sys::CUcontext, what: impl std::fmt::Display) -> Result<()> {
+        let set = self.d.need(self.d.f.cuCtxSetCurrent, "cuCtxSetCurrent")?;
+        let before = self.d.current_context()?;
+        // SAFETY: the caller's contract.
+        self.d.check(unsafe { set(ctx) }, what)?;
+        self.restore = Some(before);
+        Ok(())
+    }
+}
+
+impl Drop for Scope<'_> {
+    fn drop(&mut self) {
+        if let (Some(before), Some(set)) = (self.restore, self.d.f.cuCtxSetCurrent) {
+            // SAFETY: the thread's previous current context (live: it was current until this
+            // scope began) or NULL.
+            unsafe { set(before) };
+        }
+        if let (Some(dev), Some(release)) = (self.release, self.d.f.cuDevicePrimaryCtxRelease) {
+            // SAFETY: this scope retained device `dev`'s primary context once.
+            unsafe { release(dev) };
+        }
     }
 }
 
@@ -447,8 +529,11 @@ impl Loader for Driver {
         let f = self.need(self.f.cuLibraryGetManaged, "cuLibraryGetManaged")?;
         let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
         let what = || format!("looking up managed variable '{}'", name.to_string_lossy());
+        // The variable lives in the library's module of the current context: with none, device
+        // 0's primary context, retained for the process (not left current).
+        let _scope = self.current_or_primary(Keep::ForProcess)?;
         // SAFETY: valid out-pointers, NUL-terminated name, a live library.
-        self.with_context(|| self.check(unsafe { f(&mut p, &mut n, lib, name.as_ptr()) }, what()))?;
+        self.check(unsafe { f(&mut p, &mut n, lib, name.as_ptr()) }, what())?;
         Ok((p as usize as *mut c_void, n))
     }
 
@@ -493,9 +578,9 @@ impl Driver {
     }
 }
 
-/// Make CUDA load `lib`'s module into the current context now (device 0's primary context if
-/// the thread has none), compiling its PTX: CUDA loads lazily, and would otherwise report a
-/// JIT error at first use instead of at the load.
+/// Make CUDA load `lib`'s module into the current context now (device 0's primary context,
+/// retained for this call only, if the thread has none), compiling its PTX: CUDA loads lazily,
+/// and would otherwise report a JIT error at first use instead of at the load.
 ///
 /// # Safety
 /// `lib` is a live library handle.
@@ -508,13 +593,16 @@ pub unsafe fn library_load_module(lib: sys::CUlibrary) -> Result<()> {
 }
 
 /// Device address and size of the `__device__` global `name` of `lib`, in the current
-/// context (device 0's primary context is made current if the thread has none).
+/// context (with none: device 0's primary context, retained for the process since the address
+/// lives in it, current for this call only).
 ///
 /// # Safety
 /// `lib` is a live library handle.
 pub unsafe fn library_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)> {
     let d = driver()?;
-    d.ensure_current_context()?;
+    // The address lives in the current context: with none, device 0's primary context,
+    // retained for the process (not left current).
+    let _scope = d.current_or_primary(Keep::ForProcess)?;
     let f = d.need(d.f.cuLibraryGetGlobal, "cuLibraryGetGlobal")?;
     let (mut p, mut n): (sys::CUdeviceptr, usize) = (0, 0);
     // SAFETY: valid out-pointers, NUL-terminated name, a context is current, a live library.
@@ -532,7 +620,7 @@ pub unsafe fn library_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c
 /// `lib` is a live library handle.
 pub unsafe fn library_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Result<(*mut c_void, usize)> {
     let d = driver()?;
-    d.with_device_context(device, || {
+    d.with_device_context(device, Keep::ForProcess, || {
         // SAFETY: the caller's contract.
         unsafe { library_global(lib, name) }.map_err(|e| e.context(format_args!("device {device}")))
     })
@@ -638,14 +726,16 @@ pub unsafe fn kernel_params(k: sys::CUkernel) -> Result<Vec<Param>> {
     })
 }
 
-/// The `CUfunction` of `k` in the current context (device 0's primary context is made current
-/// if the thread has none).
+/// The `CUfunction` of `k` in the current context (with none: device 0's primary context,
+/// retained for the process since the function lives in it, current for this call only).
 ///
 /// # Safety
 /// `k` is a live kernel handle.
 pub unsafe fn kernel_function(k: sys::CUkernel) -> Result<sys::CUfunction> {
     let d = driver()?;
-    d.ensure_current_context()?;
+    // The function lives in the current context: with none, device 0's primary context,
+    // retained for the process (not left current).
+    let _scope = d.current_or_primary(Keep::ForProcess)?;
     let f = d.need(d.f.cuKernelGetFunction, "cuKernelGetFunction")?;
     let mut func: sys::CUfunction = ptr::null_mut();
     // SAFETY: valid out-pointer; a context is current; a live kernel.
@@ -681,6 +771,189 @@ pub unsafe fn kernel_set_attribute(k: sys::CUkernel, attr: u32, value: i32, devi
     // SAFETY: plain values, validated by CUDA; a live kernel.
     let r = unsafe { f(sys::CUfunction_attribute(attr), value, k, device) };
     d.check(r, "cuKernelSetAttribute")
+}
+
+/// The library `k` belongs to (cuKernelGetLibrary, driver 12.5+).
+///
+/// # Safety
+/// `k` is a live kernel handle.
+pub unsafe fn kernel_library(k: sys::CUkernel) -> Result<sys::CUlibrary> {
+    let d = driver()?;
+    let f = d.need(d.f.cuKernelGetLibrary, "cuKernelGetLibrary (driver 12.5+)")?;
+    let mut lib: sys::CUlibrary = ptr::null_mut();
+    // SAFETY: valid out-pointer; a live kernel.
+    d.check(unsafe { f(&mut lib, k) }, "finding the kernel's library (cuKernelGetLibrary)")?;
+    Ok(lib)
+}
+
+/// Set `k`'s preferred cache configuration (a CUfunc_cache number) on device `device`.
+///
+/// # Safety
+/// `k` is a live kernel handle.
+pub unsafe fn kernel_set_cache_config(k: sys::CUkernel, config: u32, device: i32) -> Result<()> {
+    let d = driver()?;
+    d.initialised()?;
+    let f = d.need(d.f.cuKernelSetCacheConfig, "cuKernelSetCacheConfig")?;
+    // SAFETY: plain values, validated by CUDA; a live kernel.
+    d.check(unsafe { f(k, sys::CUfunc_cache(config), device) }, "cuKernelSetCacheConfig")
+}
+
+/// `lib`'s module in the current context (with none: device 0's primary context, retained for
+/// the process since the module lives in it, current for this call only).
+///
+/// # Safety
+/// `lib` is a live library handle.
+pub unsafe fn library_module(lib: sys::CUlibrary) -> Result<sys::CUmodule> {
+    let d = driver()?;
+    let f = d.need(d.f.cuLibraryGetModule, "cuLibraryGetModule")?;
+    let _scope = d.current_or_primary(Keep::ForProcess)?;
+    let mut m: sys::CUmodule = ptr::null_mut();
+    // SAFETY: valid out-pointer; a live library; a context is current.
+    d.check(unsafe { f(&mut m, lib) }, "getting the library's module (cuLibraryGetModule)")?;
+    Ok(m)
+}
+
+// ---- Occupancy ------------------------------------------------------------------------------
+//
+// CUDA's occupancy calls take a CUfunction: cudyn asks with the kernel's function in device
+// `device`'s primary context, current (and retained, unless cudyn holds it already) for the
+// call only; the function is used within the call and handed out nowhere.
+
+/// Run `f` with `k`'s function in device `device`'s primary context.
+///
+/// # Safety
+/// `k` is a live kernel handle.
+unsafe fn with_function<R>(
+    k: sys::CUkernel,
+    device: i32,
+    f: impl FnOnce(&Driver, sys::CUfunction) -> Result<R>,
+) -> Result<R> {
+    let d = driver()?;
+    let get = d.need(d.f.cuKernelGetFunction, "cuKernelGetFunction")?;
+    d.with_device_context(device, Keep::ForCall, || {
+        let mut func: sys::CUfunction = ptr::null_mut();
+        // SAFETY: valid out-pointer; a context is current; a live kernel.
+        d.check(unsafe { get(&mut func, k) }, format_args!("getting the kernel's function on device {device}"))?;
+        f(d, func)
+    })
+}
+
+/// cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags of `k` on `device`.
+///
+/// # Safety
+/// `k` is a live kernel handle.
+pub unsafe fn occupancy_max_active_blocks(
+    k: sys::CUkernel,
+    device: i32,
+    block_size: i32,
+    dynamic_smem: usize,
+    flags: u32,
+) -> Result<i32> {
+    let query = |d: &Driver, func: sys::CUfunction| {
+        let f = d.need(
+            d.f.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        )?;
+        let mut n = 0;
+        // SAFETY: valid out-pointer; a function of the current context; plain values.
+        d.check(
+            unsafe { f(&mut n, func, block_size, dynamic_smem, flags) },
+            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        )?;
+        Ok(n)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_function(k, device, query) }
+}
+
+/// cuOccupancyMaxPotentialBlockSizeWithFlags of `k` on `device`: (min grid size, block size).
+///
+/// # Safety
+/// `k` is a live kernel handle; `smem_of_block`, when given, may be called (on this thread,
+/// during the call) with any block size.
+pub unsafe fn occupancy_max_potential_block_size(
+    k: sys::CUkernel,
+    device: i32,
+    smem_of_block: sys::CUoccupancyB2DSize,
+    dynamic_smem: usize,
+    block_size_limit: i32,
+    flags: u32,
+) -> Result<(i32, i32)> {
+    let query = |d: &Driver, func: sys::CUfunction| {
+        let f = d.need(d.f.cuOccupancyMaxPotentialBlockSizeWithFlags, "cuOccupancyMaxPotentialBlockSizeWithFlags")?;
+        let (mut grid, mut block) = (0, 0);
+        // SAFETY: valid out-pointers; a function of the current context; the callback's
+        // contract is the caller's.
+        let r = unsafe { f(&mut grid, &mut block, func, smem_of_block, dynamic_smem, block_size_limit, flags) };
+        d.check(r, "cuOccupancyMaxPotentialBlockSizeWithFlags")?;
+        Ok((grid, block))
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_function(k, device, query) }
+}
+
+/// cuOccupancyAvailableDynamicSMemPerBlock of `k` on `device`.
+///
+/// # Safety
+/// `k` is a live kernel handle.
+pub unsafe fn occupancy_available_dynamic_smem(
+    k: sys::CUkernel,
+    device: i32,
+    num_blocks: i32,
+    block_size: i32,
+) -> Result<usize> {
+    let query = |d: &Driver, func: sys::CUfunction| {
+        let f = d.need(
+            d.f.cuOccupancyAvailableDynamicSMemPerBlock,
+            "cuOccupancyAvailableDynamicSMemPerBlock (driver 11.0+)",
+        )?;
+        let mut n = 0usize;
+        // SAFETY: valid out-pointer; a function of the current context; plain values.
+        d.check(unsafe { f(&mut n, func, num_blocks, block_size) }, "cuOccupancyAvailableDynamicSMemPerBlock")?;
+        Ok(n)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_function(k, device, query) }
+}
+
+/// Which cluster occupancy query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterQuery {
+    /// cuOccupancyMaxPotentialClusterSize.
+    MaxPotentialSize,
+    /// cuOccupancyMaxActiveClusters.
+    MaxActive,
+}
+
+/// A cluster occupancy query of `k` on `device` for the launch `cfg` describes.
+///
+/// # Safety
+/// `k` is a live kernel handle; `cfg`'s stream is NULL, special or live, and its first
+/// `numAttrs` attributes are written.
+pub unsafe fn occupancy_cluster(
+    k: sys::CUkernel,
+    device: i32,
+    cfg: &sys::CUlaunchConfig,
+    q: ClusterQuery,
+) -> Result<i32> {
+    let query = |d: &Driver, func: sys::CUfunction| {
+        let (f, name) = match q {
+            ClusterQuery::MaxPotentialSize => {
+                (d.f.cuOccupancyMaxPotentialClusterSize, "cuOccupancyMaxPotentialClusterSize (driver 11.8+)")
+            }
+            ClusterQuery::MaxActive => {
+                (d.f.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters (driver 11.8+)")
+            }
+        };
+        let f = d.need(f, name)?;
+        let mut n = 0;
+        // SAFETY: valid out-pointer; a function of the current context; the config's
+        // contract is the caller's.
+        d.check(unsafe { f(&mut n, func, cfg) }, name)?;
+        Ok(n)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_function(k, device, query) }
 }
 
 // ---- Launching ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ mod open;
 pub mod runtime;
 pub(crate) mod sys;
 
-pub use api::{status_of_cuda_code, Api};
+pub use api::{status_of_cu_result, status_of_cuda_error, Api};
 pub(crate) use api::{Loader, OptionArrays};
 pub use open::{fmt_version, Opened};
 

@@ -2,7 +2,7 @@
 //! entry points resolved by name once, a missing one reported when it is needed. Its calls,
 //! as typed functions returning `Result`: libraries and the launch entry points.
 
-use super::api::status_of_cuda_code;
+use super::api::status_of_cuda_error;
 use super::api::{Loader, OptionArrays};
 use super::dl::{Component, Lib};
 use super::open::{fmt_version, Lazy, Opened};
@@ -29,6 +29,7 @@ super::dl::symbol_table! {
         cudaLibraryGetUnifiedFunction: PFN_cudaLibraryGetUnifiedFunction = "cudaLibraryGetUnifiedFunction",
         cudaLaunchKernelExC: PFN_cudaLaunchKernelExC = "cudaLaunchKernelExC",
         cudaLaunchKernel: PFN_cudaLaunchKernel = "cudaLaunchKernel",
+        cudaGetKernel: PFN_cudaGetKernel = "cudaGetKernel",
     }
 }
 
@@ -75,7 +76,7 @@ impl Runtime {
             // SAFETY: no arguments.
             unsafe { f() };
         }
-        let mut status = status_of_cuda_code(r.0);
+        let mut status = status_of_cuda_error(r.0);
         let mut msg = format!("{what}: {}", self.describe(r));
         // With no driver at all the runtime says "insufficient driver" (35) or "no device"
         // (100); the driver's own search says what is really missing.
@@ -169,9 +170,33 @@ impl Loader for Runtime {
         let mut p: *mut c_void = ptr::null_mut();
         // SAFETY: valid out-pointer, NUL-terminated name, a live library.
         let r = unsafe { f(&mut p, lib, name.as_ptr()) };
-        self.check(r, format_args!("looking up unified function '{}'", name.to_string_lossy()))?;
+        let what = format_args!("looking up unified function '{}'", name.to_string_lossy());
+        // The runtime answers a name the library lacks with cudaErrorInvalidValue, the driver
+        // with CUDA_ERROR_NOT_FOUND: one status for both (every other argument was checked).
+        if r.0 == 1 {
+            return Err(self.check(r, what).unwrap_err().with_status(Status::NotFound));
+        }
+        self.check(r, what)?;
         Ok(p)
     }
+}
+
+/// The kernel handle of `entry`, a `__global__` function's host stub registered with this
+/// runtime (cudaGetKernel).
+///
+/// # Safety
+/// `entry` is the address of a `__global__` function's host stub in this process, or any other
+/// address (the runtime looks it up and refuses one it does not know).
+pub unsafe fn kernel_of(entry: *const c_void) -> Result<sys::CUkernel> {
+    let rt = runtime()?;
+    let f = rt.need(rt.f.cudaGetKernel, "cudaGetKernel")?;
+    let mut k: sys::CUkernel = ptr::null_mut();
+    // SAFETY: valid out-pointer; the runtime checks the address against its registrations.
+    rt.check(unsafe { f(&mut k, entry) }, "finding the kernel of a host function (cudaGetKernel)")?;
+    if k.is_null() {
+        return Err(Error::new(Status::Cuda, "cudaGetKernel returned no kernel"));
+    }
+    Ok(k)
 }
 
 // ---- Launching ------------------------------------------------------------------------------

@@ -154,7 +154,26 @@ mod tests {
         dense(&CodeKind::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
         dense(&Attribute::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
         dense(&Component::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
-        dense(&LoadOptionId::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>());
+        // Load options: dense but for id 3, retired (it was CUDYN_LOAD_OPTION_FAST_COMPILE).
+        let ids: Vec<u32> = LoadOptionId::ALL.iter().map(|&x| x as u32).collect();
+        assert_eq!(ids, (1..=22).filter(|&i| i != 3).collect::<Vec<u32>>());
+        for dense_enum in [
+            JitFallback::ALL.iter().map(|&x| x as u32).collect::<Vec<_>>(),
+            JitCacheMode::ALL.iter().map(|&x| x as u32).collect(),
+            AccessProperty::ALL.iter().map(|&x| x as u32).collect(),
+            ClusterSchedulingPolicy::ALL.iter().map(|&x| x as u32).collect(),
+            MemSyncDomain::ALL.iter().map(|&x| x as u32).collect(),
+            FuncCache::ALL.iter().map(|&x| x as u32).collect(),
+            OccupancyFlags::ALL.iter().map(|&x| x as u32).collect(),
+        ] {
+            dense(&dense_enum);
+        }
+        // CUDA's numbers, not dense: launch attributes skip 3 (a stream attribute) and 15
+        // (unassigned); the JIT targets are CU_TARGET_* (load_options tests read cuda.h).
+        let ids: Vec<u32> = LaunchAttributeId::ALL.iter().map(|&x| x as u32).collect();
+        assert_eq!(ids, (0..=16).filter(|&i| i != 3 && i != 15).collect::<Vec<u32>>());
+        let targets: Vec<u32> = JitTarget::ALL.iter().map(|&x| x as u32).collect();
+        assert!(targets.windows(2).all(|w| w[0] < w[1]), "JitTarget::ALL in number order: {targets:?}");
         for s in Status::ALL {
             assert_eq!(Status::from_c(*s as i64), Some(*s));
             assert!(s.c_text().to_str().unwrap().starts_with(s.c_name()));

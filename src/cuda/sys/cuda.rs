@@ -57,6 +57,22 @@ pub struct CUgraphDeviceUpdatableNode_st {
     _unused: [u8; 0],
 }
 pub type CUgraphDeviceNode = *mut CUgraphDeviceUpdatableNode_st;
+impl CUevent_record_flags_enum {
+    pub const CU_EVENT_RECORD_DEFAULT: CUevent_record_flags_enum = CUevent_record_flags_enum(0);
+    pub const CU_EVENT_RECORD_EXTERNAL: CUevent_record_flags_enum = CUevent_record_flags_enum(1);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUevent_record_flags_enum(pub ::std::os::raw::c_uint);
+pub use self::CUevent_record_flags_enum as CUevent_record_flags;
+impl CUoccupancy_flags_enum {
+    pub const CU_OCCUPANCY_DEFAULT: CUoccupancy_flags_enum = CUoccupancy_flags_enum(0);
+    pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: CUoccupancy_flags_enum = CUoccupancy_flags_enum(1);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUoccupancy_flags_enum(pub ::std::os::raw::c_uint);
+pub use self::CUoccupancy_flags_enum as CUoccupancy_flags;
 impl CUdevice_attribute_enum {
     pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(1);
     pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(2);
@@ -294,6 +310,16 @@ impl CUfunction_attribute_enum {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUfunction_attribute_enum(pub ::std::os::raw::c_uint);
 pub use self::CUfunction_attribute_enum as CUfunction_attribute;
+impl CUfunc_cache_enum {
+    pub const CU_FUNC_CACHE_PREFER_NONE: CUfunc_cache_enum = CUfunc_cache_enum(0);
+    pub const CU_FUNC_CACHE_PREFER_SHARED: CUfunc_cache_enum = CUfunc_cache_enum(1);
+    pub const CU_FUNC_CACHE_PREFER_L1: CUfunc_cache_enum = CUfunc_cache_enum(2);
+    pub const CU_FUNC_CACHE_PREFER_EQUAL: CUfunc_cache_enum = CUfunc_cache_enum(3);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUfunc_cache_enum(pub ::std::os::raw::c_uint);
+pub use self::CUfunc_cache_enum as CUfunc_cache;
 impl CUjit_option_enum {
     pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum(0);
     pub const CU_JIT_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum(1);
@@ -336,6 +362,63 @@ impl CUjit_option_enum {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUjit_option_enum(pub ::std::os::raw::c_uint);
 pub use self::CUjit_option_enum as CUjit_option;
+impl CUjit_target_enum {
+    pub const CU_TARGET_COMPUTE_30: CUjit_target_enum = CUjit_target_enum(30);
+    pub const CU_TARGET_COMPUTE_32: CUjit_target_enum = CUjit_target_enum(32);
+    pub const CU_TARGET_COMPUTE_35: CUjit_target_enum = CUjit_target_enum(35);
+    pub const CU_TARGET_COMPUTE_37: CUjit_target_enum = CUjit_target_enum(37);
+    pub const CU_TARGET_COMPUTE_50: CUjit_target_enum = CUjit_target_enum(50);
+    pub const CU_TARGET_COMPUTE_52: CUjit_target_enum = CUjit_target_enum(52);
+    pub const CU_TARGET_COMPUTE_53: CUjit_target_enum = CUjit_target_enum(53);
+    pub const CU_TARGET_COMPUTE_60: CUjit_target_enum = CUjit_target_enum(60);
+    pub const CU_TARGET_COMPUTE_61: CUjit_target_enum = CUjit_target_enum(61);
+    pub const CU_TARGET_COMPUTE_62: CUjit_target_enum = CUjit_target_enum(62);
+    pub const CU_TARGET_COMPUTE_70: CUjit_target_enum = CUjit_target_enum(70);
+    pub const CU_TARGET_COMPUTE_72: CUjit_target_enum = CUjit_target_enum(72);
+    pub const CU_TARGET_COMPUTE_75: CUjit_target_enum = CUjit_target_enum(75);
+    pub const CU_TARGET_COMPUTE_80: CUjit_target_enum = CUjit_target_enum(80);
+    pub const CU_TARGET_COMPUTE_86: CUjit_target_enum = CUjit_target_enum(86);
+    pub const CU_TARGET_COMPUTE_87: CUjit_target_enum = CUjit_target_enum(87);
+    pub const CU_TARGET_COMPUTE_89: CUjit_target_enum = CUjit_target_enum(89);
+    pub const CU_TARGET_COMPUTE_90: CUjit_target_enum = CUjit_target_enum(90);
+    pub const CU_TARGET_COMPUTE_100: CUjit_target_enum = CUjit_target_enum(100);
+    pub const CU_TARGET_COMPUTE_110: CUjit_target_enum = CUjit_target_enum(110);
+    pub const CU_TARGET_COMPUTE_103: CUjit_target_enum = CUjit_target_enum(103);
+    pub const CU_TARGET_COMPUTE_120: CUjit_target_enum = CUjit_target_enum(120);
+    pub const CU_TARGET_COMPUTE_121: CUjit_target_enum = CUjit_target_enum(121);
+    pub const CU_TARGET_COMPUTE_90A: CUjit_target_enum = CUjit_target_enum(65626);
+    pub const CU_TARGET_COMPUTE_100A: CUjit_target_enum = CUjit_target_enum(65636);
+    pub const CU_TARGET_COMPUTE_110A: CUjit_target_enum = CUjit_target_enum(65646);
+    pub const CU_TARGET_COMPUTE_103A: CUjit_target_enum = CUjit_target_enum(65639);
+    pub const CU_TARGET_COMPUTE_120A: CUjit_target_enum = CUjit_target_enum(65656);
+    pub const CU_TARGET_COMPUTE_121A: CUjit_target_enum = CUjit_target_enum(65657);
+    pub const CU_TARGET_COMPUTE_100F: CUjit_target_enum = CUjit_target_enum(131172);
+    pub const CU_TARGET_COMPUTE_110F: CUjit_target_enum = CUjit_target_enum(131182);
+    pub const CU_TARGET_COMPUTE_103F: CUjit_target_enum = CUjit_target_enum(131175);
+    pub const CU_TARGET_COMPUTE_120F: CUjit_target_enum = CUjit_target_enum(131192);
+    pub const CU_TARGET_COMPUTE_121F: CUjit_target_enum = CUjit_target_enum(131193);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUjit_target_enum(pub ::std::os::raw::c_uint);
+pub use self::CUjit_target_enum as CUjit_target;
+impl CUjit_fallback_enum {
+    pub const CU_PREFER_PTX: CUjit_fallback_enum = CUjit_fallback_enum(0);
+    pub const CU_PREFER_BINARY: CUjit_fallback_enum = CUjit_fallback_enum(1);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUjit_fallback_enum(pub ::std::os::raw::c_uint);
+pub use self::CUjit_fallback_enum as CUjit_fallback;
+impl CUjit_cacheMode_enum {
+    pub const CU_JIT_CACHE_OPTION_NONE: CUjit_cacheMode_enum = CUjit_cacheMode_enum(0);
+    pub const CU_JIT_CACHE_OPTION_CG: CUjit_cacheMode_enum = CUjit_cacheMode_enum(1);
+    pub const CU_JIT_CACHE_OPTION_CA: CUjit_cacheMode_enum = CUjit_cacheMode_enum(2);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUjit_cacheMode_enum(pub ::std::os::raw::c_uint);
+pub use self::CUjit_cacheMode_enum as CUjit_cacheMode;
 impl CUaccessProperty_enum {
     pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum(0);
     pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum(1);
@@ -723,6 +806,39 @@ impl CUlibraryOption_enum {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlibraryOption_enum(pub ::std::os::raw::c_uint);
 pub use self::CUlibraryOption_enum as CUlibraryOption;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct CUlibraryHostUniversalFunctionAndDataTable_st {
+    pub functionTable: *mut ::std::os::raw::c_void,
+    pub functionWindowSize: usize,
+    pub dataTable: *mut ::std::os::raw::c_void,
+    pub dataWindowSize: usize,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of CUlibraryHostUniversalFunctionAndDataTable_st"]
+        [::std::mem::size_of::<CUlibraryHostUniversalFunctionAndDataTable_st>() - 32usize];
+    ["Alignment of CUlibraryHostUniversalFunctionAndDataTable_st"]
+        [::std::mem::align_of::<CUlibraryHostUniversalFunctionAndDataTable_st>() - 8usize];
+    ["Offset of field: CUlibraryHostUniversalFunctionAndDataTable_st::functionTable"]
+        [::std::mem::offset_of!(CUlibraryHostUniversalFunctionAndDataTable_st, functionTable) - 0usize];
+    ["Offset of field: CUlibraryHostUniversalFunctionAndDataTable_st::functionWindowSize"]
+        [::std::mem::offset_of!(CUlibraryHostUniversalFunctionAndDataTable_st, functionWindowSize) - 8usize];
+    ["Offset of field: CUlibraryHostUniversalFunctionAndDataTable_st::dataTable"]
+        [::std::mem::offset_of!(CUlibraryHostUniversalFunctionAndDataTable_st, dataTable) - 16usize];
+    ["Offset of field: CUlibraryHostUniversalFunctionAndDataTable_st::dataWindowSize"]
+        [::std::mem::offset_of!(CUlibraryHostUniversalFunctionAndDataTable_st, dataWindowSize) - 24usize];
+};
+impl Default for CUlibraryHostUniversalFunctionAndDataTable_st {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type CUlibraryHostUniversalFunctionAndDataTable = CUlibraryHostUniversalFunctionAndDataTable_st;
 impl cudaError_enum {
     pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum(0);
     pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum(1);
@@ -830,6 +946,7 @@ impl cudaError_enum {
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaError_enum(pub ::std::os::raw::c_uint);
 pub use self::cudaError_enum as CUresult;
+pub type CUoccupancyB2DSize = ::std::option::Option<unsafe extern "C" fn(blockSize: ::std::os::raw::c_int) -> usize>;
 pub type PFN_cuGetErrorString = unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::std::os::raw::c_char) -> CUresult;
 pub type PFN_cuGetErrorName = unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::std::os::raw::c_char) -> CUresult;
 pub type PFN_cuInit = unsafe extern "C" fn(Flags: ::std::os::raw::c_uint) -> CUresult;
@@ -839,6 +956,7 @@ pub type PFN_cuDeviceGetCount = unsafe extern "C" fn(count: *mut ::std::os::raw:
 pub type PFN_cuDeviceGetName = unsafe extern "C" fn(name: *mut ::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult;
 pub type PFN_cuDeviceGetAttribute = unsafe extern "C" fn(pi: *mut ::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult;
 pub type PFN_cuDevicePrimaryCtxRetain = unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult;
+pub type PFN_cuDevicePrimaryCtxRelease_v2 = unsafe extern "C" fn(dev: CUdevice) -> CUresult;
 pub type PFN_cuCtxSetCurrent = unsafe extern "C" fn(ctx: CUcontext) -> CUresult;
 pub type PFN_cuCtxGetCurrent = unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult;
 pub type PFN_cuCtxGetDevice = unsafe extern "C" fn(device: *mut CUdevice) -> CUresult;
@@ -866,6 +984,7 @@ pub type PFN_cuLibraryEnumerateKernels = unsafe extern "C" fn(
 ) -> CUresult;
 pub type PFN_cuLibraryGetModule = unsafe extern "C" fn(pMod: *mut CUmodule, library: CUlibrary) -> CUresult;
 pub type PFN_cuKernelGetFunction = unsafe extern "C" fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult;
+pub type PFN_cuKernelGetLibrary = unsafe extern "C" fn(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult;
 pub type PFN_cuLibraryGetGlobal = unsafe extern "C" fn(
     dptr: *mut CUdeviceptr,
     bytes: *mut usize,
@@ -895,6 +1014,7 @@ pub type PFN_cuKernelSetAttribute = unsafe extern "C" fn(
     kernel: CUkernel,
     dev: CUdevice,
 ) -> CUresult;
+pub type PFN_cuKernelSetCacheConfig = unsafe extern "C" fn(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult;
 pub type PFN_cuKernelGetName = unsafe extern "C" fn(name: *mut *const ::std::os::raw::c_char, hfunc: CUkernel) -> CUresult;
 pub type PFN_cuKernelGetParamInfo = unsafe extern "C" fn(
     kernel: CUkernel,
@@ -908,6 +1028,38 @@ pub type PFN_cuLaunchKernelEx = unsafe extern "C" fn(
     f: CUfunction,
     kernelParams: *mut *mut ::std::os::raw::c_void,
     extra: *mut *mut ::std::os::raw::c_void,
+) -> CUresult;
+pub type PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = unsafe extern "C" fn(
+    numBlocks: *mut ::std::os::raw::c_int,
+    func: CUfunction,
+    blockSize: ::std::os::raw::c_int,
+    dynamicSMemSize: usize,
+    flags: ::std::os::raw::c_uint,
+) -> CUresult;
+pub type PFN_cuOccupancyMaxPotentialBlockSizeWithFlags = unsafe extern "C" fn(
+    minGridSize: *mut ::std::os::raw::c_int,
+    blockSize: *mut ::std::os::raw::c_int,
+    func: CUfunction,
+    blockSizeToDynamicSMemSize: CUoccupancyB2DSize,
+    dynamicSMemSize: usize,
+    blockSizeLimit: ::std::os::raw::c_int,
+    flags: ::std::os::raw::c_uint,
+) -> CUresult;
+pub type PFN_cuOccupancyAvailableDynamicSMemPerBlock = unsafe extern "C" fn(
+    dynamicSmemSize: *mut usize,
+    func: CUfunction,
+    numBlocks: ::std::os::raw::c_int,
+    blockSize: ::std::os::raw::c_int,
+) -> CUresult;
+pub type PFN_cuOccupancyMaxPotentialClusterSize = unsafe extern "C" fn(
+    clusterSize: *mut ::std::os::raw::c_int,
+    func: CUfunction,
+    config: *const CUlaunchConfig,
+) -> CUresult;
+pub type PFN_cuOccupancyMaxActiveClusters = unsafe extern "C" fn(
+    numClusters: *mut ::std::os::raw::c_int,
+    func: CUfunction,
+    config: *const CUlaunchConfig,
 ) -> CUresult;
 pub type PFN_cuGetProcAddress_v2 = unsafe extern "C" fn(
     symbol: *const ::std::os::raw::c_char,
@@ -1501,6 +1653,7 @@ pub type PFN_cudaLibraryEnumerateKernels = unsafe extern "C" fn(
     numKernels: ::std::os::raw::c_uint,
     lib: cudaLibrary_t,
 ) -> cudaError_t;
+pub type PFN_cudaGetKernel = unsafe extern "C" fn(kernelPtr: *mut cudaKernel_t, entryFuncAddr: *const ::std::os::raw::c_void) -> cudaError_t;
 impl nvrtcResult {
     pub const NVRTC_SUCCESS: nvrtcResult = nvrtcResult(0);
     pub const NVRTC_ERROR_OUT_OF_MEMORY: nvrtcResult = nvrtcResult(1);
