@@ -34,6 +34,8 @@ const FUNCTIONS: &[&str] = &[
     "cuKernelGetName",
     "cuKernelGetParamInfo",
     "cuKernelGetFunction",
+    "cuFuncLoad",
+    "cuFuncIsLoaded",
     "cuKernelGetAttribute",
     "cuKernelSetAttribute",
     "cuLaunchKernelEx",
