@@ -36,7 +36,9 @@
 //! Template arguments are never deduced: `axpy` does not name `axpy<float>`. A query that
 //! names no kernel is [`Status::NotFound`] listing the kernels of that base name, if any; one
 //! that names several equally well is [`Status::AmbiguousName`] listing them, each with its
-//! symbol (which always names exactly one). Parameter names in the query are not understood.
+//! symbol (which always names exactly one). A declaration may be pasted as it is: parameter
+//! names, `template`, `__global__`, `void` and a trailing `;` are ignored; default arguments
+//! and array parameters (`int a[16]`) are not understood.
 
 use crate::cuda::sys;
 use crate::error::{Error, Result, Status};
@@ -705,6 +707,14 @@ impl Sig {
         if let Some(p) = t.windows(2).position(|w| w[0] == "[" && w[1] == "clone") {
             t = &t[..p];
         }
+        // A declaration as written: `template __global__ void axpy<float>(float*, float, int);`
+        // (`__global__` is dropped with the other words that say nothing).
+        if t.last().is_some_and(|s| s == ";") {
+            t = &t[..t.len() - 1];
+        }
+        if t.first().is_some_and(|s| s == "template") && t.get(1).is_some_and(|s| s != "<") {
+            t = &t[1..];
+        }
         if t.first().is_some_and(|s| s == "void") && t.get(1).is_some_and(|s| is_word(s) || s == "::" || s == "(") {
             t = &t[1..];
         }
@@ -733,8 +743,9 @@ impl Sig {
             }
             _ => (last, None),
         };
-        if base.is_empty() {
-            return Err("no name before '<'".into());
+        // One identifier (a demangler may add an ABI tag: `f[abi:cxx11]`).
+        if !base.first().is_some_and(|b| is_word(b) && !is_number(b)) || (base.len() > 1 && base[1] != "[") {
+            return Err(format!("'{}' is not a name", join(base)));
         }
         Ok(Sig { rooted, scope: comps.into_iter().map(join).collect(), base: join(base), targs, params })
     }
@@ -771,7 +782,7 @@ impl Sig {
 }
 
 /// A parameter list's pieces, each without its own top-level cv-qualifiers; `(void)` is `()`.
-fn params_of(t: &[Tok<'_>]) -> std::result::Result<Vec<String>, String> {
+fn params_of<'a, 'b>(t: &'b [Tok<'a>]) -> std::result::Result<Vec<String>, String> {
     if t.is_empty() || (t.len() == 1 && t[0] == "void") {
         return Ok(Vec::new());
     }
@@ -779,8 +790,23 @@ fn params_of(t: &[Tok<'_>]) -> std::result::Result<Vec<String>, String> {
         .into_iter()
         .map(|p| {
             let mut p = p;
-            while p.last().is_some_and(|s| is_cv(s)) {
-                p = &p[..p.len() - 1];
+            let trim_cv = |mut p: &'b [Tok<'a>]| {
+                while p.last().is_some_and(|s| is_cv(s)) {
+                    p = &p[..p.len() - 1];
+                }
+                p
+            };
+            p = trim_cv(p);
+            // A parameter's name (`float* y`, `ns::Pair p`, `unsigned n`): an identifier right
+            // after a complete type. No type ends in two words unless both are builtin.
+            if let [.., before, last] = p {
+                let ident =
+                    is_word(last) && !is_number(last) && !is_builtin(last) && !NOT_NAMES.contains(&last.as_ref());
+                let after_type =
+                    (is_word(before) && !is_number(before)) || matches!(before.as_ref(), "*" | "&" | "&&" | ">");
+                if ident && after_type {
+                    p = trim_cv(&p[..p.len() - 1]);
+                }
             }
             if p.is_empty() {
                 Err("an empty parameter".to_string())
@@ -790,6 +816,9 @@ fn params_of(t: &[Tok<'_>]) -> std::result::Result<Vec<String>, String> {
         })
         .collect()
 }
+
+/// Words that end a type, not name a parameter (`float _Complex`).
+const NOT_NAMES: &[&str] = &["_Complex", "_Imaginary"];
 
 /// A kernel's name: as shown, taken apart, and (only when it has a versioned inline
 /// namespace) taken apart without it.
@@ -1024,7 +1053,14 @@ mod tests {
         let l = p("each<launch_lambda(int*)::{lambda(int)#1}>(launch_lambda(int*)::{lambda(int)#1}, int*)").unwrap();
         assert_eq!(l.base, "each");
         assert_eq!(l.params.unwrap().len(), 2);
-        for bad in ["f<int", "f(int", "f>", "f)", "::", "a::::b", "<int>", "f(int,)"] {
+        // Declarations as written: parameter names, `template`, `;`.
+        let decl = p("template __global__ void ns::f<float>(float* const y, const ns::Pair p, unsigned n, Op<int> o);")
+            .unwrap();
+        assert_eq!(decl.scope, ["ns"]);
+        assert_eq!(decl.params.unwrap(), ["float*", "ns::Pair", "unsigned int", "Op<int>"]);
+        assert_eq!(p("f(float _Complex)").unwrap().params.unwrap(), ["float _Complex"]);
+        assert_eq!(p("f(ns::Pair, Pair)").unwrap().params.unwrap(), ["ns::Pair", "Pair"]);
+        for bad in ["f<int", "f(int", "f>", "f)", "::", "a::::b", "<int>", "f(int,)", "axpy<float> extra", "3f"] {
             assert!(p(bad).is_err(), "{bad}");
         }
     }

@@ -77,6 +77,8 @@ fn template_instances_by_name_and_by_signature() {
         "axpy<float>(float *, float, int)",
         "void axpy<float>(float*,float,int)",
         "axpy<float>(float* const, const float, signed int)",
+        "template __global__ void axpy<float>(float* y, float a, int n);",
+        "axpy<float>(float *const y, const float a, int n)",
         "_Z4axpyIfEvPT_S0_i",
     ] {
         assert_eq!(found(q), f, "{q}");

@@ -1,8 +1,9 @@
-// Device code for the C++-name lookup and preload tests (tests/cxx_names.rs on the CPU,
-// cpp-tests/peers_gpu.cpp on a GPU): templates over several types, overloads, namespaces, an
-// anonymous namespace, default template arguments, a versioned inline namespace (libcu++),
-// and one extern "C" kernel. Built by nvcc into a fatbin; nothing here is launched by name
-// except axpy<float> and plain.
+// Device code for the C++-name lookup and preload tests (tests/cxx_names.rs and
+// tests/peers.rs on the CPU, cpp-tests/peers_gpu.cpp and peers_gpu.c on a GPU): templates over
+// several types, overloads, namespaces, an anonymous namespace, default template arguments, a
+// versioned inline namespace (libcu++), and one extern "C" kernel. Built by nvcc into a
+// fatbin; only axpy<float> and plain are launched. peers_y is memory for tests that have no
+// allocator of their own (the Rust one).
 #include <cstdint>
 #include <cuda/std/complex>
 
@@ -62,6 +63,8 @@ template __global__ void neg<-3>(int*);
 template <class T>
 __global__ void cx(T* p) {}
 template __global__ void cx<cuda::std::complex<float>>(cuda::std::complex<float>*);
+
+__managed__ float peers_y[256];
 
 extern "C" __global__ void plain(int* p, int v) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
