@@ -807,7 +807,8 @@ cudyn_status cudyn_library_get_global_on_device(cudyn_library_t library,
  * The names come from CUDA (cuLibraryEnumerateKernels and cuKernelGetName: driver 12.4+ or
  * runtime 12.8+), so they are the names CUDA finds in this library on this GPU; the last
  * libraries' names are kept demangled, so naming many kernels of one library demangles each
- * once. Parameter names in `name` are not understood.
+ * once. A declaration may be given as it is written: parameter names, `template`,
+ * `__global__`, `void` and a trailing `;` are ignored.
  *
  * @param library A live library.
  * @param name A symbol, or a C++ name or signature (UTF-8, at most 64 KiB).
