@@ -1085,6 +1085,78 @@ mod tests {
         assert_eq!(resolve(&long, &names).unwrap_err().status, Status::InvalidArgument);
     }
 
+    /// Mutated real names and queries (cut, spliced, bytes flipped, brackets stacked): every
+    /// answer is a status, never a panic, and an Ok names one of the symbols.
+    #[test]
+    fn mutated_names_and_queries_never_panic() {
+        let seeds = [
+            "_Z4axpyIfEvPT_S0_i",
+            "_ZN2ns5inner4fillIfLi8EEEvPT_S2_",
+            "_ZN49_GLOBAL__N__95e3dfa7_16_peers_kernels_cu_ba88ac676hiddenEPi",
+            "_Z2cxIN4cuda3std3__47complexIfEEEvPT_",
+            "_Z4eachIZ13launch_lambdaPiEUliE_EvT_S0_",
+            "__nv_static_25__d6e6ae20_4_k_cu_ba88ac67__Z6stat_kPi",
+            "_Z5sizedILj16EEvPAT__i",
+            "plain",
+        ];
+        let queries = [
+            "axpy<float>(float*, float, int)",
+            "ns::inner::fill<float, 8>",
+            "cx<cuda::std::complex<float>>",
+            "sized<(unsigned int)16>(int (*)[16])",
+            "{anonymous}::hidden(int* p)",
+            "template __global__ void axpy<float>(float* y, float a, int n);",
+        ];
+        const ALPHABET: &[u8] = b"<>()[]{},:*&'0123456789_ZNEILSTvifdj aAxz#~-";
+        let mut rng = crate::fuzzing::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut mutate = |s: &str, rng: &mut crate::fuzzing::Rng| -> String {
+            let mut b = s.as_bytes().to_vec();
+            for _ in 0..1 + rng.below(4) {
+                match rng.below(5) {
+                    0 if !b.is_empty() => b.truncate(rng.below(b.len())),
+                    1 if !b.is_empty() => {
+                        let i = rng.below(b.len());
+                        b[i] = ALPHABET[rng.below(ALPHABET.len())];
+                    }
+                    2 => {
+                        let i = rng.below(b.len() + 1);
+                        let what: &[u8] =
+                            [&b"<"[..], b">", b"(", b")", b"::", b"const ", b"'", b"S_", b"T_", b"I"][rng.below(10)];
+                        b.splice(i..i, what.iter().copied());
+                    }
+                    3 => b.extend_from_slice(&b[..b.len() / 2].to_vec()),
+                    _ if !b.is_empty() => {
+                        let i = rng.below(b.len());
+                        b[i] ^= 1 << rng.below(8);
+                    }
+                    _ => {}
+                }
+            }
+            String::from_utf8_lossy(&b).into_owned()
+        };
+        for round in 0..3000 {
+            let symbols: Vec<String> =
+                (0..1 + rng.below(6)).map(|_| mutate(seeds[rng.below(seeds.len())], &mut rng)).collect();
+            for s in &symbols {
+                if let Some(d) = demangle(s) {
+                    assert!(d.len() <= MAX_DEMANGLED);
+                }
+            }
+            let q = if round % 2 == 0 {
+                mutate(queries[rng.below(queries.len())], &mut rng)
+            } else {
+                symbols[rng.below(symbols.len())].clone()
+            };
+            if let Ok(i) = resolve(&q, &symbols) {
+                assert!(i < symbols.len());
+            }
+            // A symbol's own demangled name, mutated, as the query.
+            if let Some(d) = demangle(&symbols[0]) {
+                let _ = resolve(&mutate(&d, &mut rng), &symbols);
+            }
+        }
+    }
+
     #[test]
     fn demangled_output_is_capped() {
         // Each level doubles the text (a template of two copies of the previous type).
