@@ -173,6 +173,10 @@ typedef enum cudyn_status {
    * A bug in cudyn (a caught panic).
    */
   CUDYN_ERROR_INTERNAL = 16,
+  /**
+   * A C++ kernel name that fits more than one kernel; the message lists them.
+   */
+  CUDYN_ERROR_AMBIGUOUS_NAME = 17,
 } cudyn_status;
 
 /**
@@ -1496,6 +1500,96 @@ cudyn_status cudyn_library_get_global_on_device(cudyn_library_t library,
  * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_CUDA.
  */
 cudyn_status cudyn_library_get_module(cudyn_library_t library, cudyn_module_t *module);
+
+/**
+ * Look up a kernel by its symbol or, failing that, by its C++ name or signature.
+ *
+ * First exactly as cudyn_library_get_kernel() (CUDA's own lookup of the extern "C" or
+ * mangled name, as fast). If CUDA finds no kernel of that name, `name` is read as C++ and
+ * matched against the demangled names of the library's kernels, both written in one
+ * spelling (whitespace, `unsigned` for `unsigned int`, `const T` for `T const`, `int64_t` for
+ * `long`, `16u` for `16`, ...):
+ *   - "axpy<float>" names the instance axpy<float> of a template (template arguments are
+ *     never deduced: "axpy" alone does not);
+ *   - "scale(double*, double)" names one overload by its parameters;
+ *   - namespaces may be left out ("take" for ns::inner::take) or given from the root
+ *     ("::axpy<float>"), and so may versioned inline namespaces (cuda::std::__4) and
+ *     trailing template arguments (the defaults, which the binary does not record);
+ *   - when several kernels fit, the closest fit wins (all namespaces given beats some left
+ *     out, which beats inline namespaces skipped, which beats template arguments left out);
+ *     a tie is CUDYN_ERROR_AMBIGUOUS_NAME and the message lists the kernels that fit, each
+ *     with its symbol.
+ *
+ * The names come from CUDA (cuLibraryEnumerateKernels and cuKernelGetName: driver 12.4+ or
+ * runtime 12.8+), so they are the names CUDA finds in this library on this GPU; the last
+ * libraries' names are kept demangled, so naming many kernels of one library demangles each
+ * once. A declaration may be given as it is written: parameter names, `template`,
+ * `__global__`, `void` and a trailing `;` are ignored.
+ *
+ * @param library A live library.
+ * @param name A symbol, or a C++ name or signature (UTF-8, at most 64 KiB).
+ * @param api The API that looks the kernel up.
+ * @param[out] kernel CUDA's own handle, as from cudyn_library_get_kernel(). Unchanged on
+ *             failure.
+ * @return CUDYN_SUCCESS; CUDYN_ERROR_NOT_FOUND (no kernel fits; the message lists the kernels
+ *         of that base name, if any); CUDYN_ERROR_AMBIGUOUS_NAME (several fit equally well);
+ *         CUDYN_ERROR_INVALID_ARGUMENT (NULL, an unloaded library, a name that is neither a
+ *         symbol of the library nor C++, such as "axpy<float"); CUDYN_ERROR_CUDA.
+ */
+cudyn_status cudyn_library_find_kernel(cudyn_library_t library,
+                                       const char *name,
+                                       cudyn_api api,
+                                       cudyn_kernel_t *kernel);
+
+/**
+ * The C++ name of a kernel symbol, as cudyn_library_find_kernel() shows and matches it:
+ * "axpy<float>(float*, float, int)" for "_Z4axpyIfEvPT_S0_i" (no return type: kernels return
+ * void), with relocatable device code's "__nv_static_..." prefix removed. Needs no GPU.
+ *
+ * @param symbol A kernel's symbol, e.g. from cudyn_kernel_name().
+ * @param[out] name Receives the C++ name, NUL-terminated; free it with cudyn_buffer_free().
+ *             Unchanged on failure.
+ * @return CUDYN_SUCCESS; CUDYN_ERROR_NOT_FOUND when `symbol` is not a mangled C++ name (an
+ *         extern "C" kernel's name is its own C name) or cannot be demangled within
+ *         cpp_demangle's limits; CUDYN_ERROR_INVALID_ARGUMENT (NULL, not UTF-8).
+ */
+cudyn_status cudyn_demangle(const char *symbol, struct cudyn_buffer *name);
+
+/**
+ * Load every kernel of a library onto each of the given GPUs now, instead of at each kernel's
+ * first launch on each device (CUDA loads lazily by default), and say how long each took:
+ * for one library and the devices named, what CUDA_MODULE_LOADING=EAGER does for every
+ * library of the process at its start.
+ *
+ * Per device, in the order given: the device's primary context (the one the runtime uses) is
+ * made current, the library's code is loaded into it (cuLibraryGetModule: PTX is compiled
+ * then), then every kernel's function (cuKernelGetFunction, and cuFuncLoad where the driver
+ * has it, 12.4+). Contexts: each device's primary context is retained, once for the life of
+ * the process as every cudyn call that needs a context does, and stays retained (the loaded
+ * code lives in it); the thread's current context (or none) is current again when this
+ * returns, on success and on failure; no other context is touched. A context you created
+ * yourself (cuCtxCreate) gets nothing: make it current and use cudyn_kernel_function().
+ *
+ * @param library A live library (loaded through either API).
+ * @param devices `num_devices` CUDA device ordinals; NULL only with 0 (which loads nothing).
+ *        Listing a device twice loads it once. Every ordinal is checked before anything is
+ *        loaded.
+ * @param num_devices Entries at `devices`.
+ * @param[out] ms_per_device NULL, or room for `num_devices` doubles: the milliseconds each
+ *             device took, from its context being current (its creation, on a device's first
+ *             use, is not counted) to its last kernel loaded. Written only on success.
+ * @return CUDYN_SUCCESS; CUDYN_ERROR_NO_DEVICE for an ordinal that does not exist (the
+ *         message names it; nothing loaded); otherwise the first failure, whose message names
+ *         the device ("preloading on device 1 (NVIDIA H200, sm_90)") and, where one failed,
+ *         the kernel: CUDYN_ERROR_NO_BINARY_FOR_DEVICE, CUDYN_ERROR_CUDA (e.g. out of
+ *         memory), CUDYN_ERROR_UNSUPPORTED_VERSION (listing kernels needs driver 12.4+ or
+ *         runtime 12.8+), CUDYN_ERROR_INVALID_ARGUMENT (NULL, an unloaded library). Devices
+ *         before the one that failed stay loaded.
+ */
+cudyn_status cudyn_library_preload(cudyn_library_t library,
+                                   const int *devices,
+                                   size_t num_devices,
+                                   double *ms_per_device);
 
 /**
  * The kernel's name.

@@ -273,6 +273,19 @@ struct is_dim3_like<D, std::void_t<decltype(std::declval<const D&>().x), decltyp
                                    decltype(std::declval<const D&>().z)>> : std::true_type {};
 }  // namespace detail
 
+/// The C++ name of a kernel symbol, as library::kernel() matches it: "axpy<float>(float*,
+/// float, int)" for "_Z4axpyIfEvPT_S0_i" (cudyn_demangle; CUDYN_ERROR_NOT_FOUND for a name
+/// that is not mangled C++, such as an extern "C" kernel's). Needs no GPU.
+inline result<std::string> try_demangle(const char* symbol) {
+  detail::buffer out;
+  cudyn_status s = cudyn_demangle(symbol, &out.b);
+  if (s != CUDYN_SUCCESS) return error_info::last(s);
+  return out.str();
+}
+#if CUDYN_HPP_EXCEPTIONS
+inline std::string demangle(const char* symbol) { return try_demangle(symbol).value(); }
+#endif
+
 /// Open `component` and say whether it is usable (cudyn_component_status).
 inline result<void> try_component_status(cudyn_component component) {
   return detail::check(cudyn_component_status(component));
@@ -1070,11 +1083,14 @@ class library {
 
   /* --- what is inside ----------------------------------------------------------------- */
 
-  /// Kernel `name` (mangled for C++ kernels that are not extern "C"), looked up through the
-  /// API that loaded the library. Non-owning; valid while this library is loaded.
+  /// Kernel `name`, looked up through the API that loaded the library: its symbol (extern
+  /// "C" or mangled name, CUDA's own lookup, tried first), else its C++ name or signature,
+  /// "axpy<float>" or "scale(double*, double)" (cudyn_library_find_kernel: a name that fits
+  /// several kernels is CUDYN_ERROR_AMBIGUOUS_NAME, listing them). Non-owning; valid while
+  /// this library is loaded.
   result<::cudyn::kernel> try_kernel(const char* name) const {
     cudyn_kernel_t k = nullptr;
-    cudyn_status s = cudyn_library_get_kernel(h_, name, to_c(api_), &k);
+    cudyn_status s = cudyn_library_find_kernel(h_, name, to_c(api_), &k);
     if (s != CUDYN_SUCCESS) return error_info::last(s);
     return ::cudyn::kernel(k);
   }
@@ -1116,6 +1132,18 @@ class library {
     cudyn_status s = cudyn_library_kernels(h_, n ? raw.data() : nullptr, n, &written);
     if (s != CUDYN_SUCCESS) return error_info::last(s);
     return std::vector<::cudyn::kernel>(raw.begin(), raw.begin() + written);
+  }
+
+  /// Load every kernel's code onto each of `devices` now, into each device's primary context,
+  /// instead of at its first launch there (cudyn_library_preload: the thread's current
+  /// context is left as it was; a failure names the device and the kernel). Returns the
+  /// milliseconds each device took, in the order given.
+  result<std::vector<double>> try_preload(const std::vector<int>& devices) const {
+    std::vector<double> ms(devices.size());
+    cudyn_status s = cudyn_library_preload(h_, devices.empty() ? nullptr : devices.data(), devices.size(),
+                                           ms.empty() ? nullptr : ms.data());
+    if (s != CUDYN_SUCCESS) return error_info::last(s);
+    return ms;
   }
 
   /// `bytes` at `p` as T's: CUDYN_ERROR_ARGUMENT_MISMATCH when not a whole number of them.
@@ -1220,6 +1248,7 @@ class library {
   ::cudyn::kernel kernel_by_expression(const std::string& expression) const {
     return try_kernel_by_expression(expression).value();
   }
+  std::vector<double> preload(const std::vector<int>& devices) const { return try_preload(devices).value(); }
   std::size_t kernel_count() const { return try_kernel_count().value(); }
   std::vector<::cudyn::kernel> kernels() const { return try_kernels().value(); }
   template <class T>

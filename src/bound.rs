@@ -108,11 +108,35 @@ impl PartialEq<Kernel> for LibraryKernel<'_> {
 /// A library's kernels, borrowed from it (here rather than in `library.rs`, so that the library
 /// module does not depend on this one).
 impl Library {
-    /// The kernel named `name` (its mangled name, for C++), borrowed from this library: it
-    /// cannot outlive it (see [`LibraryKernel`]).
+    /// The kernel named `name`, borrowed from this library: it cannot outlive it (see
+    /// [`LibraryKernel`]). `name` is the kernel's symbol (its `extern "C"` or mangled name:
+    /// CUDA's own lookup, tried first), else its C++ name or signature, as
+    /// [`names`](crate::names) matches them: `c"axpy<float>"`, `c"scale(double*, double)"`.
+    /// A C++ name that fits several kernels is
+    /// [`Status::AmbiguousName`](crate::Status::AmbiguousName), listing them.
     pub fn kernel(&self, name: &CStr) -> Result<LibraryKernel<'_>> {
         // SAFETY: a Library holds a live handle until it is dropped or unloaded.
-        unsafe { crate::library::get_kernel(self.as_raw(), name, self.api()) }.map(|k| LibraryKernel::new(k, self))
+        unsafe { crate::names::kernel_by_name(self.as_raw(), name, self.api()) }.map(|k| LibraryKernel::new(k, self))
+    }
+
+    /// Load every kernel's code onto each of `devices` now, into each device's primary context,
+    /// rather than at its first launch there: a failure (no code for that GPU, out of memory)
+    /// comes now, naming the device and the kernel, and the first launch on each device pays
+    /// nothing. Returns the time each device took, in the order given. The thread's current
+    /// context is left as it was. See [`preload`](crate::preload) for what is touched.
+    ///
+    /// ```no_run
+    /// # fn main() -> cudyn::Result<()> {
+    /// let lib = cudyn::Library::load_file("kernels.fatbin".as_ref(), cudyn::Api::Runtime)?;
+    /// let all: Vec<i32> = (0..cudyn::device_count()?).collect();
+    /// for (dev, t) in all.iter().zip(lib.preload(&all)?) {
+    ///     println!("device {dev}: {:.2} ms", t.as_secs_f64() * 1e3);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn preload(&self, devices: &[i32]) -> Result<Vec<std::time::Duration>> {
+        // SAFETY: as above.
+        unsafe { crate::preload::preload(self.as_raw(), devices) }
     }
 
     /// Every kernel of the library, borrowed from it (driver 12.4+, else runtime 12.8+).

@@ -14,6 +14,8 @@
 //! - [`compile`] turns CUDA C++ into a cubin, PTX or LTO-IR with NVRTC, through an on-disk
 //!   [`cache`]; [`link`] links LTO-IR and cubins with nvJitLink; [`source::load_source`] does
 //!   compile-and-load in one call.
+//! - A kernel is found by its symbol or by its C++ name (`c"axpy<float>"`, see [`names`]);
+//!   [`Library::preload`] loads a library's code onto chosen GPUs now, not at first launch.
 //! - [`image`] inspects an image without loading it; [`handles`] names the CUDA handle types
 //!   cudyn shares with C and CUDA ([`Kernel`] is the bare `CUkernel`, for interop).
 //!
@@ -79,7 +81,9 @@ pub mod launch;
 pub mod library;
 pub mod link;
 pub mod load_options;
+pub mod names;
 pub mod occupancy;
+pub mod preload;
 mod registry;
 pub mod source;
 

@@ -35,6 +35,8 @@ const FUNCTIONS: &[&str] = &[
     "cuKernelGetName",
     "cuKernelGetParamInfo",
     "cuKernelGetFunction",
+    "cuFuncLoad",
+    "cuFuncIsLoaded",
     "cuKernelGetAttribute",
     "cuKernelSetAttribute",
     "cuKernelGetLibrary",

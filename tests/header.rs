@@ -51,6 +51,7 @@ fn header_has_the_contract_names() {
         "cudyn_versions(",
         "cudyn_version_string",
         "CUDYN_ERROR_INTERNAL = 16",
+        "CUDYN_ERROR_AMBIGUOUS_NAME = 17",
         "CUDYN_API_DRIVER = 1",
         "CUDYN_CODE_SOURCE = 5",
         "CUDYN_CODE_LIBRARY = 7",

@@ -179,7 +179,8 @@ mod tests {
         assert_eq!(unknown.to_str().unwrap(), "unknown cudyn_status");
         assert!(!cudyn_status_string(-1).is_null());
         assert_eq!(Status::Internal as i32, 16);
-        assert_eq!(Status::ALL.len(), 17);
+        assert_eq!(Status::AmbiguousName as i32, 17);
+        assert_eq!(Status::ALL.len(), 18);
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub mod error;
 
 pub mod library;
 
+pub mod names;
+
+pub mod preload;
+
 pub mod kernel;
 
 pub mod launch;

@@ -70,6 +70,8 @@ driver_table! {
     cuKernelGetName: PFN_cuKernelGetName = "cuKernelGetName" @ 12030,
     cuKernelGetParamInfo: PFN_cuKernelGetParamInfo = "cuKernelGetParamInfo" @ 12040,
     cuKernelGetFunction: PFN_cuKernelGetFunction = "cuKernelGetFunction" @ 12000,
+    cuFuncLoad: PFN_cuFuncLoad = "cuFuncLoad" @ 12040,
+    cuFuncIsLoaded: PFN_cuFuncIsLoaded = "cuFuncIsLoaded" @ 12040,
     cuKernelGetAttribute: PFN_cuKernelGetAttribute = "cuKernelGetAttribute" @ 12000,
     cuKernelSetAttribute: PFN_cuKernelSetAttribute = "cuKernelSetAttribute" @ 12000,
     cuKernelGetLibrary: PFN_cuKernelGetLibrary = "cuKernelGetLibrary" @ 12050,
@@ -954,6 +956,52 @@ pub unsafe fn occupancy_cluster(
     };
     // SAFETY: the caller's contract.
     unsafe { with_function(k, device, query) }
+}
+
+// ---- Preloading ----------------------------------------------------------------------------
+//
+// Eager loading onto a device (src/preload.rs): the caller has made the device's context
+// current; these load into it.
+
+/// `lib`'s module in the current context, loaded now (cuLibraryGetModule): the code of the
+/// library for this context's device, PTX compiled by the JIT if it has to be.
+///
+/// # Safety
+/// `lib` is a live library handle; a context is current.
+pub unsafe fn library_module_here(lib: sys::CUlibrary) -> Result<sys::CUmodule> {
+    let d = driver()?;
+    let f = d.need(d.f.cuLibraryGetModule, "cuLibraryGetModule")?;
+    let mut m: sys::CUmodule = ptr::null_mut();
+    // SAFETY: valid out-pointer; a live library; a context is current (the caller's contract).
+    d.check(unsafe { f(&mut m, lib) }, "loading the library's code (cuLibraryGetModule)")?;
+    Ok(m)
+}
+
+/// Finish loading `func` (cuFuncLoad, driver 12.4+): under lazy loading a function handle may
+/// be only partly loaded. False when the driver has no cuFuncLoad (older drivers load the
+/// function with its handle).
+///
+/// # Safety
+/// `func` is a live function handle of the current context.
+pub unsafe fn function_load(func: sys::CUfunction) -> Result<bool> {
+    let d = driver()?;
+    let Some(f) = d.f.cuFuncLoad else { return Ok(false) };
+    // SAFETY: a live function handle (the caller's contract).
+    d.check(unsafe { f(func) }, "loading the kernel's code (cuFuncLoad)")?;
+    Ok(true)
+}
+
+/// Whether `func` is fully loaded (cuFuncIsLoaded, driver 12.4+); None without that call.
+///
+/// # Safety
+/// `func` is a live function handle.
+pub unsafe fn function_is_loaded(func: sys::CUfunction) -> Result<Option<bool>> {
+    let d = driver()?;
+    let Some(f) = d.f.cuFuncIsLoaded else { return Ok(None) };
+    let mut state = sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_UNLOADED;
+    // SAFETY: valid out-pointer; a live function handle (the caller's contract).
+    d.check(unsafe { f(&mut state, func) }, "asking whether the kernel is loaded (cuFuncIsLoaded)")?;
+    Ok(Some(state == sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_LOADED))
 }
 
 // ---- Launching ------------------------------------------------------------------------------

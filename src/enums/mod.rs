@@ -126,7 +126,8 @@ mod tests {
     #[test]
     fn numbers_names_and_texts_come_from_the_table() {
         assert_eq!(Status::from_c(16), Some(Status::Internal));
-        assert_eq!(Status::from_c(17), None);
+        assert_eq!(Status::from_c(17), Some(Status::AmbiguousName));
+        assert_eq!(Status::from_c(18), None);
         assert_eq!(Status::from_c(-1), None);
         assert_eq!(Status::NotFound.c_name(), "CUDYN_ERROR_NOT_FOUND");
         assert_eq!(

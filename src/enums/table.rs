@@ -39,6 +39,8 @@ c_enums! {
         Cuda = 15 => CUDYN_ERROR_CUDA, "a CUDA call failed (see cudyn_last_cuda_error)";
         /// A bug in cudyn (a caught panic).
         Internal = 16 => CUDYN_ERROR_INTERNAL, "internal error in cudyn (a bug)";
+        /// A C++ kernel name that fits more than one kernel; the message lists them.
+        AmbiguousName = 17 => CUDYN_ERROR_AMBIGUOUS_NAME, "the name fits more than one kernel";
     }
 
     /// Which CUDA API does the work, chosen per call: load through one, launch through the other.

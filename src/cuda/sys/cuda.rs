@@ -1023,6 +1023,17 @@ pub type PFN_cuKernelGetParamInfo = unsafe extern "C" fn(
     paramSize: *mut usize,
 ) -> CUresult;
 pub type PFN_cuStreamGetCtx = unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult;
+impl CUfunctionLoadingState_enum {
+    pub const CU_FUNCTION_LOADING_STATE_UNLOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(0);
+    pub const CU_FUNCTION_LOADING_STATE_LOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(1);
+    pub const CU_FUNCTION_LOADING_STATE_MAX: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(2);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUfunctionLoadingState_enum(pub ::std::os::raw::c_uint);
+pub use self::CUfunctionLoadingState_enum as CUfunctionLoadingState;
+pub type PFN_cuFuncIsLoaded = unsafe extern "C" fn(state: *mut CUfunctionLoadingState, function: CUfunction) -> CUresult;
+pub type PFN_cuFuncLoad = unsafe extern "C" fn(function: CUfunction) -> CUresult;
 pub type PFN_cuLaunchKernelEx = unsafe extern "C" fn(
     config: *const CUlaunchConfig,
     f: CUfunction,
