@@ -125,6 +125,15 @@ pub fn check(options: &[LoadOption], api: Api) -> Result<()> {
     Ok(())
 }
 
+/// `prepare`, or None when there is nothing to give CUDA: no options, and a load that does not
+/// compile now (no JIT log to read). Most loads: nothing allocated.
+pub(crate) fn prepare_for(options: &[LoadOption], api: Api, jit: bool) -> Result<Option<Box<Prepared>>> {
+    if options.is_empty() && !jit {
+        return Ok(None);
+    }
+    prepare(options, api).map(Some)
+}
+
 /// The arrays for a load through `api` with `options` (checked here), plus the two log buffers.
 pub(crate) fn prepare(options: &[LoadOption], api: Api) -> Result<Box<Prepared>> {
     check(options, api)?;

@@ -32,6 +32,7 @@ const FUNCTIONS: &[&str] = &[
     "cuLibraryGetModule",
     "cuLibraryGetUnifiedFunction",
     "cuKernelGetName",
+    "cuKernelGetLibrary",
     "cuKernelGetParamInfo",
     "cuKernelGetFunction",
     "cuKernelGetAttribute",

@@ -36,6 +36,19 @@ struct Memo {
 static MEMO: Mutex<Memo> =
     Mutex::new(Memo { entries: Vec::new(), clock: 0, hits: 0, seen: [(0, 0); SEEN], seen_next: 0 });
 
+/// fork(): the memo is locked before a fork and given back after it (src/fork.rs), so a child
+/// never inherits it held by a thread it does not have.
+static FORK: crate::fork::Lock = crate::fork::Lock::new(crate::fork::Rank::Leaf, hold_for_fork, crate::fork::nothing);
+
+fn hold_for_fork() {
+    crate::fork::keep(MEMO.lock().unwrap_or_else(|p| p.into_inner()));
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Memo> {
+    crate::fork::watch(&FORK);
+    MEMO.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A cheap fingerprint: the length, the first 1 KiB (where a cubin's section and symbol
 /// names live, so kernels that differ only in name differ here), the last 64 bytes and 16
 /// words spread between. Only used to notice "validated this before"; equal fingerprints prove
@@ -65,7 +78,7 @@ pub(crate) fn lookup<R>(image: &[u8], f: impl FnOnce(&ImageInfo) -> R) -> Option
     if image.len() > MAX_IMAGE {
         return None;
     }
-    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let mut m = lock();
     m.clock += 1;
     let now = m.clock;
     let e = m.entries.iter_mut().find(|e| e.image.len() == image.len() && *e.image == *image)?;
@@ -83,7 +96,7 @@ pub(crate) fn remember(image: &[u8], info: &ImageInfo) {
         return;
     }
     let fp = (image.len(), fingerprint(image));
-    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let mut m = lock();
     let Some(slot) = m.seen.iter().position(|&s| s == fp) else {
         let next = m.seen_next;
         m.seen[next] = fp;
@@ -106,7 +119,7 @@ pub(crate) fn remember(image: &[u8], info: &ImageInfo) {
 /// Forget everything (tests).
 #[doc(hidden)]
 pub fn clear() {
-    let mut m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let mut m = lock();
     m.entries.clear();
     m.seen = [(0, 0); SEEN];
 }
@@ -114,6 +127,6 @@ pub fn clear() {
 /// (images remembered, lookups that found their image), for tests.
 #[doc(hidden)]
 pub fn stats() -> (usize, u64) {
-    let m = MEMO.lock().unwrap_or_else(|p| p.into_inner());
+    let m = lock();
     (m.entries.len(), m.hits)
 }

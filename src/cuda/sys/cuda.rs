@@ -866,6 +866,7 @@ pub type PFN_cuLibraryEnumerateKernels = unsafe extern "C" fn(
 ) -> CUresult;
 pub type PFN_cuLibraryGetModule = unsafe extern "C" fn(pMod: *mut CUmodule, library: CUlibrary) -> CUresult;
 pub type PFN_cuKernelGetFunction = unsafe extern "C" fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult;
+pub type PFN_cuKernelGetLibrary = unsafe extern "C" fn(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult;
 pub type PFN_cuLibraryGetGlobal = unsafe extern "C" fn(
     dptr: *mut CUdeviceptr,
     bytes: *mut usize,
