@@ -683,34 +683,57 @@ fn a_launch_never_races_an_unload_into_cuda() {
     }
     let s = standin();
     s.set_slow(20);
-    let before = s.launches();
-    for round in 0..RACE_ROUNDS {
-        let lib = load_cudyn(&s, &[2]);
-        let k = lib.kernel(c"k0").unwrap().kernel();
-        launch_n(k, 2, 2).unwrap(); // into the launch table: the launches below take the fast path
-        let go = AtomicBool::new(false);
-        std::thread::scope(|sc| {
-            sc.spawn(|| {
-                let mut g = GuardedArgs::new(2);
-                let args = g.args(2);
-                while !go.load(Ordering::SeqCst) {
-                    std::hint::spin_loop();
+    let current = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (start, end) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+    let wrong = std::sync::Mutex::new(None::<String>);
+    let (launched, refused) = std::thread::scope(|sc| {
+        let launcher = sc.spawn(|| {
+            let mut g = GuardedArgs::new(2);
+            let args = g.args(2);
+            let (mut launched, mut refused) = (0u32, 0u32);
+            loop {
+                start.wait();
+                if stop.load(Ordering::SeqCst) {
+                    return (launched, refused);
                 }
-                loop {
-                    // SAFETY: every argument points to a live int; k is live or of a library
-                    // cudyn unloaded (refused without CUDA).
-                    if let Err(e) = unsafe { launch(k, &driver_cfg(), args, None) } {
-                        assert!(e.message.contains("unloaded"), "{}", e.message);
-                        return;
+                // SAFETY: a kernel the main thread got from cudyn (live, or of a library cudyn
+                // unloaded since: refused without CUDA).
+                let k = unsafe { Kernel::from_raw(current.load(Ordering::SeqCst) as *mut _) }.unwrap();
+                for _ in 0..20 {
+                    // SAFETY: every argument points to a live int; k as above.
+                    match unsafe { launch(k, &driver_cfg(), args, None) } {
+                        Ok(()) => launched += 1,
+                        Err(e) if e.message.contains("unloaded") => {
+                            refused += 1;
+                            break;
+                        }
+                        Err(e) => {
+                            wrong.lock().unwrap().get_or_insert(e.message);
+                            break;
+                        }
                     }
                 }
-            });
-            go.store(true, Ordering::SeqCst);
-            spin_for(jitter(round));
-            drop(lib);
+                end.wait();
+            }
         });
-    }
-    assert!(s.launches() > before + i64::from(RACE_ROUNDS));
+        for round in 0..RACE_ROUNDS {
+            let lib = load_cudyn(&s, &[2]);
+            let k = lib.kernel(c"k0").unwrap().kernel();
+            launch_n(k, 2, 2).unwrap(); // into the launch table: the launches raced take the fast path
+            current.store(k.as_raw() as usize, Ordering::SeqCst);
+            start.wait();
+            // Up to 255 µs: each launch takes 20 µs in the stand-in before it checks the kernel.
+            spin_for(jitter(round) * 4 + jitter(round + 1));
+            drop(lib);
+            end.wait();
+        }
+        stop.store(true, Ordering::SeqCst);
+        start.wait();
+        launcher.join().unwrap()
+    });
+    assert_eq!(wrong.into_inner().unwrap(), None);
+    assert!(launched > 0 && refused > 0, "{launched} launched, {refused} refused");
     assert_eq!(s.dead_kernel_uses(), 0, "a launch handed CUDA a kernel of an unloaded library");
     assert_eq!(s.wrong_layout_launches(), 0);
     assert_eq!(s.dead_library_uses(), 0);
