@@ -261,19 +261,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn once_initialises_once_and_keeps_the_count_balanced() {
+    fn once_initialises_once_and_leaves_no_depth_behind() {
+        // (INITS itself is shared with the other tests' initialisations: each thread's own
+        // depth is what must come back to zero.)
         static CELL: OnceLock<u32> = OnceLock::new();
-        let before = INITS.load(Ordering::SeqCst);
         let v = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..4).map(|_| s.spawn(|| *once(&CELL, || 7))).collect();
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let v = *once(&CELL, || 7);
+                        assert_eq!(DEPTH.with(Cell::get), 0);
+                        v
+                    })
+                })
+                .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
         });
         assert_eq!(v, vec![7; 4]);
-        assert_eq!(INITS.load(Ordering::SeqCst), before);
-        // Nested: an initialisation that needs another one.
+        // Nested: an initialisation that needs another one, on one thread.
         static OUTER: OnceLock<u32> = OnceLock::new();
         static INNER: OnceLock<u32> = OnceLock::new();
-        assert_eq!(*once(&OUTER, || *once(&INNER, || 2) + 1), 3);
-        assert_eq!(INITS.load(Ordering::SeqCst), before);
+        let inner_depth = std::cell::Cell::new(0);
+        assert_eq!(
+            *once(&OUTER, || *once(&INNER, || {
+                inner_depth.set(DEPTH.with(Cell::get));
+                2
+            }) + 1),
+            3
+        );
+        assert_eq!(inner_depth.get(), 2, "counted once per level");
+        assert_eq!(DEPTH.with(Cell::get), 0);
     }
 }

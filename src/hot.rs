@@ -398,6 +398,43 @@ mod tests {
         }
     }
 
+    /// `retire_all` returns only once every fast launch that entered before it has left, and a
+    /// launch that enters after it began sees the new generation.
+    #[test]
+    fn retiring_waits_for_launches_under_way() {
+        use std::sync::atomic::AtomicBool;
+        let left = AtomicBool::new(false);
+        let entered = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                let s = enter().expect("a free stripe");
+                entered.store(true, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                left.store(true, Ordering::SeqCst);
+                drop(s);
+            });
+            while !entered.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            let before = generation();
+            retire_all();
+            assert!(left.load(Ordering::SeqCst), "retire_all returned while a launch was under way");
+            assert_ne!(generation(), before);
+        });
+        // Sections on many threads at once: each gets a stripe or is told to take the full path,
+        // and every stripe is free again afterwards.
+        std::thread::scope(|sc| {
+            for _ in 0..8 {
+                sc.spawn(|| {
+                    for _ in 0..10_000 {
+                        drop(enter());
+                    }
+                });
+            }
+        });
+        assert!(STRIPES.iter().all(|s| s.taken.load(Ordering::SeqCst) == 0));
+    }
+
     /// Readers never see a torn entry while writers swap two layouts into one slot.
     #[test]
     fn concurrent_readers_see_whole_entries() {

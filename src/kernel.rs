@@ -33,8 +33,12 @@ impl Kernel {
     /// `cudaGetKernel`. NULL is refused.
     ///
     /// # Safety
-    /// `k` must be a live kernel handle, or one of a library cudyn unloaded (cudyn refuses
-    /// those without calling CUDA). Anything else reaches CUDA, which does not check it.
+    /// `k` must be a live kernel handle, or one cudyn knew of a library cudyn unloaded (cudyn
+    /// refuses those without calling CUDA): one cudyn handed out, or, with a driver that has
+    /// `cuKernelGetLibrary` (12.5+), one used through cudyn while its library was loaded.
+    /// Anything else reaches CUDA, which does not check it. The handle may be unloaded
+    /// through cudyn on another thread at any time: each use either finishes first or is
+    /// refused.
     pub unsafe fn from_raw(k: sys::CUkernel) -> Result<Kernel> {
         if k.is_null() {
             return Err(Error::invalid("kernel handle is NULL"));
