@@ -241,8 +241,17 @@ fn own(r: &mut Registry, lk: usize, id: u64, kk: usize) -> bool {
     }
     // An entry of another owner here would mean CUDA gave one address to two live kernels
     // (a library unloaded outside cudyn, or an adopted kernel whose library went away): the
-    // kernel the address names now is this library's.
-    r.kernels.insert(kk, Known::new(mine));
+    // kernel the address names now is this library's, and the launch table may hold the old
+    // one's layout under the current generation.
+    if let Some(old) = r.kernels.insert(kk, Known::new(mine)) {
+        let hot = match old.owner {
+            Owner::Adopted => old.hot.load(Ordering::Relaxed),
+            Owner::Library { lib, .. } => r.libs.get(&lib).is_some_and(|l| l.hot.load(Ordering::Relaxed)),
+        };
+        if hot {
+            hot::retire_all();
+        }
+    }
     r.dead_kernels.remove(&kk);
     if let Some(l) = r.libs.get_mut(&lk) {
         l.kernels.push(kk);

@@ -913,3 +913,29 @@ fn forked_children_never_hang_on_a_cudyn_lock() {
     assert_eq!(s.dead_kernel_uses(), 0);
     assert_eq!(s.dead_library_uses(), 0);
 }
+
+/// Against the contract, a program unloads its own library without releasing the kernel it
+/// adopted (whose layout the launch table holds); cudyn then loads a library whose kernel of
+/// four parameters lands at the same address. Once cudyn hands that kernel out it is its own,
+/// and it is checked against its own layout, not the adopted one's still in the table.
+#[test]
+fn an_owned_kernel_replacing_a_stale_adopted_one_gets_its_own_layout() {
+    if child_mode().is_none() {
+        return in_children("an_owned_kernel_replacing_a_stale_adopted_one_gets_its_own_layout");
+    }
+    let s = standin();
+    let (l, k) = s.raw_load(2);
+    // SAFETY: the broken promise is the point of the test; the stand-in checks every launch.
+    unsafe { k.adopt() }.unwrap();
+    launch_n(k, 2, 2).unwrap();
+    launch_n(k, 2, 2).unwrap(); // from the launch table
+    s.raw_unload(l);
+    let lib = load_cudyn(&s, &[4]);
+    let k2 = lib.kernel(c"k0").unwrap().kernel();
+    assert_eq!(k2, k, "the stand-in reuses the address, as CUDA does");
+    assert_eq!(launch_n(k2, 2, 4).unwrap_err().status, Status::ArgumentMismatch);
+    launch_n(k2, 4, 4).unwrap();
+    lib.unload().unwrap();
+    assert_eq!(s.wrong_layout_launches(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
+}
