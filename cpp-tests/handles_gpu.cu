@@ -4,6 +4,8 @@
 // an earlier one), a valid handle wherever it came from must launch, and a handle cudyn knows
 // is dead must be refused without a crash. One case per ctest test (argv[1]).
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -302,6 +304,125 @@ static int special_streams() {
   return 0;
 }
 
+// Issue 22, items 1 and 2, on the GPU: one thread asks cudyn about a kernel (its parameters,
+// its name, its function, a launch refused for its argument count, a launch) while another
+// unloads its library and loads one whose kernel of four parameters usually lands at the same
+// address. Every answer is for a live kernel or a refusal of the dead one ("unloaded"); none
+// reaches CUDA with the kernel being freed (the driver crashed there before: SIGSEGV inside
+// cuKernelGetParamInfo and cuKernelGetFunction); and afterwards the new kernel is checked
+// against its own four parameters. ROUNDS rounds per kind, both APIs in turn.
+enum class Ask { params, name, function, validate, launch };
+static const char *ask_name(Ask a) {
+  switch (a) {
+    case Ask::params: return "param_count";
+    case Ask::name: return "name";
+    case Ask::function: return "function";
+    case Ask::validate: return "argument check";
+    default: return "launch";
+  }
+}
+
+static int query_unload_race() {
+  const int rounds = std::getenv("ROUNDS") ? std::atoi(std::getenv("ROUNDS")) : 3000;
+  DevBuf dx(16), da(16), db(16), dc(16);
+  int zero = 0;
+  void *two_args[] = {&dx.p, &zero};
+  void *four_args[] = {&da.p, &db.p, &dc.p, &zero};
+  for (Ask ask : {Ask::params, Ask::name, Ask::function, Ask::validate, Ask::launch}) {
+    std::atomic<cudyn_kernel_t> current{nullptr};
+    std::atomic<int> round_go{-1}, round_done{-1};
+    std::atomic<long> answered{0}, refused{0};
+    std::mutex wrong_mu;
+    std::string wrong;
+    std::thread asker([&] {
+      cudaStream_t s;
+      CHECK_RT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      for (int r = 0; r < rounds; ++r) {
+        while (round_go.load() != r) std::this_thread::yield();
+        cudyn_kernel_t k = current.load();
+        cudyn_api api = r % 2 ? CUDYN_API_DRIVER : CUDYN_API_RUNTIME;
+        cudyn_launch_config cfg = config_1d(16, 16, api, s);
+        for (int i = 0; i < 20; ++i) {
+          cudyn_status st;
+          bool ok_answer = true;
+          switch (ask) {
+            case Ask::params: {
+              size_t n = 0;
+              st = cudyn_kernel_param_count(k, &n);
+              ok_answer = n == 2 || n == 4;  // the kernel loaded again may be there already
+              break;
+            }
+            case Ask::name: {
+              const char *nm = nullptr;  // CUDA's string, not read: its library may be gone
+              st = cudyn_kernel_name(k, &nm);
+              ok_answer = nm != nullptr;
+              break;
+            }
+            case Ask::function: {
+              cudyn_function_t f = nullptr;
+              st = cudyn_kernel_function(k, &f);
+              ok_answer = f != nullptr;
+              break;
+            }
+            case Ask::validate:
+              // Three arguments fit neither kernel: refused for its count, never launched.
+              st = cudyn_launch(k, &cfg, four_args, 3);
+              if (st == CUDYN_ERROR_ARGUMENT_MISMATCH) st = CUDYN_SUCCESS;
+              break;
+            default:
+              st = cudyn_launch(k, &cfg, two_args, 2);
+              if (st == CUDYN_ERROR_ARGUMENT_MISMATCH) st = CUDYN_SUCCESS;  // the four-parameter one
+              break;
+          }
+          if (st == CUDYN_SUCCESS && ok_answer) {
+            ++answered;
+            continue;
+          }
+          if (st == CUDYN_ERROR_INVALID_ARGUMENT && std::strstr(cudyn_last_error_message(), "unloaded")) {
+            ++refused;
+            break;
+          }
+          std::lock_guard<std::mutex> g(wrong_mu);
+          if (wrong.empty()) wrong = std::string(cudyn_status_string(st)) + ": " + cudyn_last_error_message();
+          break;
+        }
+        round_done.store(r);
+      }
+      CHECK_RT(cudaStreamSynchronize(s));
+      CHECK_RT(cudaStreamDestroy(s));
+    });
+    int reused = 0;
+    for (int r = 0; r < rounds; ++r) {
+      Loader how = r % 2 ? Loader::cudyn_driver : Loader::cudyn_runtime;
+      cudyn_api api = r % 2 ? CUDYN_API_DRIVER : CUDYN_API_RUNTIME;
+      Lib a(how, two());
+      current.store(a.k);
+      round_go.store(r);
+      for (volatile int spin = 0; spin < (r * 7919) % 20000; spin = spin + 1) {
+      }
+      a.unload();
+      Lib b(how, four());
+      while (round_done.load() != r) std::this_thread::yield();
+      reused += b.k == a.k;
+      // The new kernel is checked against its own four parameters, whatever was asked meanwhile.
+      size_t n = 0;
+      CHECK_CUDYN(cudyn_kernel_param_count(b.k, &n));
+      EXPECT(n == 4, "round %d: the new kernel has %zu parameters, not 4 (an old layout kept)", r, n);
+      cudyn_launch_config cfg = config_1d(16, 16, api);
+      EXPECT_STATUS(cudyn_launch(b.k, &cfg, two_args, 2), CUDYN_ERROR_ARGUMENT_MISMATCH);
+      CHECK_CUDYN(cudyn_launch(b.k, &cfg, four_args, 4));
+      b.unload();
+    }
+    asker.join();
+    CHECK_RT(cudaDeviceSynchronize());
+    EXPECT(wrong.empty(), "%s while its library was unloaded: %s", ask_name(ask), wrong.c_str());
+    std::printf("%-14s x %d rounds: %ld answers for the live kernel, %ld refusals of the dead one, "
+                "new kernel at the same address %d times, no crash\n",
+                ask_name(ask), rounds, answered.load(), refused.load(), reused);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const std::map<std::string, std::function<int()>> cases = {
       {"reuse_by_cudyn_load", reuse_by_cudyn_load},
@@ -312,6 +433,7 @@ int main(int argc, char **argv) {
       {"eight_threads", eight_threads},
       {"stream_capture", stream_capture},
       {"special_streams", special_streams},
+      {"query_unload_race", query_unload_race},
   };
   if (argc < 2 || !cases.count(argv[1])) {
     std::fprintf(stderr, "usage: %s <case>\n", argv[0]);

@@ -50,13 +50,13 @@ add_test(NAME hostile.mutants_validate COMMAND mutants ${INTEROP_CUBIN} ${INTERO
 
 # Handles: address reuse by cudyn, raw runtime and raw driver loads with kernels of different
 # layouts at one address; use after unload; double unload; 8 threads; stream capture; the
-# special streams.
+# special streams; queries and launches racing an unload and a reload (3,000 rounds per kind).
 cudyn_device_code(HANDLES_TWO kernels/handles_two.cu FATBIN)
 cudyn_device_code(HANDLES_FOUR kernels/handles_four.cu FATBIN)
 cudyn_gpu_program(handles_gpu handles_gpu.cu)
 target_compile_definitions(handles_gpu PRIVATE TWO_PATH="${HANDLES_TWO}" FOUR_PATH="${HANDLES_FOUR}")
 foreach(case reuse_by_cudyn_load reuse_by_runtime_load reuse_by_driver_load cudyn_load_after_foreign
-             dead_handles eight_threads stream_capture special_streams)
+             dead_handles eight_threads stream_capture special_streams query_unload_race)
   cudyn_add_test(handles.${case} handles_gpu ${case})
 endforeach()
 

@@ -26,14 +26,28 @@
  * Every function may be called from any thread, concurrently with any other, with these
  * limits:
  * - Handles (cudyn_library_t, cudyn_kernel_t, cudyn_function_t) are CUDA's and may be used
- *   from any thread. Unloading a library while another thread still uses it or its kernels
- *   (a launch, a lookup) is the caller's race, as in CUDA: finish those first.
+ *   from any thread. A cudyn call given a library or kernel (a lookup, a query, a launch)
+ *   while another thread unloads that library through cudyn either finishes before CUDA's
+ *   unload begins or is refused as unloaded: it never hands CUDA a handle being freed. CUDA
+ *   calls you make yourself on such a handle meanwhile are your race, as in CUDA.
  * - The last error (cudyn_last_error_message(), cudyn_last_cuda_error()) is per thread: a
  *   failing call records it on the calling thread only, and the message string stays valid
  *   until that thread's next failing cudyn call.
  * - A cudyn_buffer, an options struct and the arrays passed in are not shared by cudyn: the
  *   caller must not change them while a call that reads or fills them runs.
  * - The compile cache may be used by many threads and processes at once.
+ *
+ * @par fork()
+ * cudyn holds none of its locks across fork(): a pthread_atfork handler takes each of them
+ * before the fork (waiting for the calls that hold one, and for a CUDA library being opened,
+ * to finish) and releases them in the parent and in the child, so no cudyn call in a child
+ * ever waits on a thread the child does not have. CUDA itself cannot be used in the child of a
+ * process that initialised it (CUDA's rule): there, every call that reaches CUDA fails with
+ * CUDA's error, and a call given one of the parent's libraries or kernels either answers from
+ * what cudyn remembers (a parameter count) or fails so, changing nothing. What needs no CUDA
+ * works as in any process: cudyn_code_kind_of(), the status and error functions,
+ * cudyn_compile() and cudyn_link() (NVRTC and nvJitLink, as fork-safe as those libraries are),
+ * the compile cache. A child that wants CUDA should exec() a fresh program.
  *
  * @par Naming
  * Handles, which are opaque pointers and CUDA's own types, end in _t (cudyn_kernel_t ==
@@ -1358,16 +1372,17 @@ cudyn_status cudyn_library_load_file_ex(const char *path,
  * its kernels are *dead* to cudyn: every call given one (a second unload, a kernel lookup, a
  * launch) fails with CUDYN_ERROR_INVALID_ARGUMENT without reaching CUDA, whose driver crashes
  * on an unloaded library's handle. That lasts until cudyn sees the address live again: a
- * cudyn load returns it, a lookup through cudyn returns the kernel, or the program adopts
- * the kernel (cudyn_kernel_adopt()). A library of your own that you unload here is dead the
- * same way.
+ * cudyn load returns it, a lookup through cudyn returns the kernel, a library cudyn loaded
+ * since has a kernel there, or the program adopts the kernel (cudyn_kernel_adopt()). A library
+ * of your own that you unload here is dead the same way.
  *
  * @param library The library; NULL is a no-op (CUDYN_SUCCESS).
  * @param api The API that loaded it.
  * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (dead library, unknown api: nothing
  *         unloaded), or CUDYN_ERROR_CUDA.
- * @note Unloading while another thread launches the library's kernels is the caller's race,
- *       as in CUDA.
+ * @note A query or launch of one of its kernels on another thread at the same moment either
+ *       finishes before CUDA's unload starts or is refused as unloaded: none reaches CUDA with
+ *       a kernel being freed.
  */
 cudyn_status cudyn_library_unload(cudyn_library_t library, cudyn_api api);
 
@@ -1680,16 +1695,19 @@ cudyn_status cudyn_kernel_set_attribute(cudyn_kernel_t kernel,
  * (or, for a kernel of a library cudyn loaded, until that library is unloaded through cudyn).
  *
  * Which handles cudyn checks and which it trusts:
- * - A kernel of a library cudyn loaded (however its handle was obtained): cudyn knows its
- *   layout and when it is unloaded; launches take the fast path.
+ * - A kernel of a library cudyn loaded, however its handle was obtained (through cudyn, or
+ *   cuLibraryGetKernel on that library: cudyn asks cuKernelGetLibrary once, driver 12.5+):
+ *   cudyn knows its layout and when it is unloaded; launches take the fast path.
  * - Any other kernel (`cudaGetKernel`, `cudaLibraryGetKernel`/`cuLibraryGetKernel` on a library
- *   your program loaded) is *foreign*: cudyn cannot see its library go away, so it reads the
- *   kernel's parameter layout from CUDA on every launch (correct whatever CUDA later puts at
- *   that address, but costing about 1.7 us per launch on an H200). The handle must be live,
- *   as with CUDA itself.
+ *   your program loaded) is *foreign*: cudyn cannot see its library go away, and no CUDA call
+ *   tells one kernel from another at the same address, so it asks CUDA for the parameter
+ *   count on every launch (two cuKernelGetParamInfo answers; one more per argument with
+ *   cudyn_launch_checked()). Correct whatever CUDA later puts at that address, but each
+ *   launch pays for those calls. The handle must be live, as with CUDA itself.
  * - A kernel of a library cudyn unloaded is refused without being handed to CUDA (the
  *   driver can crash on it), until cudyn sees the address live again: a cudyn load returns
- *   it, cudyn_library_get_kernel()/cudyn_library_kernels() returns it, or you adopt it.
+ *   it, cudyn_library_get_kernel()/cudyn_library_kernels() returns it, a library cudyn loaded
+ *   since has a kernel there (cudyn lists such libraries, each once), or you adopt it.
  *
  * Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
  * an address a kernel cudyn unloaded once had. Adopting a kernel cudyn already owns changes
@@ -1703,6 +1721,8 @@ cudyn_status cudyn_kernel_adopt(cudyn_kernel_t kernel);
 
 /**
  * Undo cudyn_kernel_adopt(): cudyn forgets the layout and treats the kernel as foreign again.
+ * When this returns, no launch through cudyn that used the remembered layout is still under
+ * way, so the library may be unloaded at once.
  *
  * @param kernel A kernel; one that was not adopted (or NULL) is left as it is.
  * @return Always CUDYN_SUCCESS.

@@ -79,8 +79,10 @@ impl Kernel {
     /// whose kernel cannot outlive its library.
     ///
     /// # Safety
-    /// - This handle is a live kernel, or one of a library cudyn unloaded (refused without
-    ///   calling CUDA); a handle of a library unloaded outside cudyn reaches CUDA.
+    /// - This handle is a live kernel, or one cudyn knew of a library cudyn unloaded (refused
+    ///   without calling CUDA: see [`Kernel::from_raw`]); a handle of a library unloaded outside
+    ///   cudyn reaches CUDA. An unload through cudyn on another thread during the launch is
+    ///   not a race: the launch either reaches CUDA first or is refused.
     /// - The kernel, run with these arguments and `cfg`'s grid, block and shared memory, only
     ///   touches memory it may (device pointers in `args` point to allocations large enough,
     ///   of the element type the kernel expects, not freed before the kernel finishes): CUDA

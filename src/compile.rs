@@ -88,7 +88,7 @@ pub fn global_cache() -> Option<&'static Cache> {
 /// folder): the reason is kept for `cudyn_cache_status`, never thrown away.
 pub fn cache_status() -> std::result::Result<&'static Cache, &'static Error> {
     static C: OnceLock<std::result::Result<Cache, Error>> = OnceLock::new();
-    C.get_or_init(Cache::from_env).as_ref()
+    crate::fork::once(&C, Cache::from_env).as_ref()
 }
 
 fn has_arch_option(options: &[String]) -> Option<&str> {
@@ -310,7 +310,7 @@ static LOADED_IS_ANOTHER: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// The loaded NVRTC's file, identified once per process (None if it cannot be).
 fn loaded_toolchain(nv: &Nvrtc) -> Option<&'static Toolchain> {
     static T: OnceLock<Option<Toolchain>> = OnceLock::new();
-    T.get_or_init(|| nv.lib.path().and_then(|p| Toolchain::of_file(&p))).as_ref()
+    crate::fork::once(&T, || nv.lib.path().and_then(|p| Toolchain::of_file(&p))).as_ref()
 }
 
 /// The cached compile under toolchain `tc`: memory tier, manifest, entry; on a miss NVRTC is
@@ -510,10 +510,11 @@ fn memory_slot(inputs: &[u8]) -> u64 {
 /// others can write are skipped, as in the library search.
 pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
     static DIRS: OnceLock<Vec<String>> = OnceLock::new();
-    DIRS.get_or_init(|| {
+    crate::fork::once(&DIRS, || {
         let Some(lib) = nv.lib.path().and_then(|p| std::fs::canonicalize(p).ok()) else { return Vec::new() };
         crate::cuda::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
     })
+    .as_slice()
 }
 
 /// Compile through the process-wide cache (see `global_cache`).

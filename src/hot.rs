@@ -1,17 +1,29 @@
 //! What the launch fast path reads, laid out for it: its read-mostly words in one cache line,
-//! and a table of kernels' argument layouts that every thread reads without a lock.
+//! a table of kernels' argument layouts that every thread reads without a lock, and the
+//! stripes through which a fast launch tells an unload that it is under way.
 //!
 //! The table is direct-mapped by kernel address: 256 slots of one cache line each. A slot
 //! holds one kernel's parameter count and, for kernels of up to 20 parameters, each
 //! parameter's size (16 bits is enough: CUDA caps a kernel's parameters at 32,764 bytes). A
 //! slot is written under a sequence lock, only when a launch missed it; a reader that
 //! overlaps a write sees a miss, never a torn entry, and a miss only sends the launch down
-//! the full path, which checks the same things under the layout cache's lock.
+//! the full path, which checks the same things under the registry's lock.
 //!
 //! Why a shared table rather than a per-thread entry: a loop that launches two kernels in
 //! turn misses a one-entry cache on every launch, and a thread-local in a shared library
 //! costs a call to the dynamic loader (`__tls_get_addr`) on every access. Slots are only
 //! read on the fast path, so their cache lines stay shared between cores.
+//!
+//! The stripes make a fast launch and an unload exclude each other without a lock (read-copy-
+//! update's scheme, with the unload as the writer): a fast launch takes a stripe (one atomic
+//! exchange) before it reads the table and gives it back (a plain store) after CUDA returned;
+//! an unload first retires every slot (bumps the generation), then waits until no stripe is
+//! taken, and only then calls CUDA. Both sides order their two steps with sequentially
+//! consistent operations, so either the unload sees the stripe taken and waits for the launch
+//! to finish, or the launch sees the new generation and misses (then takes the full path,
+//! which waits for the unload on the registry's lock). Either way no kernel reaches CUDA's
+//! launch after CUDA began to free it. A thread picks its stripe by its stack address (no
+//! thread-local): two threads that pick the same one only cost one of them the full path.
 
 use crate::cuda::driver::Param;
 use crate::cuda::sys;
@@ -19,13 +31,16 @@ use static_assertions::const_assert_eq;
 use std::ffi::c_void;
 use std::mem::{align_of, size_of};
 use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// The fast path's read-mostly words, together in one cache line.
 #[repr(C, align(64))]
 pub(crate) struct Line {
-    /// Bumped whenever cached layouts are dropped (a library unloaded): a slot written under
-    /// an older generation is not trusted.
-    pub generation: AtomicU64,
+    /// Bumped whenever remembered layouts are dropped (a library whose kernels entered the
+    /// table is unloaded, an adopted kernel released): a slot written under an older
+    /// generation is not trusted. Only `retire_all` changes it, under the registry's write
+    /// lock; slots are written under its read lock (see `remember`).
+    generation: AtomicU64,
     // The launch entry points, NULL until a launch resolved them; written only by the typed
     // setters below, so each holds NULL or a function of its type.
     cu_launch: AtomicPtr<c_void>,
@@ -136,6 +151,99 @@ pub(crate) fn remember(key: usize, generation: u64, params: &[Param]) {
     TABLE.remember(key, generation, params)
 }
 
+/// The current generation, for `remember`: read under the registry's read lock, which
+/// `retire_all` excludes, so a slot written with it is retired by the next `retire_all`.
+pub(crate) fn generation() -> u64 {
+    LINE.generation.load(Ordering::SeqCst)
+}
+
+/// Retire every slot and wait until no fast launch that may have read one is still under
+/// way: after this, until the caller's write lock is released, nothing can launch a kernel the
+/// caller is about to unload. Called under the registry's write lock only.
+pub(crate) fn retire_all() {
+    LINE.generation.fetch_add(1, Ordering::SeqCst);
+    for s in &STRIPES {
+        let mut waited = 0u32;
+        while s.taken.load(Ordering::SeqCst) != 0 {
+            // A fast launch holds a stripe for the length of one CUDA launch call (a few
+            // microseconds, longer when CUDA's launch queue is full): spin briefly, then sleep.
+            waited += 1;
+            if waited < 64 {
+                std::hint::spin_loop();
+            } else if waited < 256 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+}
+
+/// How many stripes; a power of two.
+const STRIPES_N: usize = 64;
+
+#[repr(C, align(64))]
+struct Stripe {
+    /// 1 while a fast launch holds it.
+    taken: AtomicU32,
+}
+
+const_assert_eq!(size_of::<Stripe>(), 64);
+const_assert_eq!(STRIPES_N & (STRIPES_N - 1), 0);
+
+#[allow(clippy::declare_interior_mutable_const)] // each stripe is its own copy
+const FREE: Stripe = Stripe { taken: AtomicU32::new(0) };
+static STRIPES: [Stripe; STRIPES_N] = [FREE; STRIPES_N];
+
+/// A fast launch in progress (see the top of this module): while it lives, no unload through
+/// cudyn gets past `retire_all`. Dropping it gives the stripe back.
+pub(crate) struct Section(&'static Stripe);
+
+impl Drop for Section {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // Release: the launch's reads and CUDA's call happen before the stripe reads free.
+        self.0.taken.store(0, Ordering::Release);
+    }
+}
+
+/// Take this thread's stripe (or its neighbour), or None when both are taken (another thread
+/// on the same stripes: the caller takes the full path instead). One atomic exchange; no call,
+/// no panic (the C launch entry points run this before their panic guard).
+#[inline(always)]
+pub(crate) fn enter() -> Option<Section> {
+    // A thread's stack is its own, so the address of a local picks a stripe per thread (stacks
+    // are at least 16 KiB apart); Fibonacci hashing spreads neighbouring stacks.
+    let here = 0u8;
+    let at = std::hint::black_box(&here) as *const u8 as usize;
+    let h = ((at >> 14) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STRIPES_N.trailing_zeros());
+    let first = h as usize;
+    for i in [first, first ^ 1] {
+        let s = &STRIPES[i & (STRIPES_N - 1)];
+        // SeqCst: ordered before the generation read in `args_match` (see the top).
+        if s.taken.swap(1, Ordering::SeqCst) == 0 {
+            return Some(Section(s));
+        }
+    }
+    None
+}
+
+/// In a child after fork(): only the forking thread lives on, and it is not inside a fast
+/// launch, so every stripe is free; a slot a vanished thread was writing is emptied.
+pub(crate) fn after_fork_in_child() {
+    for s in &STRIPES {
+        s.taken.store(0, Ordering::Relaxed);
+    }
+    for s in &TABLE.slots {
+        let seq = s.seq.load(Ordering::Relaxed);
+        if seq & 1 != 0 {
+            s.key.store(0, Ordering::Relaxed);
+            s.generation.store(u64::MAX, Ordering::Relaxed);
+            s.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        }
+    }
+}
+
 impl Table {
     #[inline]
     fn slot(&self, key: usize) -> &Slot {
@@ -157,7 +265,8 @@ impl Table {
         let seq = s.seq.load(Ordering::Acquire);
         let c = s.count.load(Ordering::Relaxed);
         let ok = s.key.load(Ordering::Relaxed) == key
-            && s.generation.load(Ordering::Relaxed) == generation.load(Ordering::Acquire)
+            // SeqCst: ordered after the stripe's exchange (see the top of this module).
+            && s.generation.load(Ordering::Relaxed) == generation.load(Ordering::SeqCst)
             && (c & !HELD) as usize == nargs
             && sizes.is_none_or(|g| {
                 c & HELD != 0 && g.len() == nargs && g.iter().enumerate().all(|(i, &g)| g == Self::size_at(s, i))
@@ -287,6 +396,43 @@ mod tests {
             let n = used.iter().filter(|&&u| u).count();
             assert!(n > SLOTS / 2, "stride {stride}: {n} of {SLOTS} slots used");
         }
+    }
+
+    /// `retire_all` returns only once every fast launch that entered before it has left, and a
+    /// launch that enters after it began sees the new generation.
+    #[test]
+    fn retiring_waits_for_launches_under_way() {
+        use std::sync::atomic::AtomicBool;
+        let left = AtomicBool::new(false);
+        let entered = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                let s = enter().expect("a free stripe");
+                entered.store(true, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                left.store(true, Ordering::SeqCst);
+                drop(s);
+            });
+            while !entered.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            let before = generation();
+            retire_all();
+            assert!(left.load(Ordering::SeqCst), "retire_all returned while a launch was under way");
+            assert_ne!(generation(), before);
+        });
+        // Sections on many threads at once: each gets a stripe or is told to take the full path,
+        // and every stripe is free again afterwards.
+        std::thread::scope(|sc| {
+            for _ in 0..8 {
+                sc.spawn(|| {
+                    for _ in 0..10_000 {
+                        drop(enter());
+                    }
+                });
+            }
+        });
+        assert!(STRIPES.iter().all(|s| s.taken.load(Ordering::SeqCst) == 0));
     }
 
     /// Readers never see a torn entry while writers swap two layouts into one slot.

@@ -1,10 +1,12 @@
 //! Kernel handles (`CUkernel` == `cudaKernel_t`): name, parameters, attributes, the function
-//! for the current context, and the per-kernel parameter-layout cache the launch path reads.
+//! for the current context. Each query decides whether the handle may reach CUDA and makes
+//! its CUDA call under the registry's read lock (`registry::with_kernel`), so an unload on
+//! another thread cannot free the kernel between the two.
 
 use crate::cuda::{driver, sys};
 use crate::error::{Error, Result};
 use crate::hot;
-use crate::registry;
+use crate::registry::{self, Access};
 use std::ffi::{CStr, CString};
 
 pub use crate::cuda::driver::Param;
@@ -31,8 +33,12 @@ impl Kernel {
     /// `cudaGetKernel`. NULL is refused.
     ///
     /// # Safety
-    /// `k` must be a live kernel handle, or one of a library cudyn unloaded (cudyn refuses
-    /// those without calling CUDA). Anything else reaches CUDA, which does not check it.
+    /// `k` must be a live kernel handle, or one cudyn knew of a library cudyn unloaded (cudyn
+    /// refuses those without calling CUDA): one cudyn handed out, or, with a driver that has
+    /// `cuKernelGetLibrary` (12.5+), one used through cudyn while its library was loaded.
+    /// Anything else reaches CUDA, which does not check it. The handle may be unloaded
+    /// through cudyn on another thread at any time: each use either finishes first or is
+    /// refused.
     pub unsafe fn from_raw(k: sys::CUkernel) -> Result<Kernel> {
         if k.is_null() {
             return Err(Error::invalid("kernel handle is NULL"));
@@ -45,26 +51,51 @@ impl Kernel {
         self.0
     }
 
-    /// The kernel's (mangled, for C++) name, copied: CUDA's string lives only as long as the
-    /// kernel's library.
+    /// The kernel's (mangled, for C++) name, copied (under the registry's lock: CUDA's string
+    /// lives only as long as the kernel's library).
     pub fn name(self) -> Result<CString> {
-        // SAFETY: the pointer is copied from at once, before this call returns.
-        self.name_ptr().map(|p| unsafe { CStr::from_ptr(p) }.to_owned())
+        // SAFETY: the pointer is CUDA's name of a kernel that stays live while `query` runs,
+        // and it is copied from before `query` returns.
+        self.query(|| unsafe { driver::kernel_name(self.0) }.map(|p| unsafe { CStr::from_ptr(p) }.to_owned()))
     }
 
     /// CUDA's own pointer to the kernel's name: valid while the kernel's library is loaded.
     pub(crate) fn name_ptr(self) -> Result<*const std::os::raw::c_char> {
-        registry::check_kernel(self.0)?;
-        // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's promise
-        // (`from_raw`).
-        unsafe { driver::kernel_name(self.0) }
+        // SAFETY: a kernel that stays live while `query` runs.
+        self.query(|| unsafe { driver::kernel_name(self.0) })
     }
 
-    /// Run `f` with this kernel's parameter layout: an owned kernel's from memory (CUDA is
-    /// asked once, and the launch table learns it), a foreign kernel's from CUDA (see
-    /// `registry`).
+    /// Run `call` (CUDA calls on this kernel) under the registry's read lock, after refusing
+    /// NULL and a kernel cudyn knows is dead: no unload through cudyn runs meanwhile, so a
+    /// kernel of a library cudyn loaded stays live for the whole call. The driver is opened
+    /// first (never under the lock).
+    pub(crate) fn query<R>(self, call: impl FnOnce() -> Result<R>) -> Result<R> {
+        self.open_driver()?;
+        registry::with_kernel(self.0, |_| call())
+    }
+
+    /// Open the driver now if it is not yet, outside the registry's lock (a NULL handle is
+    /// refused first, driver or not). A driver that cannot be opened is reported by the call
+    /// that needs it (a remembered layout needs none).
+    fn open_driver(self) -> Result<()> {
+        if self.0.is_null() {
+            return Err(Error::invalid("kernel handle is NULL"));
+        }
+        driver::open();
+        Ok(())
+    }
+
+    /// Run `f` with this kernel's parameter layout, under the registry's read lock: a known
+    /// kernel's from memory (CUDA is asked once, and the launch table learns it), a foreign
+    /// kernel's from CUDA (see `registry`).
     pub(crate) fn with_params<R>(self, f: impl FnOnce(&[Param]) -> R) -> Result<R> {
-        Ok(f(&registry::layout(self.0)?))
+        self.open_driver()?;
+        registry::with_kernel(self.0, |a| match a {
+            Access::Known(k) => Ok(f(k.layout()?)),
+            // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's
+            // promise (a live kernel: `Kernel::from_raw`).
+            Access::Foreign => Ok(f(&unsafe { driver::kernel_params(self.0) }?)),
+        })
     }
 
     /// The launch path's check, from the launch table alone (no lock): true when this
@@ -118,12 +149,8 @@ impl Kernel {
 
     /// Parameter `index`'s offset and size; an error past the last parameter.
     pub fn param(self, index: usize) -> Result<Param> {
-        self.with_params(|p| p.get(index).copied())?.ok_or_else(|| {
-            Error::invalid(format!(
-                "parameter index {index} is out of range ({} parameters)",
-                self.param_count().unwrap_or(0)
-            ))
-        })
+        let (p, n) = self.with_params(|p| (p.get(index).copied(), p.len()))?;
+        p.ok_or_else(|| Error::invalid(format!("parameter index {index} is out of range ({n} parameters)")))
     }
 
     /// Every parameter's offset and size, in order.
@@ -135,24 +162,21 @@ impl Kernel {
     /// context, retained for the process since the function lives in it, current for this call
     /// only).
     pub fn function(self) -> Result<sys::CUfunction> {
-        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
-        unsafe { driver::kernel_function(self.0) }
+        self.query(|| unsafe { driver::kernel_function(self.0) })
     }
 
     /// Attribute `attr` of this kernel on device `device`.
     pub fn attribute(self, attr: Attribute, device: i32) -> Result<i32> {
-        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
-        unsafe { driver::kernel_attribute(self.0, attr as u32, device) }
+        self.query(|| unsafe { driver::kernel_attribute(self.0, attr as u32, device) })
             .map_err(|e| e.context(format_args!("reading attribute {} on device {device}", attr.c_name())))
     }
 
     /// Set attribute `attr` of this kernel on device `device` (only the settable ones).
     pub fn set_attribute(self, attr: Attribute, value: i32, device: i32) -> Result<()> {
-        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
-        unsafe { driver::kernel_set_attribute(self.0, attr as u32, value, device) }
+        self.query(|| unsafe { driver::kernel_set_attribute(self.0, attr as u32, value, device) })
             .map_err(|e| e.context(format_args!("setting attribute {} to {value} on device {device}", attr.c_name())))
     }
 }
@@ -163,17 +187,15 @@ impl Kernel {
     /// The library this kernel belongs to (cuKernelGetLibrary, driver 12.5+): CUDA's handle,
     /// which is a `CUlibrary` and a `cudaLibrary_t`; owned by whoever loaded it.
     pub fn library(self) -> Result<sys::CUlibrary> {
-        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
-        unsafe { driver::kernel_library(self.0) }
+        self.query(|| unsafe { driver::kernel_library(self.0) })
     }
 
     /// Set the kernel's preferred split of L1 cache and shared memory on device `device`
     /// (cuKernelSetCacheConfig; a hint).
     pub fn set_cache_config(self, config: crate::enums::FuncCache, device: i32) -> Result<()> {
-        registry::check_kernel(self.0)?;
         // SAFETY: as for `name_ptr`.
-        unsafe { driver::kernel_set_cache_config(self.0, config as u32, device) }.map_err(|e| {
+        self.query(|| unsafe { driver::kernel_set_cache_config(self.0, config as u32, device) }).map_err(|e| {
             e.context(format_args!("setting the cache configuration {} on device {device}", config.c_name()))
         })
     }

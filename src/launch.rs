@@ -5,8 +5,8 @@ use crate::cuda::{driver, runtime, sys, Api};
 use crate::error::{Error, Result, Status};
 use crate::handles::{EventHandle, GraphDeviceNodeHandle};
 use crate::hot;
-use crate::kernel::Kernel;
-use crate::registry;
+use crate::kernel::{Kernel, Param};
+use crate::registry::{self, Access};
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 use std::ffi::c_void;
 use std::mem::{align_of, offset_of, size_of, MaybeUninit};
@@ -1007,49 +1007,64 @@ enum ArgProblem {
     Size { index: usize, given: usize, param: u32 },
 }
 
-/// Check the arguments against the kernel's parameters: the count always, each size when
-/// `sizes` is given. Nothing is allocated unless there is an error to describe.
-fn check_args(k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
-    // A foreign kernel's layout is read from CUDA on every launch (see registry); checking
-    // the count alone takes two of its answers instead of one per parameter.
-    if sizes.is_none() && !args.iter().any(|a| a.is_null()) && !registry::is_owned(k.0) {
-        registry::check_kernel(k.0)?;
-        if registry::has_param_count(k.0, args.len()) {
-            return Ok(());
-        }
+/// What is wrong with `args` (and `sizes`) for a kernel of `params`, in the order a reader
+/// checks: the count, a NULL entry, each size.
+fn problem(params: &[Param], args: &[*mut c_void], sizes: Option<&[usize]>) -> Option<ArgProblem> {
+    if params.len() != args.len() {
+        return Some(ArgProblem::Count { params: params.len() });
     }
-    let problem = k.with_params(|params| {
-        if params.len() != args.len() {
-            return Some(ArgProblem::Count { params: params.len() });
-        }
-        if let Some(index) = args.iter().position(|a| a.is_null()) {
-            return Some(ArgProblem::Null { index });
-        }
-        let s = sizes?;
-        s.iter().zip(params.iter()).position(|(&given, p)| given != p.size as usize).map(|index| ArgProblem::Size {
-            index,
-            given: s[index],
-            param: params[index].size,
-        })
-    })?;
-    match problem {
-        None => Ok(()),
-        Some(ArgProblem::Count { params }) => Err(Error::new(
+    if let Some(index) = args.iter().position(|a| a.is_null()) {
+        return Some(ArgProblem::Null { index });
+    }
+    let s = sizes?;
+    s.iter().zip(params.iter()).position(|(&given, p)| given != p.size as usize).map(|index| ArgProblem::Size {
+        index,
+        given: s[index],
+        param: params[index].size,
+    })
+}
+
+fn refuse(p: ArgProblem, nargs: usize) -> Error {
+    match p {
+        ArgProblem::Count { params } => Error::new(
             Status::ArgumentMismatch,
-            format!("the kernel takes {params} parameter(s) but {} argument(s) were given", args.len()),
-        )),
-        Some(ArgProblem::Null { index }) => {
-            Err(Error::invalid(format!("argument {index} is NULL (each entry must point at the value)")))
+            format!("the kernel takes {params} parameter(s) but {nargs} argument(s) were given"),
+        ),
+        ArgProblem::Null { index } => {
+            Error::invalid(format!("argument {index} is NULL (each entry must point at the value)"))
         }
-        Some(ArgProblem::Size { index, given, param }) => Err(Error::new(
+        ArgProblem::Size { index, given, param } => Error::new(
             Status::ArgumentMismatch,
             format!("argument {index} is {given} bytes but parameter {index} is {param} bytes"),
-        )),
+        ),
     }
 }
 
-/// Everything a launch decides before calling CUDA: the API and the argument check.
-/// Allocation-free on success (tests/launch_alloc.rs proves it).
+/// Check the arguments against the kernel's parameters, the count always and each size when
+/// `sizes` is given, with the registry's read lock held (`a` comes from `with_kernel`): a
+/// known kernel against its layout (remembered, and entered in the launch table), a foreign
+/// one against CUDA's answers now (the count takes two of them, the sizes one more each;
+/// nothing of a foreign kernel can be remembered, see `registry`). Nothing is allocated
+/// unless there is an error to describe.
+fn check_args(a: &Access<'_>, k: Kernel, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
+    let found = match a {
+        Access::Known(known) => problem(known.layout()?, args, sizes),
+        Access::Foreign => {
+            let nulls = args.iter().any(|a| a.is_null());
+            // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's
+            // promise (a live kernel).
+            if !nulls && unsafe { driver::kernel_has_params(k.0, args.len(), sizes) } {
+                return Ok(());
+            }
+            // SAFETY: as above.
+            problem(&unsafe { driver::kernel_params(k.0) }?, args, sizes)
+        }
+    };
+    found.map_or(Ok(()), |p| Err(refuse(p, args.len())))
+}
+
+/// The checks that need no kernel: a non-NULL handle, the config (its API, its attribute
+/// list), one size per argument. Allocation-free on success (tests/launch_alloc.rs proves it).
 pub(crate) fn prepare(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<Api> {
     if k.0.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
@@ -1062,7 +1077,6 @@ pub(crate) fn prepare(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes
             return Err(Error::invalid("arg_sizes must have one entry per argument"));
         }
     }
-    check_args(k, args, sizes)?;
     Ok(api)
 }
 
@@ -1074,6 +1088,28 @@ pub(crate) fn prepare(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes
 pub(crate) unsafe fn check_config(cfg: &LaunchConfig) -> Result<Api> {
     // SAFETY: this function's contract.
     unsafe { cfg.check() }
+}
+
+/// The full path's launch: under the registry's read lock, the kernel is judged (refused if
+/// cudyn knows it is dead), the arguments checked against it, and CUDA's launch made, so no
+/// unload through cudyn can come between the check and the launch. CUDA's result code, or
+/// None when nothing was called (the attribute list refused, or the entry point missing).
+///
+/// # Safety
+/// As `launch`; `resolve(api, cfg)` succeeded.
+unsafe fn checked_call(
+    k: Kernel,
+    api: Api,
+    cfg: &LaunchConfig,
+    args: &[*mut c_void],
+    sizes: Option<&[usize]>,
+) -> Result<Option<u32>> {
+    registry::with_kernel(k.0, |a| {
+        check_args(&a, k, args, sizes)?;
+        // SAFETY: this function's contract; the arguments were checked against the kernel,
+        // which stays live until the lock is released.
+        Ok(unsafe { call(api, k, cfg, kernel_params(args)) })
+    })
 }
 
 /// CUDA_ERROR_INVALID_CONTEXT: the thread has no current context.
@@ -1097,7 +1133,7 @@ pub unsafe fn launch(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes:
     match unsafe { fast(k, cfg, args, sizes) } {
         Fast::Launched => Ok(()),
         Fast::NotTaken => unsafe { launch_full(k, cfg, args, sizes) },
-        Fast::Failed(api, code) => unsafe { failed(api, code, k, cfg, args) },
+        Fast::Failed(api, code) => unsafe { failed(api, code, k, cfg, args, sizes) },
     }
 }
 
@@ -1123,11 +1159,17 @@ pub(crate) enum Fast {
 #[inline(always)]
 pub(crate) unsafe fn fast(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Fast {
     let Some(api) = cfg.valid_api() else { return Fast::NotTaken };
-    if k.0.is_null() || !k.args_match_hot(args.len(), sizes) || args.iter().any(|a| a.is_null()) {
+    if k.0.is_null() {
+        return Fast::NotTaken;
+    }
+    // Held until CUDA's launch returns: an unload through cudyn waits for it (see `hot`).
+    let Some(_launching) = hot::enter() else { return Fast::NotTaken };
+    if !k.args_match_hot(args.len(), sizes) || args.iter().any(|a| a.is_null()) {
         return Fast::NotTaken;
     }
     // SAFETY: this function's contract; the arguments were checked against the kernel's
-    // remembered layout.
+    // remembered layout, and its library cannot be unloaded through cudyn before the launch
+    // returns (`_launching`).
     match unsafe { call(api, k, cfg, kernel_params(args)) } {
         None => Fast::NotTaken,
         Some(0) => Fast::Launched,
@@ -1235,23 +1277,31 @@ fn resolve(api: Api, cfg: &LaunchConfig) -> Result<()> {
 
 /// A launch returned `code` (not success). Through the driver, CUDA_ERROR_INVALID_CONTEXT
 /// means the thread has no current context and nothing was launched: make the one the runtime
-/// would use current for one more try, then restore the thread's state (checking first would
-/// cost every launch a driver call; this costs only the launches of threads without a
-/// context). Anything else is reported.
+/// would use current for one more try, checked again under the registry's lock, then restore
+/// the thread's state (checking first would cost every launch a driver call; this costs only
+/// the launches of threads without a context). Anything else is reported.
 ///
 /// # Safety
-/// As `launch`: the same kernel, config and arguments that returned `code`.
+/// As `launch`: the same kernel, config, arguments and sizes that returned `code`.
 #[cold]
 #[inline(never)]
-pub(crate) unsafe fn failed(api: Api, code: u32, k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void]) -> Result<()> {
+pub(crate) unsafe fn failed(
+    api: Api,
+    code: u32,
+    k: Kernel,
+    cfg: &LaunchConfig,
+    args: &[*mut c_void],
+    sizes: Option<&[usize]>,
+) -> Result<()> {
     let code = match api {
         Api::Driver if code == CUDA_ERROR_INVALID_CONTEXT => {
             // The context is current for this launch only: the thread's state is restored
             // when the scope ends (a primary context stays retained: the work lives in it).
             // SAFETY: the stream is NULL, special or live (this function's contract).
             let _scope = unsafe { driver::driver()?.context_for_stream(cfg.stream) }?;
-            // SAFETY: this function's contract.
-            unsafe { call(api, k, cfg, kernel_params(args)) }.unwrap_or(code)
+            // SAFETY: this function's contract; `api`'s entry point was resolved (it returned
+            // `code`).
+            unsafe { checked_call(k, api, cfg, args, sizes) }?.unwrap_or(code)
         }
         _ => code,
     };
@@ -1321,11 +1371,13 @@ pub(crate) unsafe fn launch_full(
 ) -> Result<()> {
     let api = prepare(k, cfg, args, sizes)?;
     resolve(api, cfg)?;
-    // SAFETY: this function's contract; the arguments were checked against the kernel.
-    match unsafe { call(api, k, cfg, kernel_params(args)) } {
+    // Opened outside the registry's lock; the foreign check reads parameters through the driver.
+    driver::open();
+    // SAFETY: this function's contract; `api`'s entry point is resolved.
+    match unsafe { checked_call(k, api, cfg, args, sizes) }? {
         Some(0) => Ok(()),
         // SAFETY: as above.
-        Some(code) => unsafe { failed(api, code, k, cfg, args) },
+        Some(code) => unsafe { failed(api, code, k, cfg, args, sizes) },
         // `prepare` accepted the attributes, so the caller changed them while this ran (or the
         // entry point vanished): say which.
         // SAFETY: as above.
@@ -1340,7 +1392,9 @@ pub(crate) unsafe fn launch_full(
 pub fn validate(k: Kernel, cfg: &LaunchConfig, args: &[*mut c_void], sizes: Option<&[usize]>) -> Result<()> {
     // `prepare` checks the attribute list too (a non-empty list can only be made with an
     // unsafe constructor whose contract keeps it readable).
-    prepare(k, cfg, args, sizes).map(|_| ())
+    prepare(k, cfg, args, sizes)?;
+    driver::open();
+    registry::with_kernel(k.0, |a| check_args(&a, k, args, sizes))
 }
 
 #[cfg(test)]

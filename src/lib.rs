@@ -67,6 +67,7 @@ pub mod cuda;
 pub mod diagnose;
 pub mod enums;
 pub mod error;
+mod fork;
 // The fuzz targets' checks: for the fuzz crate (fuzz/Cargo.toml) and the corpus replay test
 // (a dev-dependency of the crate on itself turns the feature on), never part of the API.
 #[cfg(any(test, feature = "fuzzing"))]

@@ -307,22 +307,34 @@ impl Library {
             handed = Handed::Own(Arc::new(own_copy(c)?));
         }
         let compile_now = handed.is_ptx();
-        let mut prep = load_options::prepare(options, api)?;
-        if let Handed::Own(_) = handed {
+        let own = matches!(handed, Handed::Own(_));
+        // No options and nothing to compile now: no arrays, no log buffers (most loads).
+        let mut prep = load_options::prepare_for(options, api, compile_now)?;
+        if let (true, Some(p)) = (own, prep.as_deref_mut()) {
             // CUDA reads cudyn's copy in place until the unload, instead of copying it again.
-            prep.preserve_binary();
+            p.preserve_binary();
         }
-        let p = &mut *prep;
-        let arrays = OptionArrays {
-            jit_keys: &mut p.jit_keys,
-            jit_values: &mut p.jit_values,
-            lib_keys: &mut p.lib_keys,
-            lib_values: &mut p.lib_values,
+        let (mut none_u32, mut none_ptr): ([u32; 0], [*mut c_void; 0]) = ([], []);
+        let (mut preserve_key, mut preserve_value) =
+            ([load_options::LIBRARY_BINARY_IS_PRESERVED], [1usize as *mut c_void]);
+        let arrays = match prep.as_deref_mut() {
+            Some(p) => OptionArrays {
+                jit_keys: &mut p.jit_keys,
+                jit_values: &mut p.jit_values,
+                lib_keys: &mut p.lib_keys,
+                lib_values: &mut p.lib_values,
+            },
+            None => OptionArrays {
+                jit_keys: &mut none_u32,
+                jit_values: &mut none_ptr,
+                lib_keys: if own { &mut preserve_key } else { &mut [] },
+                lib_values: if own { &mut preserve_value } else { &mut [] },
+            },
         };
         // SAFETY: `handed` is a validated image whose own headers fit in it; when cudyn built
         // it, it is kept with the library (below) as long as BINARY_IS_PRESERVED requires; the
-        // option arrays come from `prepare`, and the log buffers they name live in `prep`,
-        // which the registry keeps as long as the library.
+        // option arrays come from `prepare_for` (or are the one library option above), and the
+        // log buffers they name live in `prep`, which the registry keeps as long as the library.
         let loaded = api.loader().and_then(|l| unsafe { l.load_data(handed.bytes().as_ptr().cast(), arrays) });
         // CUDA loads modules lazily: PTX would be compiled at first use, long after this call,
         // with its errors reported then (and its logs written into buffers the options name).
@@ -343,30 +355,26 @@ impl Library {
             }
         });
         if let Some(l) = log {
-            *l = prep.log();
+            *l = prep.as_ref().map(|p| p.log()).unwrap_or_default();
         }
         let lib = match r {
             Ok(lib) => lib,
             Err(mut e) => {
-                if let Some(line) = prep.first_error() {
+                if let Some(line) = prep.as_ref().and_then(|p| p.first_error()) {
                     e.message = format!("{}: {line}", e.message);
                 }
                 return Err(e);
             }
         };
-        // Its kernels are owned from now on (their layouts may be remembered), and any of them
-        // at an address an unloaded kernel had is that kernel no more. A CUDA that cannot list
-        // them (driver 12.0-12.3) leaves the list empty; get_kernel adds them as it finds them.
-        // SAFETY: `lib` was just loaded.
-        let kernels = unsafe { kernels_of_unchecked(lib) }.unwrap_or_default();
-        // The option arrays (and the log buffers they point to) live as long as the library:
-        // CUDA loads into other contexts (other devices) later, with the same options, and
-        // from the image cudyn built, in place.
+        // Nothing more is asked of CUDA: the registry learns the library's kernels as they are
+        // used. The option arrays (and the log buffers they point to) live as long as the
+        // library: CUDA loads into other contexts (other devices) later, with the same options,
+        // and from the image cudyn built, in place.
         let image = match handed {
             Handed::Own(b) => Some(b),
             Handed::Caller(_) => None,
         };
-        registry::loaded(lib, api, &kernels, Some(Box::new((prep, image))));
+        registry::loaded(lib, api, Some(Box::new((prep, image))));
         Ok(Library { raw: lib, api })
     }
 
@@ -459,17 +467,26 @@ fn unload_now(lib: sys::CUlibrary, api: Api) -> Result<()> {
     api.loader().and_then(|l| unsafe { l.unload(lib) })
 }
 
-fn check_lib(lib: sys::CUlibrary) -> Result<()> {
-    registry::check_library(lib)
+/// Run `call` (CUDA calls on `lib`) under the registry's read lock, after refusing NULL and a
+/// library cudyn unloaded: no unload through cudyn can come between the check and the call.
+fn with_lib<R>(lib: sys::CUlibrary, call: impl FnOnce() -> Result<R>) -> Result<R> {
+    registry::with_library(lib, |_| call())
+}
+
+/// `api`'s library calls, opened outside the registry's lock, once `lib` passed the same checks
+/// as `with_lib` (so a bad handle is reported as such, whatever is installed).
+fn loader_for(lib: sys::CUlibrary, api: Api) -> Result<&'static dyn cuda::Loader> {
+    with_lib(lib, || Ok(()))?;
+    api.loader()
 }
 
 /// # Safety
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
-    check_lib(lib)?;
-    // SAFETY: this function's own contract; NULL and unloaded handles were refused above.
-    let k = api.loader().and_then(|l| unsafe { l.kernel(lib, name) })?;
+    let loader = loader_for(lib, api)?;
+    // SAFETY: this function's own contract; NULL and unloaded handles are refused by `with_lib`.
+    let k = with_lib(lib, || unsafe { loader.kernel(lib, name) })?;
     if k.is_null() {
         return Err(Error::new(Status::Cuda, "CUDA returned a NULL kernel handle"));
     }
@@ -482,9 +499,18 @@ pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<K
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn kernel_count(lib: sys::CUlibrary) -> Result<u32> {
-    check_lib(lib)?;
+    open_listing();
     // SAFETY: as above.
-    unsafe { cuda::library_kernel_count(lib) }
+    with_lib(lib, || unsafe { cuda::library_kernel_count(lib) })
+}
+
+/// Open what counting and listing kernels go through (the driver, else the runtime) before the
+/// registry's lock is taken.
+fn open_listing() {
+    driver::open();
+    if !driver::driver_ready().is_some_and(|d| d.lists_kernels()) {
+        let _ = cuda::runtime::runtime();
+    }
 }
 
 /// Fill `out` with up to `out.len()` kernels; returns how many were written.
@@ -509,9 +535,9 @@ pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Resu
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
-    check_lib(lib)?;
+    open_listing();
     // SAFETY: as above.
-    let v = unsafe { kernels_of_unchecked(lib) }?;
+    let v = with_lib(lib, || unsafe { kernels_of_unchecked(lib) })?;
     registry::found_kernels(lib, &v);
     Ok(v.into_iter().map(Kernel).collect())
 }
@@ -546,9 +572,9 @@ unsafe fn list_kernels(lib: sys::CUlibrary, out: &mut [sys::CUkernel]) -> Result
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_void, usize)> {
-    check_lib(lib)?;
+    driver::open();
     // SAFETY: as above.
-    unsafe { driver::library_global(lib, name) }
+    with_lib(lib, || unsafe { driver::library_global(lib, name) })
 }
 
 /// Address and size of the `__managed__` variable `name` (usable from the host and from
@@ -557,9 +583,9 @@ pub unsafe fn get_global(lib: sys::CUlibrary, name: &CStr) -> Result<(*mut c_voi
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<(*mut c_void, usize)> {
-    check_lib(lib)?;
+    let loader = loader_for(lib, api)?;
     // SAFETY: as above.
-    api.loader().and_then(|l| unsafe { l.managed(lib, name) })
+    with_lib(lib, || unsafe { loader.managed(lib, name) })
 }
 
 /// The unified function `name` (a function usable from host and device code, CUDA 12.0+),
@@ -568,9 +594,9 @@ pub unsafe fn get_managed(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<*mut c_void> {
-    check_lib(lib)?;
+    let loader = loader_for(lib, api)?;
     // SAFETY: as above.
-    api.loader().and_then(|l| unsafe { l.unified_function(lib, name) })
+    with_lib(lib, || unsafe { loader.unified_function(lib, name) })
 }
 
 /// `get_global` for device `device`: its primary context is made current for the lookup
@@ -579,9 +605,9 @@ pub unsafe fn get_unified_function(lib: sys::CUlibrary, name: &CStr, api: Api) -
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32) -> Result<(*mut c_void, usize)> {
-    check_lib(lib)?;
+    driver::open();
     // SAFETY: as above.
-    unsafe { driver::library_global_on_device(lib, name, device) }
+    with_lib(lib, || unsafe { driver::library_global_on_device(lib, name, device) })
 }
 
 /// `lib`'s module in the current context (cuLibraryGetModule): valid while that context and the
@@ -592,9 +618,9 @@ pub unsafe fn get_global_on_device(lib: sys::CUlibrary, name: &CStr, device: i32
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_module(lib: sys::CUlibrary) -> Result<sys::CUmodule> {
-    check_lib(lib)?;
+    driver::open();
     // SAFETY: as above.
-    unsafe { driver::library_module(lib) }
+    with_lib(lib, || unsafe { driver::library_module(lib) })
 }
 
 impl Library {

@@ -65,7 +65,7 @@ mod library {
     pub const BINARY_IS_PRESERVED: u32 = 1;
 }
 /// CU_LIBRARY_BINARY_IS_PRESERVED == cudaLibraryBinaryIsPreserved.
-const LIBRARY_BINARY_IS_PRESERVED: u32 = library::BINARY_IS_PRESERVED;
+pub(crate) const LIBRARY_BINARY_IS_PRESERVED: u32 = library::BINARY_IS_PRESERVED;
 
 // The numbers above are the headers' own, the driver's and the runtime's alike.
 macro_rules! same_numbers {
@@ -321,6 +321,15 @@ pub fn check(options: &[LoadOption], api: Api) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// `prepare`, or None when there is nothing to give CUDA: no options, and a load that does not
+/// compile now (no JIT log to read). Most loads: nothing allocated.
+pub(crate) fn prepare_for(options: &[LoadOption], api: Api, jit: bool) -> Result<Option<Box<Prepared>>> {
+    if options.is_empty() && !jit {
+        return Ok(None);
+    }
+    prepare(options, api).map(Some)
 }
 
 /// The arrays for a load through `api` with `options` (checked here), plus the two log buffers.

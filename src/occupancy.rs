@@ -10,7 +10,6 @@ use crate::cuda::{driver, sys};
 use crate::error::{Error, Result, Status};
 use crate::kernel::Kernel;
 use crate::launch::{CudaAttrs, Dim3, LaunchConfig};
-use crate::registry;
 use std::cell::Cell;
 use std::os::raw::c_int;
 
@@ -42,13 +41,11 @@ fn count(v: c_int, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| Error::new(Status::Cuda, format!("CUDA reported {v} as the {what}")))
 }
 
-/// A live kernel handle, as far as cudyn can tell (one of a library it unloaded is refused).
-fn checked(k: Kernel) -> Result<sys::CUkernel> {
-    if k.as_raw().is_null() {
-        return Err(Error::invalid("kernel handle is NULL"));
-    }
-    registry::check_kernel(k.as_raw())?;
-    Ok(k.as_raw())
+/// Runs `f` with `k`'s raw handle under the registry's read lock (`Kernel::query`): NULL and a
+/// kernel of a library cudyn unloaded are refused, and no unload through cudyn runs until `f`
+/// returns, so the function CUDA's occupancy calls work on stays live for all of them.
+fn with_live<R>(k: Kernel, f: impl FnOnce(sys::CUkernel) -> Result<R>) -> Result<R> {
+    k.query(|| f(k.as_raw()))
 }
 
 /// The most blocks of `k`, with `block_size` threads and `dynamic_smem` bytes of dynamic shared
@@ -61,11 +58,11 @@ pub fn max_active_blocks_per_multiprocessor(
     dynamic_smem: usize,
     flags: OccupancyFlags,
 ) -> Result<u32> {
-    let raw = checked(k)?;
     let b = int(block_size, "block size")?;
     // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's promise
     // (`Kernel::from_raw`).
-    let n = unsafe { driver::occupancy_max_active_blocks(raw, device, b, dynamic_smem, flags as u32) }?;
+    let n =
+        with_live(k, |raw| unsafe { driver::occupancy_max_active_blocks(raw, device, b, dynamic_smem, flags as u32) })?;
     count(n, "number of active blocks")
 }
 
@@ -103,7 +100,6 @@ pub fn max_potential_block_size(
     block_size_limit: u32,
     flags: OccupancyFlags,
 ) -> Result<BlockSize> {
-    let raw = checked(k)?;
     let limit = int(block_size_limit, "block size limit")?;
     let (callback, fixed, f) = match smem {
         DynamicSmem::Fixed(n) => (None, n, None),
@@ -120,7 +116,9 @@ pub fn max_potential_block_size(
     let before = SMEM_OF_BLOCK.with(|c| c.replace(erased));
     // SAFETY: a kernel not known dead (as above); the callback reads this thread's closure,
     // which lives through the call.
-    let r = unsafe { driver::occupancy_max_potential_block_size(raw, device, callback, fixed, limit, flags as u32) };
+    let r = with_live(k, |raw| unsafe {
+        driver::occupancy_max_potential_block_size(raw, device, callback, fixed, limit, flags as u32)
+    });
     SMEM_OF_BLOCK.with(|c| c.set(before));
     if let Some(p) = PANIC.with(Cell::take) {
         std::panic::resume_unwind(p);
@@ -132,10 +130,9 @@ pub fn max_potential_block_size(
 /// The most dynamic shared memory per block with which `num_blocks` blocks of `block_size`
 /// threads of `k` fit on one SM of `device` (cuOccupancyAvailableDynamicSMemPerBlock).
 pub fn available_dynamic_smem_per_block(k: Kernel, device: i32, num_blocks: u32, block_size: u32) -> Result<usize> {
-    let raw = checked(k)?;
     let (n, b) = (int(num_blocks, "number of blocks")?, int(block_size, "block size")?);
     // SAFETY: as for `max_active_blocks_per_multiprocessor`.
-    unsafe { driver::occupancy_available_dynamic_smem(raw, device, n, b) }
+    with_live(k, |raw| unsafe { driver::occupancy_available_dynamic_smem(raw, device, n, b) })
 }
 
 /// A cluster query for the launch `cfg` describes (its grid, block, shared memory, stream and
@@ -144,7 +141,6 @@ pub fn available_dynamic_smem_per_block(k: Kernel, device: i32, num_blocks: u32,
 /// # Safety
 /// As for [`max_potential_cluster_size`].
 unsafe fn cluster_query(k: Kernel, device: i32, cfg: &LaunchConfig, q: driver::ClusterQuery) -> Result<u32> {
-    let raw = checked(k)?;
     // SAFETY: the config's list is readable (this function's contract).
     unsafe { crate::launch::check_config(cfg) }?;
     let mut attrs = CudaAttrs::new();
@@ -167,7 +163,7 @@ unsafe fn cluster_query(k: Kernel, device: i32, cfg: &LaunchConfig, q: driver::C
     };
     // SAFETY: a kernel not known dead; the stream's contract is the caller's; the attributes
     // were written by `fill`.
-    let n = unsafe { driver::occupancy_cluster(raw, device, &c, q) }?;
+    let n = with_live(k, |raw| unsafe { driver::occupancy_cluster(raw, device, &c, q) })?;
     count(n, "cluster count")
 }
 

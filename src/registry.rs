@@ -1,11 +1,12 @@
-//! Which libraries and kernels cudyn loaded, which it unloaded, and the parameter layouts that
-//! launches are checked against: one lock, so a load, an unload and a lookup never interleave.
+//! Which libraries and kernels cudyn knows, which it unloaded, and the parameter layouts that
+//! launches are checked against: one reader/writer lock, under which every use of a handle is
+//! decided *and* made, and under whose write side every unload runs.
 //!
 //! What it rests on (measured on an H200, driver 580, `cpp-tests/probes/dead_handles.cpp`):
 //! - CUDA hands a freed library's kernel and library addresses to the next load almost every
 //!   time (396 of 400 load/unload pairs), through either API, and with other allocations in
 //!   between a 2- and a 4-parameter kernel took turns at one address 300 times in 400. An
-//!   address is not an identity.
+//!   address is not an identity, and no CUDA call gives a kernel one.
 //! - The driver does not validate handles of unloaded libraries or their kernels.
 //!   `cuLibraryUnload`, `cudaLibraryUnload` and `cuLibraryGetKernelCount` on an unloaded
 //!   library crash the process. On a kernel whose library is gone, every `cuKernel*` call
@@ -13,320 +14,466 @@
 //!   interop and wrapper suites `cuKernelGetName` said success for such a kernel and the next
 //!   `cuKernelGetParamInfo` crashed inside the driver (a lock in the freed library).
 //!
-//! Hence the rules:
-//! - A layout is remembered only for an *owned* kernel: one of a library cudyn loaded and has
-//!   not unloaded (its kernels are listed when it loads), or one the application *adopted*
-//!   (`adopt`: it promises the handle stays live until it releases it). Unloading through
-//!   cudyn drops a library's kernels under the lock, before CUDA can hand their addresses out
-//!   again. Any other kernel (*foreign*: `cudaGetKernel`, a raw `cuLibraryGetKernel` on the
-//!   application's own library) is asked for its layout on every launch: nothing cudyn sees
-//!   tells it when such a kernel's library goes away, so no remembered layout could be trusted.
+//! The invariants:
+//! - A *known* kernel is one of a library cudyn loaded and has not unloaded (an *owned* one),
+//!   or one the program *adopted* (it vouches the handle stays live until it releases it).
+//!   While the read lock is held no unload through cudyn can run, so a known kernel is live
+//!   for as long as the lock is held: its layout is read from CUDA and remembered under the
+//!   read lock, and every CUDA call that uses it (a query, the full path's launch) is made
+//!   under it too. A layout therefore belongs to the kernel its entry describes; an entry
+//!   never outlives its library's unload, which runs under the write lock.
+//! - The launch fast path takes no lock: it launches only kernels in the launch table under
+//!   the current generation (`hot`), and an unload of a library any of whose kernels entered
+//!   the table first retires the table and waits for fast launches under way (`hot`'s
+//!   stripes), under the write lock, so no slow path can refill the table for it meanwhile.
+//! - Kernels cudyn learns of lazily, so a load costs CUDA nothing but the load: a kernel
+//!   becomes owned when cudyn hands it out (a lookup or listing through cudyn), or when a
+//!   handle cudyn does not know is first used and `cuKernelGetLibrary` (driver 12.5+) names a
+//!   library cudyn loaded (asked under the read lock: that library cannot go away meanwhile;
+//!   asked again for the same handle only after a cudyn load).
+//! - Any other kernel (*foreign*: `cudaGetKernel`, a raw `cuLibraryGetKernel` on the
+//!   application's own library) is checked against CUDA's answer at each use: nothing cudyn
+//!   sees tells it when such a kernel's library goes away, so nothing about it is remembered.
 //! - A library or kernel cudyn unloaded is never handed to CUDA again: it is refused until
-//!   cudyn sees its address live again (a cudyn load returns it, a kernel lookup through cudyn
-//!   finds it, or the application adopts the handle).
+//!   cudyn sees its address live again (a cudyn load returns it, a lookup through cudyn finds
+//!   it, the application adopts it, or a library cudyn loaded since lists it: see `revive`).
 
-use crate::cuda::driver;
-use crate::cuda::driver::Param;
+use crate::cuda::driver::{self, Param};
 use crate::cuda::sys;
 use crate::cuda::Api;
 use crate::error::{Error, Result};
 use crate::handles::AddressMap;
 use crate::hot;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A library cudyn loaded and has not unloaded.
 struct Loaded {
     api: Api,
+    /// Which load this is: process-unique, unlike the address.
+    id: u64,
+    /// The kernels cudyn knows of it (each also in `Registry::kernels`).
     kernels: Vec<usize>,
+    /// Whether CUDA's list of its kernels was read into `kernels` (see `revive`).
+    listed: bool,
+    /// Whether a kernel of it entered the launch table: its unload then retires the table.
+    hot: AtomicBool,
     /// What must live as long as the library: the JIT option arrays and log buffers CUDA may
     /// write into when it loads the library into another context, and the image cudyn built
     /// for CUDA, which CUDA reads in place (loaded with BINARY_IS_PRESERVED) until the unload.
     _keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
-/// A kernel of a library in `Registry::libs`.
-struct Owned {
-    lib: usize,
-    /// Read from CUDA on first use.
-    params: Option<Arc<[Param]>>,
+/// Who vouches for a known kernel.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// A kernel of the library at this address, of this load (`Loaded::id`).
+    Library { lib: usize, id: u64 },
+    /// The program (`adopt`).
+    Adopted,
 }
 
-#[derive(Default)]
+/// A known kernel: live while its entry exists (see the top).
+pub(crate) struct Known {
+    owner: Owner,
+    /// Read from CUDA on first use, under the read lock.
+    params: OnceLock<Box<[Param]>>,
+    /// Adopted kernels only: whether it entered the launch table (owned kernels' libraries
+    /// keep that flag).
+    hot: AtomicBool,
+}
+
+impl Known {
+    fn new(owner: Owner) -> Known {
+        Known { owner, params: OnceLock::new(), hot: AtomicBool::new(false) }
+    }
+}
+
+type Map<V> = AddressMap<V>;
+
+const fn map<V>() -> Map<V> {
+    std::collections::HashMap::with_hasher(BuildHasherDefault::new())
+}
+
 struct Registry {
-    libs: AddressMap<Loaded>,
-    kernels: AddressMap<Owned>,
+    libs: Map<Loaded>,
+    kernels: Map<Known>,
     /// Libraries cudyn unloaded whose address no cudyn load has returned since.
-    dead_libs: AddressMap<()>,
-    /// Kernels of those libraries (kernel -> library), likewise.
-    dead_kernels: AddressMap<usize>,
+    dead_libs: Map<()>,
+    /// Kernels cudyn knew of those libraries, whose address cudyn has not seen live since.
+    dead_kernels: Map<()>,
+    /// Handles `cuKernelGetLibrary` placed outside every library cudyn loaded, with the value
+    /// of `loads` then: not asked again until a cudyn load (only a load can make one owned).
+    foreign: Mutex<Map<u64>>,
+    /// Loads through cudyn so far; a load's `Loaded::id`.
+    loads: u64,
 }
 
-fn registry() -> &'static RwLock<Registry> {
-    static R: OnceLock<RwLock<Registry>> = OnceLock::new();
-    R.get_or_init(Default::default)
-}
+static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
+    libs: map(),
+    kernels: map(),
+    dead_libs: map(),
+    dead_kernels: map(),
+    foreign: Mutex::new(map()),
+    loads: 0,
+});
+
+/// `dead_kernels.len()`, readable without the lock: most processes never unload, and then a
+/// lookup of an unknown kernel needs no probe of the dead map.
+static DEAD_KERNELS: AtomicUsize = AtomicUsize::new(0);
 
 fn read() -> RwLockReadGuard<'static, Registry> {
-    registry().read().unwrap_or_else(|p| p.into_inner())
+    crate::fork::watch(&FORK);
+    REGISTRY.read().unwrap_or_else(|p| p.into_inner())
 }
 
 fn write() -> RwLockWriteGuard<'static, Registry> {
-    registry().write().unwrap_or_else(|p| p.into_inner())
+    crate::fork::watch(&FORK);
+    REGISTRY.write().unwrap_or_else(|p| p.into_inner())
 }
 
-/// `dead_kernels.len()`, readable without the lock: most processes never unload, and then a
-/// lookup of a foreign kernel needs no second map probe.
-static DEAD_KERNELS: AtomicUsize = AtomicUsize::new(0);
+/// fork(): the write lock is taken before the fork and released on both sides after it, so a
+/// child never inherits the registry locked by a thread it does not have (or its maps half
+/// written); the launch stripes and table are reset in the child.
+static FORK: crate::fork::Lock =
+    crate::fork::Lock::new(crate::fork::Rank::Registry, hold_for_fork, hot::after_fork_in_child);
+
+fn hold_for_fork() {
+    crate::fork::keep(REGISTRY.write().unwrap_or_else(|p| p.into_inner()));
+}
+
+fn publish_dead(r: &Registry) {
+    DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
+}
 
 /// What cudyn knows of a library handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LibraryState {
     /// cudyn loaded it through this API and has not unloaded it.
     Owned(Api),
-    /// cudyn unloaded it, and no cudyn load has returned this address since.
-    Unloaded,
     /// Anything else: a library the application loaded itself (or a stray pointer; CUDA
     /// cannot tell those apart and neither can cudyn).
     Foreign,
 }
 
-pub(crate) fn library_state(lib: sys::CUlibrary) -> LibraryState {
-    let r = read();
-    let key = lib as usize;
-    if let Some(l) = r.libs.get(&key) {
-        LibraryState::Owned(l.api)
-    } else if r.dead_libs.contains_key(&key) {
-        LibraryState::Unloaded
-    } else {
-        LibraryState::Foreign
-    }
-}
-
 /// The error for a library handle cudyn unloaded.
-pub(crate) fn unloaded_library(lib: sys::CUlibrary) -> Error {
+fn unloaded_library(lib: sys::CUlibrary) -> Error {
     Error::invalid(format!(
         "library {lib:p} was unloaded through cudyn (CUDA does not check library handles: \
          using one after unloading it would crash the process)"
     ))
 }
 
-/// Refuse a library cudyn knows it unloaded (CUDA would crash on it); any other is CUDA's to judge.
-pub(crate) fn check_library(lib: sys::CUlibrary) -> Result<()> {
+/// Run `f` with library `lib` under the read lock (so no unload through cudyn runs until it
+/// returns): NULL and a library cudyn unloaded are refused without calling `f`; any other
+/// library is CUDA's to judge, on the caller's word that it is live.
+pub(crate) fn with_library<R>(lib: sys::CUlibrary, f: impl FnOnce(LibraryState) -> Result<R>) -> Result<R> {
     if lib.is_null() {
         return Err(Error::invalid("library handle is NULL"));
     }
-    if library_state(lib) == LibraryState::Unloaded {
+    let key = lib as usize;
+    let r = read();
+    if let Some(l) = r.libs.get(&key) {
+        return f(LibraryState::Owned(l.api));
+    }
+    if r.dead_libs.contains_key(&key) {
         return Err(unloaded_library(lib));
     }
-    Ok(())
+    f(LibraryState::Foreign)
 }
 
-/// Record a library cudyn just loaded through `api`, with its kernels (as listed by CUDA;
-/// empty when this CUDA cannot list them: kernels then join as `get_kernel` hands them out).
-/// `keep` stays alive until the library is unloaded through cudyn.
-pub(crate) fn loaded(
-    lib: sys::CUlibrary,
-    api: Api,
-    kernels: &[sys::CUkernel],
-    keep: Option<Box<dyn std::any::Any + Send + Sync>>,
-) {
+/// Record a library cudyn just loaded through `api`; CUDA is asked nothing (its kernels are
+/// learned as they are used). `keep` stays alive until the library is unloaded through cudyn.
+pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, keep: Option<Box<dyn std::any::Any + Send + Sync>>) {
     let key = lib as usize;
     let mut r = write();
     r.dead_libs.remove(&key);
-    let mut mine = Vec::with_capacity(kernels.len());
-    for k in kernels {
-        let kk = *k as usize;
-        if kk == 0 {
-            continue;
+    r.loads += 1;
+    let id = r.loads;
+    let fresh = Loaded { api, id, kernels: Vec::new(), listed: false, hot: AtomicBool::new(false), _keep: keep };
+    // An entry already here means the library at this address was unloaded outside cudyn
+    // (against the contract): its kernels are dead to cudyn, not the new library's.
+    if let Some(old) = r.libs.insert(key, fresh) {
+        for kk in old.kernels {
+            if r.kernels.get(&kk).is_some_and(|k| k.owner == (Owner::Library { lib: key, id: old.id })) {
+                r.kernels.remove(&kk);
+                r.dead_kernels.insert(kk, ());
+            }
         }
-        r.dead_kernels.remove(&kk);
-        // A stale entry here would mean CUDA gave one address to two live kernels; the new
-        // library's kernel is the one the address names now.
-        r.kernels.insert(kk, Owned { lib: key, params: None });
-        mine.push(kk);
+        if old.hot.load(Ordering::Relaxed) {
+            hot::retire_all();
+        }
+        publish_dead(&r);
     }
-    DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
-    r.libs.insert(key, Loaded { api, kernels: mine, _keep: keep });
 }
 
-/// Kernels CUDA just returned for `lib` (a lookup or a listing through cudyn): they are live,
-/// so a dead entry at their address is dropped; if cudyn owns `lib`, they are owned too (they
-/// are already, unless this CUDA could not list the library's kernels at load).
+/// Kernels CUDA just returned for `lib` through cudyn (a lookup or a listing): if cudyn owns
+/// `lib`, they are owned, and a dead entry at their address is dropped. For a library cudyn
+/// does not own nothing is recorded: the kernels stay foreign (and a dead address stays
+/// dead: cudyn cannot see that library go away).
 pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[sys::CUkernel]) {
     let lk = lib as usize;
-    let settled = |r: &Registry, kk: usize| {
-        !r.dead_kernels.contains_key(&kk)
-            && (!r.libs.contains_key(&lk) || r.kernels.get(&kk).is_some_and(|o| o.lib == lk))
-    };
-    {
+    let id = {
         let r = read();
-        if ks.iter().all(|&k| settled(&r, k as usize)) {
+        let Some(l) = r.libs.get(&lk) else { return };
+        let id = l.id;
+        let mine = Owner::Library { lib: lk, id };
+        if ks.iter().all(|&k| r.kernels.get(&(k as usize)).is_some_and(|o| o.owner == mine)) {
             return;
         }
-    }
+        id
+    };
     let mut r = write();
     for &k in ks {
-        let kk = k as usize;
-        r.dead_kernels.remove(&kk);
-        if let Some(l) = r.libs.get_mut(&lk) {
-            if !l.kernels.contains(&kk) {
-                l.kernels.push(kk);
-            }
-            r.kernels.insert(kk, Owned { lib: lk, params: None });
-        }
+        own(&mut r, lk, id, k as usize);
     }
-    DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
+    publish_dead(&r);
 }
 
-/// Unload `lib` through `api` with `unload` (CUDA's call), keeping the books under the lock:
-/// no load can slip a kernel in at a freed address before its predecessor is marked dead, and
-/// no lookup sees a layout of an unloaded kernel.
+/// Make `kk` a kernel of library `lk`'s load `id`, if that load is still the one at `lk`.
+fn own(r: &mut Registry, lk: usize, id: u64, kk: usize) -> bool {
+    if kk == 0 || r.libs.get(&lk).is_none_or(|l| l.id != id) {
+        return false;
+    }
+    let mine = Owner::Library { lib: lk, id };
+    if r.kernels.get(&kk).is_some_and(|o| o.owner == mine) {
+        return true;
+    }
+    // An entry of another owner here would mean CUDA gave one address to two live kernels
+    // (a library unloaded outside cudyn, or an adopted kernel whose library went away): the
+    // kernel the address names now is this library's, and the launch table may hold the old
+    // one's layout under the current generation.
+    if let Some(old) = r.kernels.insert(kk, Known::new(mine)) {
+        let hot = match old.owner {
+            Owner::Adopted => old.hot.load(Ordering::Relaxed),
+            Owner::Library { lib, .. } => r.libs.get(&lib).is_some_and(|l| l.hot.load(Ordering::Relaxed)),
+        };
+        if hot {
+            hot::retire_all();
+        }
+    }
+    r.dead_kernels.remove(&kk);
+    if let Some(l) = r.libs.get_mut(&lk) {
+        l.kernels.push(kk);
+    }
+    true
+}
+
+/// Unload `lib` through `api` with `unload` (CUDA's call), keeping the books under the write
+/// lock: no use of any of its kernels is under way or can start until they are marked dead,
+/// and no load can slip a kernel in at a freed address before its predecessor is.
 pub(crate) fn unload(lib: sys::CUlibrary, api: Api, unload: impl FnOnce() -> Result<()>) -> Result<()> {
     let key = lib as usize;
     let mut r = write();
     if r.dead_libs.contains_key(&key) {
         return Err(unloaded_library(lib));
     }
-    if let Some(was) = r.libs.get(&key).map(|l| l.api) {
-        if was != api {
+    if let Some(l) = r.libs.get(&key) {
+        if l.api != api {
             return Err(Error::invalid(format!(
                 "library {lib:p} was loaded through the {} API; unload it through the same one",
-                was.text()
+                l.api.text()
             )));
+        }
+        // Fast launches of its kernels may be under way: retire the table and wait for them.
+        if l.hot.load(Ordering::Relaxed) {
+            hot::retire_all();
         }
     }
     unload()?;
     if let Some(l) = r.libs.remove(&key) {
+        let mine = Owner::Library { lib: key, id: l.id };
         for kk in l.kernels {
-            r.kernels.remove(&kk);
-            r.dead_kernels.insert(kk, key);
+            if r.kernels.get(&kk).is_some_and(|k| k.owner == mine) {
+                r.kernels.remove(&kk);
+                r.dead_kernels.insert(kk, ());
+            }
         }
-        // Every launch-table entry is retired: some were this library's kernels.
-        hot::LINE.generation.fetch_add(1, Ordering::Release);
     }
     // A library the application loaded and unloaded through cudyn: its handle is as dead.
     r.dead_libs.insert(key, ());
-    DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
+    publish_dead(&r);
     Ok(())
 }
 
-/// Whether `k` may be handed to CUDA: NULL is refused, and so is a kernel of a library cudyn
-/// unloaded whose address cudyn has not seen live since (CUDA itself may crash on it).
-pub(crate) fn check_kernel(k: sys::CUkernel) -> Result<()> {
+/// A kernel handle, as the registry sees it while its read lock is held (see `with_kernel`).
+pub(crate) enum Access<'a> {
+    /// Owned or adopted: live until the lock is released; its layout may be remembered.
+    Known(KnownKernel<'a>),
+    /// Any other handle: live on the caller's word; nothing of it is remembered.
+    Foreign,
+}
+
+/// A known kernel, borrowed under the read lock.
+pub(crate) struct KnownKernel<'a> {
+    key: usize,
+    entry: &'a Known,
+    registry: &'a Registry,
+}
+
+impl KnownKernel<'_> {
+    /// The kernel's layout: remembered, or read from CUDA now (the kernel is live: the lock is
+    /// held) and remembered; either way entered in the launch table, under the generation
+    /// current while the lock is held.
+    pub(crate) fn layout(&self) -> Result<&[Param]> {
+        let p = match self.entry.params.get() {
+            Some(p) => p,
+            None => {
+                // SAFETY: a known kernel is live while the read lock is held (see the top).
+                let v = unsafe { driver::kernel_params(self.key as sys::CUkernel) }?;
+                // Another thread may have set it meanwhile: same kernel, same answer.
+                let _ = self.entry.params.set(v.into_boxed_slice());
+                self.entry.params.get().map_or(&[][..], |p| &p[..])
+            }
+        };
+        // The flag first: an unload reads it under the write lock to know it must retire
+        // the table, and the slot is written only after it is set.
+        let flag = match self.entry.owner {
+            Owner::Library { lib, .. } => self.registry.libs.get(&lib).map(|l| &l.hot),
+            Owner::Adopted => Some(&self.entry.hot),
+        };
+        if let Some(f) = flag {
+            if !f.load(Ordering::Relaxed) {
+                f.store(true, Ordering::Relaxed);
+            }
+            hot::remember(self.key, hot::generation(), p);
+        }
+        Ok(p)
+    }
+}
+
+/// The error for a kernel handle cudyn knows is dead.
+fn dead_kernel(k: sys::CUkernel) -> Error {
+    Error::invalid(format!(
+        "kernel {k:p} belongs to a library that cudyn has unloaded (if your program has since loaded a library \
+         that reuses this address, vouch for the handle with cudyn_kernel_adopt)"
+    ))
+}
+
+/// Run `f` with kernel `k` under the read lock: no unload through cudyn runs until `f`
+/// returns, so a known kernel stays live for all of `f`, and `f` makes its CUDA calls there.
+/// NULL and a kernel cudyn knows is dead are refused without calling `f` (or CUDA). A handle
+/// cudyn does not know is first put to `cuKernelGetLibrary` (once per cudyn load) to learn
+/// whether it is a kernel of a library cudyn loaded.
+///
+/// Opens nothing under the lock: the caller has opened the driver where `f` needs it.
+pub(crate) fn with_kernel<R>(k: sys::CUkernel, f: impl FnOnce(Access<'_>) -> Result<R>) -> Result<R> {
     if k.is_null() {
         return Err(Error::invalid("kernel handle is NULL"));
     }
-    if DEAD_KERNELS.load(Ordering::Acquire) == 0 || !read().dead_kernels.contains_key(&(k as usize)) {
-        return Ok(());
+    let key = k as usize;
+    // At most one round learns or revives; the next finds the kernel known, or not.
+    for round in 0..3 {
+        let r = read();
+        if let Some(entry) = r.kernels.get(&key) {
+            return f(Access::Known(KnownKernel { key, entry, registry: &r }));
+        }
+        if DEAD_KERNELS.load(Ordering::Acquire) != 0 && r.dead_kernels.contains_key(&key) {
+            drop(r);
+            if round == 0 && revive(key) {
+                continue;
+            }
+            return Err(dead_kernel(k));
+        }
+        if round == 0 {
+            if let Some((lib, id)) = library_of(&r, k) {
+                drop(r);
+                let mut w = write();
+                own(&mut w, lib, id, key);
+                continue;
+            }
+        }
+        return f(Access::Foreign);
     }
-    Err(Error::invalid(format!(
-        "kernel {:p} belongs to a library that cudyn has unloaded (if your program has since loaded a library \
-         that reuses this address, vouch for the handle with cudyn_kernel_adopt)",
-        k
-    )))
+    Err(Error::new(crate::Status::Internal, "the kernel registry changed under three lookups in a row"))
+}
+
+/// For a handle cudyn does not know: the library cudyn loaded that it belongs to (address and
+/// load), asking `cuKernelGetLibrary` unless it answered "none of cudyn's" since the last load.
+fn library_of(r: &Registry, k: sys::CUkernel) -> Option<(usize, u64)> {
+    let key = k as usize;
+    if r.libs.is_empty() {
+        return None;
+    }
+    let mut foreign = r.foreign.lock().unwrap_or_else(|p| p.into_inner());
+    if foreign.get(&key) == Some(&r.loads) {
+        return None;
+    }
+    // SAFETY: not a kernel cudyn knows is dead; any other handle is the caller's promise (a
+    // live kernel). Under the read lock: the library it names cannot be unloaded through
+    // cudyn before the answer is used.
+    let lib = unsafe { driver::kernel_library_if_open(k) }.ok().flatten().map(|l| l as usize);
+    if let Some(l) = lib.and_then(|l| r.libs.get(&l).map(|x| (l, x.id))) {
+        return Some(l);
+    }
+    // Bounded: the map is emptied when it grows past 4,096 handles (they are asked again).
+    if foreign.len() >= 4096 {
+        foreign.clear();
+    }
+    foreign.insert(key, r.loads);
+    None
+}
+
+/// A handle at an address where a kernel cudyn unloaded was: it may be that dead handle, or a
+/// live kernel of a library loaded since. Handing it to CUDA could crash, so instead every
+/// library cudyn loaded and has not listed yet is listed (each library once; CUDA is asked
+/// about live libraries only): true if one of them has this kernel (it is owned now).
+fn revive(key: usize) -> bool {
+    let Some(d) = driver::driver_ready().filter(|d| d.lists_kernels()) else { return false };
+    let mut r = write();
+    if r.kernels.contains_key(&key) {
+        return true;
+    }
+    let todo: Vec<(usize, u64)> = r.libs.iter().filter(|(_, l)| !l.listed).map(|(&k, l)| (k, l.id)).collect();
+    for (lk, id) in todo {
+        // SAFETY: a library cudyn loaded and has not unloaded (no unload runs: the write lock
+        // is held).
+        let listed = unsafe { d.library_kernel_count(lk as sys::CUlibrary) }.and_then(|n| {
+            let mut v = vec![std::ptr::null_mut(); n.min(1 << 20) as usize];
+            // SAFETY: as above; `v` has room for the count asked.
+            unsafe { d.library_enumerate_kernels(lk as sys::CUlibrary, &mut v) }.map(|()| v)
+        });
+        if let Some(l) = r.libs.get_mut(&lk) {
+            l.listed = true;
+        }
+        for k in listed.unwrap_or_default() {
+            own(&mut r, lk, id, k as usize);
+        }
+    }
+    publish_dead(&r);
+    r.kernels.contains_key(&key)
 }
 
 /// Adopt `k`: the caller vouches that it is a live kernel and stays so until `release`.
 /// Its layout is then remembered like an owned kernel's, and a dead entry at its address is
-/// dropped.
+/// dropped. Nothing is asked of CUDA.
 pub(crate) fn adopt(k: sys::CUkernel) {
     let kk = k as usize;
     let mut r = write();
     if r.dead_kernels.remove(&kk).is_some() {
-        DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
+        publish_dead(&r);
     }
     // A kernel cudyn already knows (owned, or adopted before) keeps its entry.
-    r.kernels.entry(kk).or_insert(Owned { lib: ADOPTED, params: None });
+    r.kernels.entry(kk).or_insert_with(|| Known::new(Owner::Adopted));
 }
 
-/// Undo `adopt`: forget the layout (the launch table's entries are retired). A kernel of a
-/// library cudyn loaded is not affected.
+/// Undo `adopt`: forget the layout (retiring the launch table if the kernel entered it, and
+/// waiting for fast launches of it under way, so the program may unload its library as soon
+/// as this returns). A kernel of a library cudyn loaded is not affected.
 pub(crate) fn release(k: sys::CUkernel) -> bool {
     let kk = k as usize;
     let mut r = write();
-    if r.kernels.get(&kk).is_some_and(|o| o.lib == ADOPTED) {
-        r.kernels.remove(&kk);
-        hot::LINE.generation.fetch_add(1, Ordering::Release);
-        return true;
-    }
-    false
-}
-
-/// `Owned::lib` of an adopted kernel (no library address is all ones).
-const ADOPTED: usize = usize::MAX;
-
-/// The layout a launch of `k` is checked against.
-pub(crate) enum Layout {
-    /// An owned kernel's layout, remembered until cudyn unloads its library.
-    Owned(Arc<[Param]>),
-    /// A foreign kernel's layout, read from CUDA for this call only.
-    Foreign(Vec<Param>),
-}
-
-impl std::ops::Deref for Layout {
-    type Target = [Param];
-    fn deref(&self) -> &[Param] {
-        match self {
-            Layout::Owned(p) => p,
-            Layout::Foreign(p) => p,
+    match r.kernels.get(&kk) {
+        Some(e) if e.owner == Owner::Adopted => {
+            if e.hot.load(Ordering::Relaxed) {
+                hot::retire_all();
+            }
+            r.kernels.remove(&kk);
+            true
         }
+        _ => false,
     }
-}
-
-/// The layout of an owned kernel if it is known already (recording it in the launch table),
-/// without calling CUDA.
-fn known(key: usize) -> Option<Arc<[Param]>> {
-    let r = read();
-    let p = r.kernels.get(&key)?.params.clone()?;
-    // Read under the lock that an unload takes to retire entries: a slot written with this
-    // generation belongs to a kernel that was owned when it was read.
-    let generation = hot::LINE.generation.load(Ordering::Acquire);
-    hot::remember(key, generation, &p);
-    Some(p)
-}
-
-/// `k`'s parameter layout: owned kernels' from memory (CUDA asked once), foreign kernels'
-/// from CUDA each time.
-pub(crate) fn layout(k: sys::CUkernel) -> Result<Layout> {
-    let key = k as usize;
-    if let Some(p) = known(key) {
-        return Ok(Layout::Owned(p));
-    }
-    check_kernel(k)?;
-    let owned_by = read().kernels.get(&key).map(|o| o.lib);
-    // SAFETY: not a kernel cudyn unloaded; any other handle is the caller's promise (a live
-    // kernel: `Kernel::from_raw`).
-    let params = unsafe { driver::kernel_params(k) }?;
-    let Some(lib) = owned_by else {
-        return Ok(Layout::Foreign(params));
-    };
-    let params: Arc<[Param]> = params.into();
-    let mut r = write();
-    match r.kernels.get_mut(&key) {
-        // Still the same library's kernel (no unload and reload in between): keep it.
-        Some(o) if o.lib == lib => {
-            let p = o.params.get_or_insert(params).clone();
-            let generation = hot::LINE.generation.load(Ordering::Acquire);
-            hot::remember(key, generation, &p);
-            Ok(Layout::Owned(p))
-        }
-        _ => Ok(Layout::Foreign(params.to_vec())),
-    }
-}
-
-/// The cheap form of the launch check for a kernel with no remembered layout: true when `k`
-/// has exactly `nargs` parameters, asking CUDA for parameters `nargs - 1` and `nargs` only.
-/// False covers every other answer (the full path then explains it).
-pub(crate) fn has_param_count(k: sys::CUkernel, nargs: usize) -> bool {
-    // SAFETY: the launch path checked `k` is not a kernel cudyn unloaded; any other handle is
-    // its caller's promise (a live kernel).
-    unsafe { driver::kernel_has_param_count(k, nargs) }
-}
-
-/// Whether `k` is owned: its layout is (or will be) remembered.
-pub(crate) fn is_owned(k: sys::CUkernel) -> bool {
-    read().kernels.contains_key(&(k as usize))
 }
 
 /// Record `params` as the layout of kernel `k` of library `lib`, which cudyn is taken to own,
@@ -341,9 +488,23 @@ pub unsafe fn prime(k: sys::CUkernel, lib: sys::CUlibrary, params: &[Param]) {
     let (kk, lk) = (k as usize, lib as usize);
     let mut r = write();
     r.dead_libs.remove(&lk);
-    r.libs.entry(lk).or_insert_with(|| Loaded { api: Api::Driver, kernels: Vec::new(), _keep: None }).kernels.push(kk);
-    r.kernels.insert(kk, Owned { lib: lk, params: Some(params.into()) });
-    if r.dead_kernels.remove(&kk).is_some() {
-        DEAD_KERNELS.store(r.dead_kernels.len(), Ordering::Release);
+    if !r.libs.contains_key(&lk) {
+        r.loads += 1;
+        let id = r.loads;
+        let l = Loaded {
+            api: Api::Driver,
+            id,
+            kernels: Vec::new(),
+            listed: true,
+            hot: AtomicBool::new(false),
+            _keep: None,
+        };
+        r.libs.insert(lk, l);
     }
+    let id = r.libs.get(&lk).map_or(0, |l| l.id);
+    own(&mut r, lk, id, kk);
+    if let Some(e) = r.kernels.get(&kk) {
+        let _ = e.params.set(params.into());
+    }
+    publish_dead(&r);
 }

@@ -33,6 +33,7 @@ const FUNCTIONS: &[&str] = &[
     "cuLibraryGetModule",
     "cuLibraryGetUnifiedFunction",
     "cuKernelGetName",
+    "cuKernelGetLibrary",
     "cuKernelGetParamInfo",
     "cuKernelGetFunction",
     "cuFuncLoad",

@@ -17,6 +17,7 @@ use cudyn::launch::{launch, Dim3, LaunchConfig};
 use cudyn::{Api, Kernel, Library, Status};
 use std::ffi::{c_void, CString};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Built once per parent process: the stand-in library and a real cubin for cudyn to check
@@ -80,6 +81,11 @@ struct Standin {
     dead_kernel_uses: unsafe extern "C" fn() -> i64,
     wrong_layout_launches: unsafe extern "C" fn() -> i64,
     launches: unsafe extern "C" fn() -> i64,
+    list_calls: unsafe extern "C" fn() -> i64,
+    param_calls: unsafe extern "C" fn() -> i64,
+    calls: unsafe extern "C" fn() -> i64,
+    set_slow: unsafe extern "C" fn(i32),
+    last_jit_options: unsafe extern "C" fn() -> i32,
     load: unsafe extern "C" fn(
         *mut *mut c_void,
         *const c_void,
@@ -114,6 +120,11 @@ fn standin() -> Standin {
             dead_kernel_uses: std::mem::transmute(sym("standin_dead_kernel_uses")),
             wrong_layout_launches: std::mem::transmute(sym("standin_wrong_layout_launches")),
             launches: std::mem::transmute(sym("standin_launches")),
+            list_calls: std::mem::transmute(sym("standin_list_calls")),
+            param_calls: std::mem::transmute(sym("standin_param_calls")),
+            calls: std::mem::transmute(sym("standin_calls")),
+            set_slow: std::mem::transmute(sym("standin_set_slow")),
+            last_jit_options: std::mem::transmute(sym("standin_last_jit_options")),
             load: std::mem::transmute(sym("cuLibraryLoadData")),
             unload: std::mem::transmute(sym("cuLibraryUnload")),
             get_kernel: std::mem::transmute(sym("cuLibraryGetKernel")),
@@ -169,6 +180,36 @@ impl Standin {
     fn launches(&self) -> i64 {
         // SAFETY: no arguments.
         unsafe { (self.launches)() }
+    }
+    fn list_calls(&self) -> i64 {
+        // SAFETY: no arguments.
+        unsafe { (self.list_calls)() }
+    }
+    fn param_calls(&self) -> i64 {
+        // SAFETY: no arguments.
+        unsafe { (self.param_calls)() }
+    }
+    fn calls(&self) -> i64 {
+        // SAFETY: no arguments.
+        unsafe { (self.calls)() }
+    }
+    /// Widen every kernel query's and launch's window between entering and checking the handle
+    /// (and cuKernelGetParamInfo's on its way back) to about `us` microseconds.
+    fn set_slow(&self, us: i32) {
+        // SAFETY: a plain value.
+        unsafe { (self.set_slow)(us) }
+    }
+    fn last_jit_options(&self) -> i32 {
+        // SAFETY: no arguments.
+        unsafe { (self.last_jit_options)() }
+    }
+    /// The raw `cuLibraryGetKernel` ("outside cudyn") of kernel `name` of `lib`.
+    fn raw_kernel(&self, lib: &Library, name: &std::ffi::CStr) -> Kernel {
+        let mut k = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer, a live library, a NUL-terminated name.
+        assert_eq!(unsafe { (self.get_kernel)(&mut k, lib.as_raw().cast(), name.as_ptr()) }, 0);
+        // SAFETY: a kernel the stand-in just returned for a live library.
+        unsafe { Kernel::from_raw(k.cast()) }.unwrap()
     }
 }
 
@@ -460,4 +501,442 @@ fn a_library_kernel_lives_as_long_as_its_library() {
     assert_eq!(s.dead_kernel_uses(), 0, "a kernel cudyn unloaded was handed to CUDA");
     assert_eq!(s.dead_library_uses(), 0);
     assert_eq!(s.wrong_layout_launches(), 0);
+}
+
+/// About `us` microseconds of busy waiting (sleeping would give the other thread seconds).
+fn spin_for(us: u64) {
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_micros(us) {
+        std::hint::spin_loop();
+    }
+}
+
+/// 0 to 63 microseconds, different each round.
+fn jitter(round: u32) -> u64 {
+    let mut x = u64::from(round).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    x ^= x >> 29;
+    x % 64
+}
+
+/// Rounds of each race below, per driver version (the stand-in widens each window to 20 µs).
+const RACE_ROUNDS: u32 = 400;
+
+/// A kernel query a safe Rust program makes on a bare `Kernel` (`Send + Sync`).
+#[derive(Debug, Clone, Copy)]
+enum Query {
+    Name,
+    Params,
+    Function,
+    Validate,
+}
+
+/// Make query `q` on `k`, a kernel "k0" of two int parameters: Ok(true) when it answered for
+/// the live kernel, Ok(false) when it was refused as unloaded, Err for anything else (a wrong
+/// answer, or a refusal that came from CUDA: the dead kernel reached it).
+fn query(k: Kernel, q: Query) -> Result<bool, String> {
+    let r = match q {
+        Query::Name => k.name().map(|n| n.as_c_str() == c"k0"),
+        Query::Params => k.params().map(|p| p.len() == 2),
+        Query::Function => k.function().map(|_| true),
+        Query::Validate => k.validate_launch(&driver_cfg(), &(2i32, 2i32)).map(|()| true),
+    };
+    match r {
+        Ok(true) => Ok(true),
+        Ok(false) => Err(format!("{q:?}: a wrong answer")),
+        Err(e) if e.message.contains("unloaded") => Ok(false),
+        Err(e) => Err(format!("{q:?}: {}", e.message)),
+    }
+}
+
+/// Item 1 of issue 22, in safe Rust: one thread queries a kernel detached from its library
+/// while another drops the library. Each query either answers for the live kernel or is refused
+/// as unloaded; none reaches CUDA with the dead kernel (the stand-in counts every such use; a
+/// name read from the freed library faults).
+#[test]
+fn kernel_queries_never_race_an_unload_into_cuda() {
+    if child_mode().is_none() {
+        return in_children("kernel_queries_never_race_an_unload_into_cuda");
+    }
+    let s = standin();
+    s.set_slow(20);
+    for q in [Query::Name, Query::Params, Query::Function, Query::Validate] {
+        // One asking thread for all rounds: each round publishes a fresh kernel; the asker
+        // queries it until refused (or 20 answers) while the main thread drops its library.
+        let current = AtomicUsize::new(0);
+        let (start, end) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        let wrong = std::sync::Mutex::new(None::<String>);
+        let (mut answered, mut refused) = (0u32, 0u32);
+        let (a, r) = std::thread::scope(|sc| {
+            let asker = sc.spawn(|| {
+                let (mut answered, mut refused) = (0u32, 0u32);
+                for _ in 0..RACE_ROUNDS {
+                    start.wait();
+                    // SAFETY: a kernel handle the main thread just got from cudyn (live, or of a
+                    // library cudyn has unloaded since: refused without CUDA).
+                    let k = unsafe { Kernel::from_raw(current.load(Ordering::SeqCst) as *mut _) }.unwrap();
+                    for _ in 0..20 {
+                        match query(k, q) {
+                            Ok(true) => answered += 1,
+                            Ok(false) => {
+                                refused += 1;
+                                break;
+                            }
+                            Err(e) => {
+                                wrong.lock().unwrap().get_or_insert(e);
+                                break;
+                            }
+                        }
+                    }
+                    end.wait();
+                }
+                (answered, refused)
+            });
+            for round in 0..RACE_ROUNDS {
+                let lib = load_cudyn(&s, &[2]);
+                current.store(lib.kernel(c"k0").unwrap().kernel().as_raw() as usize, Ordering::SeqCst);
+                start.wait();
+                // Up to 255 µs, so the unload lands in all parts of a query.
+                spin_for(jitter(round) * 4 + jitter(round + 1));
+                drop(lib);
+                end.wait();
+            }
+            asker.join().unwrap()
+        });
+        answered += a;
+        refused += r;
+        assert_eq!(wrong.into_inner().unwrap(), None);
+        assert_eq!(s.dead_kernel_uses(), 0, "{q:?}: a query handed CUDA a kernel of an unloaded library");
+        // Both sides of the race were run: answers for the live kernel, refusals after the unload.
+        assert!(answered > 0 && refused > 0, "{q:?}: {answered} answered, {refused} refused");
+    }
+    assert_eq!(s.dead_library_uses(), 0);
+}
+
+/// Item 2 of issue 22: a query of a kernel races its library's unload and a reload that puts a
+/// kernel of four parameters at the same address. Whatever the query saw, the new kernel is
+/// checked against its own four parameters afterwards: a two-argument launch of it is refused
+/// (were the old layout kept, it would reach the stand-in, which reads four arguments from an
+/// array of two ending at a guard page).
+#[test]
+fn a_reload_at_the_same_address_never_gets_the_old_layout() {
+    if child_mode().is_none() {
+        return in_children("a_reload_at_the_same_address_never_gets_the_old_layout");
+    }
+    let s = standin();
+    s.set_slow(20);
+    let rounds = RACE_ROUNDS * 4;
+    let current = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (start, end) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+    let failure = std::thread::scope(|sc| {
+        sc.spawn(|| loop {
+            start.wait();
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            // SAFETY: a kernel the main thread just got from cudyn (live, or of a library cudyn
+            // unloaded since: refused without CUDA, or live again at a reload).
+            let k = unsafe { Kernel::from_raw(current.load(Ordering::SeqCst) as *mut _) }.unwrap();
+            let _ = k.param_count();
+            end.wait();
+        });
+        let mut failure = None;
+        for round in 0..rounds {
+            let lib = load_cudyn(&s, &[2]);
+            let k = lib.kernel(c"k0").unwrap().kernel();
+            current.store(k.as_raw() as usize, Ordering::SeqCst);
+            start.wait();
+            // Up to 255 µs: the query asks for three parameters, each answer 40 µs in coming.
+            spin_for(jitter(round) * 4 + jitter(round + 1));
+            drop(lib);
+            let lib2 = load_cudyn(&s, &[4]);
+            end.wait();
+            let k2 = lib2.kernel(c"k0").unwrap().kernel();
+            assert_eq!(k2, k, "the stand-in reuses the address, as CUDA does");
+            let n = k2.param_count().unwrap();
+            if n != 4 {
+                failure =
+                    Some(format!("round {round}: the old kernel's layout ({n} parameters) was kept for the new one"));
+                break;
+            }
+            let e = launch_n(k2, 2, 4).unwrap_err();
+            assert_eq!(e.status, Status::ArgumentMismatch, "round {round}: {}", e.message);
+            launch_n(k2, 4, 4).unwrap();
+            drop(lib2);
+        }
+        stop.store(true, Ordering::SeqCst);
+        start.wait();
+        failure
+    });
+    assert_eq!(failure, None);
+    assert_eq!(s.wrong_layout_launches(), 0);
+    assert_eq!(s.dead_kernel_uses(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
+}
+
+/// The launch fast path against an unload: one thread launches a kernel (from the launch table,
+/// no lock) while another drops its library. Every launch either reaches CUDA while the kernel
+/// is live or is refused as unloaded; none hands CUDA the dead kernel.
+#[test]
+fn a_launch_never_races_an_unload_into_cuda() {
+    if child_mode().is_none() {
+        return in_children("a_launch_never_races_an_unload_into_cuda");
+    }
+    let s = standin();
+    s.set_slow(20);
+    let current = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (start, end) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+    let wrong = std::sync::Mutex::new(None::<String>);
+    let (launched, refused) = std::thread::scope(|sc| {
+        let launcher = sc.spawn(|| {
+            let mut g = GuardedArgs::new(2);
+            let args = g.args(2);
+            let (mut launched, mut refused) = (0u32, 0u32);
+            loop {
+                start.wait();
+                if stop.load(Ordering::SeqCst) {
+                    return (launched, refused);
+                }
+                // SAFETY: a kernel the main thread got from cudyn (live, or of a library cudyn
+                // unloaded since: refused without CUDA).
+                let k = unsafe { Kernel::from_raw(current.load(Ordering::SeqCst) as *mut _) }.unwrap();
+                for _ in 0..20 {
+                    // SAFETY: every argument points to a live int; k as above.
+                    match unsafe { launch(k, &driver_cfg(), args, None) } {
+                        Ok(()) => launched += 1,
+                        Err(e) if e.message.contains("unloaded") => {
+                            refused += 1;
+                            break;
+                        }
+                        Err(e) => {
+                            wrong.lock().unwrap().get_or_insert(e.message);
+                            break;
+                        }
+                    }
+                }
+                end.wait();
+            }
+        });
+        for round in 0..RACE_ROUNDS {
+            let lib = load_cudyn(&s, &[2]);
+            let k = lib.kernel(c"k0").unwrap().kernel();
+            launch_n(k, 2, 2).unwrap(); // into the launch table: the launches raced take the fast path
+            current.store(k.as_raw() as usize, Ordering::SeqCst);
+            start.wait();
+            // Up to 255 µs: each launch takes 20 µs in the stand-in before it checks the kernel.
+            spin_for(jitter(round) * 4 + jitter(round + 1));
+            drop(lib);
+            end.wait();
+        }
+        stop.store(true, Ordering::SeqCst);
+        start.wait();
+        launcher.join().unwrap()
+    });
+    assert_eq!(wrong.into_inner().unwrap(), None);
+    assert!(launched > 0 && refused > 0, "{launched} launched, {refused} refused");
+    assert_eq!(s.dead_kernel_uses(), 0, "a launch handed CUDA a kernel of an unloaded library");
+    assert_eq!(s.wrong_layout_launches(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
+}
+
+/// A load through cudyn asks CUDA for nothing but the load (no kernel count, no listing), and
+/// a load without options hands CUDA no option arrays; an unload asks for nothing but the unload.
+#[test]
+fn a_load_asks_cuda_for_nothing_but_the_load() {
+    if child_mode().is_none() {
+        return in_children("a_load_asks_cuda_for_nothing_but_the_load");
+    }
+    let s = standin();
+    drop(load_cudyn(&s, &[2])); // the driver opened, the image's check remembered
+    drop(load_cudyn(&s, &[2]));
+    let (calls, lists) = (s.calls(), s.list_calls());
+    for _ in 0..50 {
+        let lib = load_cudyn(&s, &[2, 3]);
+        assert_eq!(s.last_jit_options(), 0, "option arrays for a load without options");
+        lib.unload().unwrap();
+    }
+    assert_eq!(s.calls() - calls, 100, "one cuLibraryLoadData and one cuLibraryUnload per load, nothing else");
+    assert_eq!(s.list_calls(), lists);
+}
+
+/// A kernel of a library cudyn loaded, found outside cudyn (a raw cuLibraryGetKernel), is
+/// learned as owned at its first use where the driver has cuKernelGetLibrary (its layout is then
+/// remembered); posing as 12.4 it stays foreign (checked against CUDA at every launch). Once its
+/// library is unloaded through cudyn it is refused; when a library cudyn loads since has a kernel
+/// at that address, found outside cudyn again, it is accepted (cudyn lists the libraries loaded
+/// since, each once) and checked against its own layout.
+#[test]
+fn kernels_found_outside_cudyn_are_learned_and_revived() {
+    if child_mode().is_none() {
+        return in_children("kernels_found_outside_cudyn_are_learned_and_revived");
+    }
+    let s = standin();
+    let has_get_library = std::env::var("CUDYN_STANDIN_VERSION").unwrap() == "13000";
+    let lib = load_cudyn(&s, &[2]);
+    let k = s.raw_kernel(&lib, c"k0");
+    launch_n(k, 2, 2).unwrap();
+    let asked = s.param_calls();
+    launch_n(k, 2, 2).unwrap();
+    launch_n(k, 2, 2).unwrap();
+    let remembered = s.param_calls() == asked;
+    assert_eq!(remembered, has_get_library, "learned as owned exactly where cuKernelGetLibrary exists");
+    assert_eq!(launch_n(k, 3, 2).unwrap_err().status, Status::ArgumentMismatch);
+    assert_eq!(lib.kernel(c"k0").unwrap().kernel(), k);
+    lib.unload().unwrap();
+    let e = launch_n(k, 2, 2).unwrap_err();
+    assert!(e.message.contains("unloaded"), "{}", e.message);
+    let lib2 = load_cudyn(&s, &[4]);
+    let k2 = s.raw_kernel(&lib2, c"k0");
+    assert_eq!(k2, k, "the stand-in reuses the address, as CUDA does");
+    let lists = s.list_calls();
+    launch_n(k2, 4, 4).expect("a live kernel of a library cudyn loaded is never refused");
+    assert_eq!(s.list_calls(), lists + 2, "found by listing the library loaded since");
+    assert_eq!(launch_n(k2, 2, 4).unwrap_err().status, Status::ArgumentMismatch);
+    assert_eq!(k2.param_count().unwrap(), 4);
+    launch_n(k2, 4, 4).unwrap();
+    assert_eq!(s.list_calls(), lists + 2, "each library is listed once");
+    lib2.unload().unwrap();
+    assert_eq!(s.dead_kernel_uses(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
+    assert_eq!(s.wrong_layout_launches(), 0);
+}
+
+/// Item 7 of issue 22: 100 children forked while four threads are inside cudyn (loading and
+/// unloading, querying, launching through the fast and the full path, checking images). Each
+/// child uses cudyn at once (every lock: the image memo, the registry's read and write sides,
+/// the launch stripes, the driver's context list) and must exit within 5 s (an alarm kills a
+/// hung one; the parent kills any still running after 10 s, and stops at the first). The stand-in fails every driver
+/// call in a child, as the real driver does.
+#[test]
+fn forked_children_never_hang_on_a_cudyn_lock() {
+    if child_mode().is_none() {
+        return in_children("forked_children_never_hang_on_a_cudyn_lock");
+    }
+    let s = standin();
+    s.set_slow(5);
+    let bytes = std::fs::read(std::env::var("CUDYN_TEST_CUBIN").unwrap()).unwrap();
+    let keep = load_cudyn(&s, &[2]);
+    let kk = keep.kernel(c"k0").unwrap().kernel();
+    launch_n(kk, 2, 2).unwrap();
+    let stop = AtomicBool::new(false);
+    let (mut hung, mut failed) = (0, 0);
+    std::thread::scope(|sc| {
+        let (s, stop, bytes) = (&s, &stop, &bytes);
+        sc.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let lib = load_cudyn(s, &[3]);
+                let k = lib.kernel(c"k0").unwrap().kernel();
+                launch_n(k, 3, 3).unwrap();
+                drop(lib);
+            }
+        });
+        sc.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                kk.name().unwrap();
+                kk.param_count().unwrap();
+                // A thread with no context yet: the driver's context list is taken.
+                std::thread::scope(|t| {
+                    t.spawn(|| kk.function().map(drop).unwrap());
+                });
+            }
+        });
+        sc.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                launch_n(kk, 2, 2).unwrap();
+                // The program's own library (its kernel may sit where a kernel cudyn unloaded
+                // was: adopted, and released before the unload).
+                let (l, k) = s.raw_load(2);
+                // SAFETY: released below, before its library is unloaded.
+                unsafe { k.adopt() }.unwrap();
+                launch_n(k, 2, 2).unwrap();
+                assert!(k.release());
+                s.raw_unload(l);
+            }
+        });
+        sc.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                cudyn::library::validate(bytes).unwrap();
+            }
+        });
+        for _ in 0..100 {
+            spin_for(300);
+            // SAFETY: the child only calls cudyn (what the test is about) and _exit.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                // SAFETY: alarm and _exit are async-signal-safe; the rest is cudyn's business.
+                unsafe { libc::alarm(5) };
+                let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = cudyn::library::validate(bytes);
+                    assert!(Library::load_data(bytes, Api::Driver).is_err(), "CUDA is not usable in a child");
+                    assert_eq!(kk.param_count().unwrap(), 2);
+                    let _ = kk.name();
+                    let _ = kk.function();
+                    let _ = launch_n(kk, 2, 2);
+                    let _ = launch_n(kk, 1, 2);
+                    // SAFETY: the parent's live library (the child only tries; CUDA refuses).
+                    let _ = unsafe { cudyn::library::unload_raw(keep.as_raw(), Api::Driver) };
+                    let _ = launch_n(kk, 2, 2);
+                }))
+                .is_ok();
+                // SAFETY: leave without running the parent's destructors or atexit handlers.
+                unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+            }
+            let t = std::time::Instant::now();
+            let mut status = 0;
+            loop {
+                // SAFETY: a child of this process, a valid out-pointer.
+                let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+                if r == pid {
+                    break;
+                }
+                if t.elapsed() > std::time::Duration::from_secs(10) {
+                    // SAFETY: our own child.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    // SAFETY: as above.
+                    unsafe { libc::waitpid(pid, &mut status, 0) };
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if libc::WIFSIGNALED(status) {
+                hung += 1;
+                break; // one is enough to fail, and each costs seconds
+            } else if libc::WEXITSTATUS(status) != 0 {
+                failed += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert_eq!((hung, failed), (0, 0), "forked children: {hung} hung, {failed} failed");
+    drop(keep);
+    assert_eq!(s.dead_kernel_uses(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
+}
+
+/// Against the contract, a program unloads its own library without releasing the kernel it
+/// adopted (whose layout the launch table holds); cudyn then loads a library whose kernel of
+/// four parameters lands at the same address. Once cudyn hands that kernel out it is its own,
+/// and it is checked against its own layout, not the adopted one's still in the table.
+#[test]
+fn an_owned_kernel_replacing_a_stale_adopted_one_gets_its_own_layout() {
+    if child_mode().is_none() {
+        return in_children("an_owned_kernel_replacing_a_stale_adopted_one_gets_its_own_layout");
+    }
+    let s = standin();
+    let (l, k) = s.raw_load(2);
+    // SAFETY: the broken promise is the point of the test; the stand-in checks every launch.
+    unsafe { k.adopt() }.unwrap();
+    launch_n(k, 2, 2).unwrap();
+    launch_n(k, 2, 2).unwrap(); // from the launch table
+    s.raw_unload(l);
+    let lib = load_cudyn(&s, &[4]);
+    let k2 = lib.kernel(c"k0").unwrap().kernel();
+    assert_eq!(k2, k, "the stand-in reuses the address, as CUDA does");
+    assert_eq!(launch_n(k2, 2, 4).unwrap_err().status, Status::ArgumentMismatch);
+    launch_n(k2, 4, 4).unwrap();
+    lib.unload().unwrap();
+    assert_eq!(s.wrong_layout_launches(), 0);
+    assert_eq!(s.dead_library_uses(), 0);
 }

@@ -20,13 +20,17 @@ CUresult s_libload(void **l, const void *code, void *a, void *b, unsigned n, voi
   (void)code; (void)a; (void)b; (void)n; (void)c; (void)d; (void)m; *l = &lib_obj; return 0;
 }
 CUresult s_libunload(void *l) { (void)l; return 0; }
+/* A library of no kernels, for a cudyn that lists a library's kernels when it loads it. */
+static CUresult s_kcount(unsigned *n, void *l) { (void)l; *n = 0; return 0; }
+static CUresult s_kenum(void **ks, unsigned n, void *l) { (void)ks; (void)n; (void)l; return 0; }
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *st) {
   (void)ver; (void)flags;
   static const struct { const char *n; void *f; } t[] = {
     {"cuInit", (void *)s_init}, {"cuDriverGetVersion", (void *)s_ver}, {"cuDeviceGetCount", (void *)s_count},
     {"cuDeviceGetAttribute", (void *)s_attr}, {"cuCtxGetCurrent", (void *)s_ctx}, {"cuCtxGetDevice", (void *)s_ctxdev},
     {"cuKernelGetParamInfo", (void *)s_param}, {"cuKernelGetLibrary", (void *)s_klib}, {"cuLaunchKernelEx", (void *)s_launch},
-    {"cuLibraryLoadData", (void *)s_libload}, {"cuLibraryUnload", (void *)s_libunload}};
+    {"cuLibraryLoadData", (void *)s_libload}, {"cuLibraryUnload", (void *)s_libunload},
+    {"cuLibraryGetKernelCount", (void *)s_kcount}, {"cuLibraryEnumerateKernels", (void *)s_kenum}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) if (!strcmp(sym, t[i].n)) { *pfn = t[i].f; if (st) *st = 0; return 0; }
   *pfn = 0; if (st) *st = 1; return 500;
 }

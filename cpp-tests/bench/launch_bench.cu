@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   const int launches = argc > 4 ? std::atoi(argv[4]) : 100000;
   const int loads = argc > 5 ? std::atoi(argv[5]) : 100;
   auto image = read_file(argv[1]);
-  // BENCH_GROUPS (comma-separated: launch, alternate, foreign, cluster, load, load-new, compile) runs
+  // BENCH_GROUPS (comma-separated: launch, alternate, foreign, cluster, calls, load, load-new, compile) runs
   // only those; unset, all of them.
   const char *only = std::getenv("BENCH_GROUPS");
   auto wanted = [&](const std::string &g) {
@@ -90,6 +90,11 @@ int main(int argc, char **argv) {
   CHECK_RT(cudaLibraryGetKernel(&kfv, foreign_lib, "vec_add"));
   CHECK_CUDYN(cudyn_kernel_adopt(kfv));  // the program vouches it stays loaded: layout remembered
   CHECK_RT(cudaLibraryGetKernel(&kfa, foreign_lib, "add_one"));
+  // A kernel of cudyn's library found outside cudyn (raw lookup): cudyn learns it is its own at
+  // first use (cuKernelGetLibrary, driver 12.5+) and remembers its layout.
+  auto cuLibraryGetKernel_ = DRIVER(cuLibraryGetKernel);
+  CUkernel kfo = nullptr;
+  CHECK_CU(cuLibraryGetKernel_(&kfo, lib, "add_one"));
   float *xp = nullptr;
   int zero = 0;
   void *args_a[] = {&xp, &zero};
@@ -140,6 +145,8 @@ int main(int argc, char **argv) {
   add("raw cudaLaunchKernel, foreign 2-arg kernel", "foreign", "", [&] { CHECK_RT(cudaLaunchKernel((const void *)kfa, dim3(1), dim3(32), args_a, 0, stream)); });
   add("cudyn_launch (driver), foreign 2-arg kernel", "foreign", "raw cuLaunchKernelEx, foreign 2-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfa, &cd, args_a, 2)); });
   add("cudyn_launch (runtime), foreign 2-arg kernel", "foreign", "raw cudaLaunchKernel, foreign 2-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfa, &cr, args_a, 2)); });
+  add("raw cuLaunchKernelEx, cudyn's kernel found raw", "foreign", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)kfo, args_a, nullptr)); });
+  add("cudyn_launch (driver), cudyn's kernel found raw", "foreign", "raw cuLaunchKernelEx, cudyn's kernel found raw", [&] { CHECK_CUDYN(cudyn_launch(kfo, &cd, args_a, 2)); });
   add("raw cuLaunchKernelEx, adopted 4-arg kernel", "foreign", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg, (CUfunction)kfv, args_b, nullptr)); });
   add("raw cudaLaunchKernel, adopted 4-arg kernel", "foreign", "", [&] { CHECK_RT(cudaLaunchKernel((const void *)kfv, dim3(1), dim3(32), args_b, 0, stream)); });
   add("cudyn_launch (driver), adopted 4-arg kernel", "foreign", "raw cuLaunchKernelEx, adopted 4-arg kernel", [&] { CHECK_CUDYN(cudyn_launch(kfv, &cd, args_b, 4)); });
@@ -162,6 +169,17 @@ int main(int argc, char **argv) {
     CHECK_CUDYN(cudyn_launch(ka, &cr, args_a, 2));
     CHECK_CUDYN(cudyn_launch(kb, &cr, args_b, 4));
   });
+  // What each driver call a check of a foreign kernel could make costs (group "calls"; each row
+  // is one call, compared with nothing): the count check takes the two cuKernelGetParamInfo
+  // answers, an index that exists and the first that does not.
+  auto cuKernelGetParamInfo_ = DRIVER(cuKernelGetParamInfo, 12040);
+  auto cuKernelGetName_ = DRIVER(cuKernelGetName, 12030);
+  auto cuKernelGetLibrary_ = DRIVER(cuKernelGetLibrary, 12050);
+  size_t poff = 0, psize = 0;
+  add("cuKernelGetParamInfo, an index that exists", "calls", "", [&] { CHECK_CU(cuKernelGetParamInfo_(kfa, 1, &poff, &psize)); });
+  add("cuKernelGetParamInfo, past the last parameter", "calls", "", [&] { if (cuKernelGetParamInfo_(kfa, 2, &poff, &psize) != CUDA_ERROR_INVALID_VALUE) FAIL("index 2 of a 2-parameter kernel"); });
+  add("cuKernelGetName", "calls", "", [&] { const char *nm; CHECK_CU(cuKernelGetName_(&nm, kfa)); });
+  add("cuKernelGetLibrary", "calls", "", [&] { CUlibrary l; CHECK_CU(cuKernelGetLibrary_(&l, kfa)); });
   add("raw cuLaunchKernelEx + cluster", "cluster", "", [&] { CHECK_CU(cuLaunchKernelEx_(&dcfg_cluster, (CUfunction)kc, cluster_args, nullptr)); });
   add("raw cudaLaunchKernelExC + cluster", "cluster", "", [&] { CHECK_RT(cudaLaunchKernelExC(&rcfg_cluster, (const void *)kc, cluster_args)); });
   add("cudyn_launch (driver) + cluster", "cluster", "raw cuLaunchKernelEx + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cd_cl, cluster_args, 1)); });
@@ -222,7 +240,7 @@ int main(int argc, char **argv) {
     for (size_t j = 0; j < g.size(); ++j) g[j]->per_op_us.push_back(us[j] / reps);
   };
   for (int r = 0; r < rounds; ++r) {
-    for (const char *g : {"launch", "alternate", "foreign", "cluster"})
+    for (const char *g : {"launch", "alternate", "foreign", "cluster", "calls"})
       if (wanted(g)) run_group(g, launches, batch);
     for (const char *g : {"load", "load-new"})
       if (wanted(g)) run_group(g, loads, 1);

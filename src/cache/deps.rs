@@ -521,7 +521,9 @@ const TOO_NEW_SECS: i64 = 2;
 fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>), String> {
     static MEMO: Mutex<Option<HashMap<PathBuf, Memo>>> = Mutex::new(None);
     let st = stamp(m);
-    if let Ok(g) = MEMO.lock() {
+    // Never waited for: a memo held by another thread is a miss (the file is read), so a
+    // child forked while a thread held it never blocks on it (src/fork.rs).
+    if let Ok(g) = MEMO.try_lock() {
         if let Some(memo) = g.as_ref().and_then(|map| map.get(path)).filter(|memo| memo.stamp == st) {
             return Ok((memo.digest, memo.code.clone()));
         }
@@ -537,7 +539,7 @@ fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>
     // The stamp must still be the one read before the content, and old enough to trust.
     let after = std::fs::metadata(path).ok().map(|m| stamp(&m));
     if after == Some(st) && !too_new(m) {
-        if let Ok(mut g) = MEMO.lock() {
+        if let Ok(mut g) = MEMO.try_lock() {
             let map = g.get_or_insert_with(HashMap::new);
             if map.len() > 100_000 {
                 map.clear();

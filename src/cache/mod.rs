@@ -336,7 +336,9 @@ impl Cache {
 
     /// The in-memory tier's value under `slot`, if any (see `remember`).
     pub fn recall(&self, slot: u64) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
-        self.memory.lock().ok()?.get(&slot).cloned()
+        // Never waited for (here and below): a tier held by another thread is a miss, so a
+        // child forked while a thread held it never blocks on it (src/fork.rs).
+        self.memory.try_lock().ok()?.get(&slot).cloned()
     }
 
     /// What identifies the entry file for `key` as it is now (device, inode, size, ctime), or
@@ -354,7 +356,7 @@ impl Cache {
     /// Keeps `value` in this instance's memory under `slot` (bounded: at most 1,024 slots; the
     /// tier is emptied when full). The caller checks, on `recall`, that it is still valid.
     pub fn remember(&self, slot: u64, value: std::sync::Arc<dyn std::any::Any + Send + Sync>) {
-        if let Ok(mut m) = self.memory.lock() {
+        if let Ok(mut m) = self.memory.try_lock() {
             if m.len() >= 1024 {
                 m.clear();
             }
@@ -579,7 +581,9 @@ impl Cache {
     /// entry names are unlinked, never followed); leaves other files and
     /// subdirectories alone. Returns the number of entries removed.
     pub fn clear(&self) -> io::Result<u64> {
-        if let Ok(mut m) = self.memory.lock() {
+        // A tier held elsewhere keeps its values, which fail their entry check once the
+        // entries are gone.
+        if let Ok(mut m) = self.memory.try_lock() {
             m.clear();
         }
         let mut removed = 0;

@@ -79,7 +79,7 @@ fn file_stamp(p: &Path) -> Option<[i64; 4]> {
 /// which a process also opens once): None when it cannot be told without loading it.
 pub fn located_nvrtc() -> Option<&'static Toolchain> {
     static L: OnceLock<Option<Toolchain>> = OnceLock::new();
-    L.get_or_init(|| locate(Component::Nvrtc).and_then(|p| Toolchain::of_file(&p))).as_ref()
+    crate::fork::once(&L, || locate(Component::Nvrtc).and_then(|p| Toolchain::of_file(&p))).as_ref()
 }
 
 /// The file `dl::open(c, ..)` (src/cuda/dl.rs) would open first, found without opening anything: the first

@@ -62,7 +62,7 @@ pub extern "C" fn cudyn_cache_status() -> Status {
 pub extern "C" fn cudyn_cache_dir() -> *const c_char {
     static D: OnceLock<Option<CString>> = OnceLock::new();
     ffi!(on_panic = std::ptr::null(), {
-        D.get_or_init(|| {
+        crate::fork::once(&D, || {
             use std::os::unix::ffi::OsStrExt;
             compile::global_cache().and_then(|c| CString::new(c.dir().as_os_str().as_bytes()).ok())
         })

@@ -123,7 +123,7 @@ pub extern "C" fn cudyn_component_path(component: RawComponent) -> *const c_char
     static PATHS: [OnceLock<Option<CString>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     ffi!(on_panic = std::ptr::null(), {
         let Some(c) = Component::from_c(component.into()) else { return std::ptr::null() };
-        let path = PATHS[c as usize].get_or_init(|| {
+        let path = crate::fork::once(&PATHS[c as usize], || {
             let lib = match c {
                 Component::Driver => crate::cuda::driver::driver().ok().map(|d| &d.lib),
                 Component::Runtime => crate::cuda::runtime::runtime().ok().map(|r| &r.lib),
@@ -146,7 +146,7 @@ pub extern "C" fn cudyn_component_path(component: RawComponent) -> *const c_char
 pub extern "C" fn cudyn_version_string() -> *const c_char {
     static S: OnceLock<CString> = OnceLock::new();
     ffi!(on_panic = c"cudyn".as_ptr(), {
-        S.get_or_init(|| {
+        crate::fork::once(&S, || {
             let v = version_info();
             let f = |x: i32| if x == 0 { "absent".to_string() } else { crate::cuda::fmt_version(x) };
             CString::new(format!(

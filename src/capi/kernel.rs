@@ -3,7 +3,8 @@
 //! Every export takes a kernel handle on the C caller's word that it is a live kernel (or one
 //! of a library cudyn unloaded, which cudyn refuses by itself): `Kernel::from_raw`'s contract,
 //! which is why the exports are `unsafe extern "C"` and each `unsafe { Kernel::from_raw(..) }`
-//! below rests on it.
+//! below rests on it. Each query decides and calls CUDA under the registry's lock, so an
+//! unload through cudyn on another thread cannot come between (`registry`).
 
 use super::{ffi, out, put};
 use crate::enums::{Attribute, FuncCache};
@@ -150,16 +151,19 @@ pub unsafe extern "C" fn cudyn_kernel_set_attribute(
 /// (or, for a kernel of a library cudyn loaded, until that library is unloaded through cudyn).
 ///
 /// Which handles cudyn checks and which it trusts:
-/// - A kernel of a library cudyn loaded (however its handle was obtained): cudyn knows its
-///   layout and when it is unloaded; launches take the fast path.
+/// - A kernel of a library cudyn loaded, however its handle was obtained (through cudyn, or
+///   cuLibraryGetKernel on that library: cudyn asks cuKernelGetLibrary once, driver 12.5+):
+///   cudyn knows its layout and when it is unloaded; launches take the fast path.
 /// - Any other kernel (`cudaGetKernel`, `cudaLibraryGetKernel`/`cuLibraryGetKernel` on a library
-///   your program loaded) is *foreign*: cudyn cannot see its library go away, so it reads the
-///   kernel's parameter layout from CUDA on every launch (correct whatever CUDA later puts at
-///   that address, but costing about 1.7 us per launch on an H200). The handle must be live,
-///   as with CUDA itself.
+///   your program loaded) is *foreign*: cudyn cannot see its library go away, and no CUDA call
+///   tells one kernel from another at the same address, so it asks CUDA for the parameter
+///   count on every launch (two cuKernelGetParamInfo answers; one more per argument with
+///   cudyn_launch_checked()). Correct whatever CUDA later puts at that address, but each
+///   launch pays for those calls. The handle must be live, as with CUDA itself.
 /// - A kernel of a library cudyn unloaded is refused without being handed to CUDA (the
 ///   driver can crash on it), until cudyn sees the address live again: a cudyn load returns
-///   it, cudyn_library_get_kernel()/cudyn_library_kernels() returns it, or you adopt it.
+///   it, cudyn_library_get_kernel()/cudyn_library_kernels() returns it, a library cudyn loaded
+///   since has a kernel there (cudyn lists such libraries, each once), or you adopt it.
 ///
 /// Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
 /// an address a kernel cudyn unloaded once had. Adopting a kernel cudyn already owns changes
@@ -175,6 +179,8 @@ pub unsafe extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> Status {
 }
 
 /// Undo cudyn_kernel_adopt(): cudyn forgets the layout and treats the kernel as foreign again.
+/// When this returns, no launch through cudyn that used the remembered layout is still under
+/// way, so the library may be unloaded at once.
 ///
 /// @param kernel A kernel; one that was not adopted (or NULL) is left as it is.
 /// @return Always CUDYN_SUCCESS.

@@ -38,7 +38,7 @@ unsafe fn try_fast(
         Fast::Launched => Some(Status::Success),
         Fast::NotTaken => None,
         // SAFETY: as above; the launch `fast` made.
-        Fast::Failed(api, code) => Some(ffi!({ unsafe { failed(api, code, k, cfg, a) } })),
+        Fast::Failed(api, code) => Some(ffi!({ unsafe { failed(api, code, k, cfg, a, s) } })),
     }
 }
 

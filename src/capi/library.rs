@@ -187,16 +187,17 @@ pub unsafe extern "C" fn cudyn_library_load_file_ex(
 /// its kernels are *dead* to cudyn: every call given one (a second unload, a kernel lookup, a
 /// launch) fails with CUDYN_ERROR_INVALID_ARGUMENT without reaching CUDA, whose driver crashes
 /// on an unloaded library's handle. That lasts until cudyn sees the address live again: a
-/// cudyn load returns it, a lookup through cudyn returns the kernel, or the program adopts
-/// the kernel (cudyn_kernel_adopt()). A library of your own that you unload here is dead the
-/// same way.
+/// cudyn load returns it, a lookup through cudyn returns the kernel, a library cudyn loaded
+/// since has a kernel there, or the program adopts the kernel (cudyn_kernel_adopt()). A library
+/// of your own that you unload here is dead the same way.
 ///
 /// @param library The library; NULL is a no-op (CUDYN_SUCCESS).
 /// @param api The API that loaded it.
 /// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT (dead library, unknown api: nothing
 ///         unloaded), or CUDYN_ERROR_CUDA.
-/// @note Unloading while another thread launches the library's kernels is the caller's race,
-///       as in CUDA.
+/// @note A query or launch of one of its kernels on another thread at the same moment either
+///       finishes before CUDA's unload starts or is refused as unloaded: none reaches CUDA with
+///       a kernel being freed.
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_library_unload(library: LibraryHandle, api: RawApi) -> Status {
     ffi!({

@@ -68,13 +68,13 @@ driver_table! {
     cuLibraryGetManaged: PFN_cuLibraryGetManaged = "cuLibraryGetManaged" @ 12000,
     cuLibraryGetUnifiedFunction: PFN_cuLibraryGetUnifiedFunction = "cuLibraryGetUnifiedFunction" @ 12000,
     cuKernelGetName: PFN_cuKernelGetName = "cuKernelGetName" @ 12030,
+    cuKernelGetLibrary: PFN_cuKernelGetLibrary = "cuKernelGetLibrary" @ 12050,
     cuKernelGetParamInfo: PFN_cuKernelGetParamInfo = "cuKernelGetParamInfo" @ 12040,
     cuKernelGetFunction: PFN_cuKernelGetFunction = "cuKernelGetFunction" @ 12000,
     cuFuncLoad: PFN_cuFuncLoad = "cuFuncLoad" @ 12040,
     cuFuncIsLoaded: PFN_cuFuncIsLoaded = "cuFuncIsLoaded" @ 12040,
     cuKernelGetAttribute: PFN_cuKernelGetAttribute = "cuKernelGetAttribute" @ 12000,
     cuKernelSetAttribute: PFN_cuKernelSetAttribute = "cuKernelSetAttribute" @ 12000,
-    cuKernelGetLibrary: PFN_cuKernelGetLibrary = "cuKernelGetLibrary" @ 12050,
     cuKernelSetCacheConfig: PFN_cuKernelSetCacheConfig = "cuKernelSetCacheConfig" @ 12000,
     cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags =
         "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags" @ 7000,
@@ -110,11 +110,28 @@ unsafe impl Sync for DriverState {}
 /// The CUDA driver, opened.
 pub type Driver = Opened<DriverFns, DriverState>;
 
+/// fork(): the list of retained contexts is locked before a fork and given back after it
+/// (src/fork.rs), so a child never inherits it held.
+static PRIMARY_FORK: crate::fork::Lock =
+    crate::fork::Lock::new(crate::fork::Rank::Contexts, hold_primary_for_fork, crate::fork::nothing);
+
+fn hold_primary_for_fork() {
+    if let Some(d) = DRIVER.ready() {
+        crate::fork::keep(d.state.primary.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+}
+
 static DRIVER: Lazy<DriverFns, DriverState> = Lazy::new(Component::Driver, accept);
 
 /// The process's driver, opened on first use.
 pub fn driver() -> Result<&'static Driver> {
     DRIVER.get()
+}
+
+/// Open the driver if no one tried yet, reporting nothing (a call that needs it reports why
+/// it is missing): for callers that must not open it later, under a lock.
+pub fn open() {
+    let _ = DRIVER.opened();
 }
 
 /// The driver if it is already open (the launch path: one load, no initialisation).
@@ -335,6 +352,7 @@ impl Driver {
         if dev < 0 || dev >= count {
             return Err(Error::new(Status::NoDevice, format!("device {dev} does not exist ({count} device(s))")));
         }
+        crate::fork::watch(&PRIMARY_FORK);
         let mut list = self.state.primary.lock().unwrap_or_else(|p| p.into_inner());
         if list.len() < count as usize {
             list.resize(count as usize, ptr::null_mut());
@@ -692,19 +710,43 @@ unsafe fn param_info(
     }
 }
 
-/// Whether `k` has exactly `n` parameters, asking the driver about parameters `n - 1` and `n`
-/// only; false for every other answer, an error, or a driver not open yet (the launch path's
-/// cheap check of a foreign kernel: the full check then explains).
+/// Whether `k` has exactly `n` parameters and, when `sizes` is given (`n` of them), each of
+/// that size, asking the driver about parameter `n - 1` and `n` (and, with sizes, each one):
+/// false for every other answer, an error, or a driver not open yet (the launch path's
+/// check of a foreign kernel, allocation-free; the full check then explains).
 ///
 /// # Safety
 /// `k` is a live kernel handle.
-pub unsafe fn kernel_has_param_count(k: sys::CUkernel, n: usize) -> bool {
+pub unsafe fn kernel_has_params(k: sys::CUkernel, n: usize, sizes: Option<&[usize]>) -> bool {
     let Some(f) = driver_ready().and_then(|d| d.f.cuKernelGetParamInfo) else { return false };
     let (mut o, mut s) = (0usize, 0usize);
-    // SAFETY: valid out-pointers; a live kernel (the caller's contract).
-    let last_ok = n == 0 || unsafe { f(k, n - 1, &mut o, &mut s) }.0 == 0;
+    let ok = match sizes {
+        // SAFETY: valid out-pointers; a live kernel (the caller's contract).
+        None => n == 0 || unsafe { f(k, n - 1, &mut o, &mut s) }.0 == 0,
+        Some(sizes) => {
+            sizes.len() == n
+                && sizes.iter().enumerate().all(|(i, &want)| {
+                    // SAFETY: as above.
+                    unsafe { f(k, i, &mut o, &mut s) }.0 == 0 && s == want
+                })
+        }
+    };
     // SAFETY: as above. CUDA_ERROR_INVALID_VALUE: no parameter at that index.
-    last_ok && unsafe { f(k, n, &mut o, &mut s) }.0 == 1
+    ok && unsafe { f(k, n, &mut o, &mut s) }.0 == 1
+}
+
+/// The library `k` belongs to (`cuKernelGetLibrary`, driver 12.5+); None where the driver is
+/// not open yet or lacks the call. Needs no context.
+///
+/// # Safety
+/// `k` is a live kernel handle.
+pub unsafe fn kernel_library_if_open(k: sys::CUkernel) -> Result<Option<sys::CUlibrary>> {
+    let Some(d) = driver_ready() else { return Ok(None) };
+    let Some(f) = d.f.cuKernelGetLibrary else { return Ok(None) };
+    let mut lib: sys::CUlibrary = ptr::null_mut();
+    // SAFETY: valid out-pointer; a live kernel (the caller's contract).
+    d.check(unsafe { f(&mut lib, k) }, "finding the kernel's library")?;
+    Ok((!lib.is_null()).then_some(lib))
 }
 
 /// Every parameter of `k`, in a context (device 0's primary context if the thread has none).

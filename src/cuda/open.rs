@@ -62,15 +62,18 @@ impl<F: Send + Sync, S: Send + Sync> Lazy<F, S> {
         if let Some(o) = self.ready() {
             return Ok(o); // no initialisation check, no clone
         }
-        self.cell
-            .get_or_init(|| {
-                dl::open(self.component, |lib| {
-                    let (version, f, state) = (self.accept)(&lib)?;
-                    Ok(Opened { lib, version, f, state, component: self.component })
-                })
+        self.opened().as_ref().map_err(Clone::clone)
+    }
+
+    /// The outcome of opening the library, opening it now if this is the first call (counted
+    /// as an initialisation under way for fork(): src/fork.rs).
+    pub(crate) fn opened(&'static self) -> &'static Result<Opened<F, S>> {
+        crate::fork::once(&self.cell, || {
+            dl::open(self.component, |lib| {
+                let (version, f, state) = (self.accept)(&lib)?;
+                Ok(Opened { lib, version, f, state, component: self.component })
             })
-            .as_ref()
-            .map_err(Clone::clone)
+        })
     }
 
     /// The library if it is open already (one load; for the launch path).

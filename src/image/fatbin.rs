@@ -376,7 +376,7 @@ fn entry_error(index: u64, off: u64, why: String) -> ImageError {
 /// `CUDYN_VALIDATE_PARALLEL_MIN` (bytes) overrides it, e.g. 0 to compare verdicts both ways.
 pub(super) fn parallel_min() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
+    *crate::fork::once(&N, || {
         std::env::var("CUDYN_VALIDATE_PARALLEL_MIN").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(2 << 20)
     })
 }
@@ -385,7 +385,7 @@ pub(super) fn parallel_min() -> usize {
 /// or `CUDYN_VALIDATE_THREADS` (1: never start a thread).
 pub(super) fn check_threads() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
+    *crate::fork::once(&N, || {
         let env = std::env::var("CUDYN_VALIDATE_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok());
         let n = env.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8));
         n.clamp(1, 64)

@@ -41,7 +41,16 @@ struct Memo {
 static MEMO: Mutex<Memo> =
     Mutex::new(Memo { entries: Vec::new(), clock: 0, hits: 0, seen: [(0, 0); SEEN], seen_next: 0 });
 
+/// fork(): the memo is locked before a fork and given back after it (src/fork.rs), so a child
+/// never inherits it held by a thread it does not have.
+static FORK: crate::fork::Lock = crate::fork::Lock::new(crate::fork::Rank::Leaf, hold_for_fork, crate::fork::nothing);
+
+fn hold_for_fork() {
+    crate::fork::keep(MEMO.lock().unwrap_or_else(|p| p.into_inner()));
+}
+
 fn memo() -> std::sync::MutexGuard<'static, Memo> {
+    crate::fork::watch(&FORK);
     MEMO.lock().unwrap_or_else(|p| p.into_inner())
 }
 

@@ -1,32 +1,44 @@
-/* A stand-in libcuda for the handle tests (tests/handles.rs): no GPU, but the behaviour of
- * driver 580 that cudyn's handle registry rests on, as measured on an H200
+/* A stand-in libcuda for the handle tests (tests/handles.rs, tests/fork.rs): no GPU, but the
+ * behaviour of driver 580 that cudyn's handle registry rests on, as measured on an H200
  * (cpp-tests/probes/dead_handles.cpp):
  *  - freed kernel and library objects are handed to the next load at once (lowest free slot
  *    first), so one address names kernels of different layouts over time;
  *  - handles of unloaded libraries and their kernels: the real driver crashes on a dead
  *    library and can crash on a dead kernel; here each use is answered
  *    CUDA_ERROR_INVALID_HANDLE (400) and counted (standin_dead_library_uses,
- *    standin_dead_kernel_uses) so a test can assert that cudyn never made one.
+ *    standin_dead_kernel_uses) so a test can assert that cudyn never made one;
+ *  - a kernel's name lives in memory of its library: unloading makes that page unreadable, so
+ *    reading a name after its library is gone faults, as reading freed memory may;
+ *  - in a child after fork() every call fails with CUDA_ERROR_NOT_INITIALIZED (3) without
+ *    touching the parent's state or locks, as the real driver poisons a forked child.
  * A launch reads every argument the kernel's layout names, as the driver does: an argument
  * array too short for the kernel runs into the guard page a test puts after it. Each argument
  * is expected to hold the kernel's parameter count (an int); launches whose arguments do not
  * are counted (standin_wrong_layout_launches).
- * CUDYN_STANDIN_VERSION=12040 poses as a 12.4 driver: no cuKernelGetLibrary. */
+ * CUDYN_STANDIN_VERSION=12040 poses as a 12.4 driver: no cuKernelGetLibrary.
+ * CUDYN_STANDIN_SLOW=N makes each kernel query and launch wait about N microseconds between
+ * entering and checking the handle, and cuKernelGetParamInfo again before it returns: the
+ * windows a race needs, made wide enough to hit. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef int CUresult;
-enum { NK = 64, NL = 16, MAXP = 8, KPL = 4 };
-typedef struct { int live, lib, nparams; size_t sizes[MAXP]; char name[32]; } kern;
+enum { NK = 64, NL = 16, MAXP = 8, KPL = 4, NAME = 32 };
+typedef struct { int live, lib, nparams; size_t sizes[MAXP]; } kern;
 typedef struct { int live, nk, k[KPL]; } libr;
 static kern K[NK];
 static libr L[NL];
+/* One page per library slot holding its kernels' names; unreadable while the slot is free. */
+static char *names[NL];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int next_nk = 1, next_np[KPL] = {2};
-static long dead_lib_uses, dead_kernel_uses, wrong_layout, launches;
-static int version = 13000;
+static long dead_lib_uses, dead_kernel_uses, wrong_layout, launches, list_calls, param_calls, calls;
+static int version = 13000, slow_us, forked, last_jit_options = -1;
 
 /* Control, for the tests: the kernels of this thread's next load (names k0, k1, ...). */
 void standin_next_library(int nkernels, const int *nparams) {
@@ -37,6 +49,30 @@ long standin_dead_library_uses(void) { return __atomic_load_n(&dead_lib_uses, __
 long standin_dead_kernel_uses(void) { return __atomic_load_n(&dead_kernel_uses, __ATOMIC_SEQ_CST); }
 long standin_wrong_layout_launches(void) { return __atomic_load_n(&wrong_layout, __ATOMIC_SEQ_CST); }
 long standin_launches(void) { return __atomic_load_n(&launches, __ATOMIC_SEQ_CST); }
+/* cuLibraryGetKernelCount and cuLibraryEnumerateKernels calls. */
+long standin_list_calls(void) { return __atomic_load_n(&list_calls, __ATOMIC_SEQ_CST); }
+/* cuKernelGetParamInfo calls. */
+long standin_param_calls(void) { return __atomic_load_n(&param_calls, __ATOMIC_SEQ_CST); }
+/* Every entry point's calls, cuGetProcAddress_v2 not counted. */
+long standin_calls(void) { return __atomic_load_n(&calls, __ATOMIC_SEQ_CST); }
+void standin_set_slow(int us) { __atomic_store_n(&slow_us, us, __ATOMIC_SEQ_CST); }
+/* The number of JIT options the last cuLibraryLoadData was given. */
+int standin_last_jit_options(void) { return __atomic_load_n(&last_jit_options, __ATOMIC_SEQ_CST); }
+
+#define ENTER()                                  \
+  do {                                           \
+    __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST); \
+    if (forked) return 3;                        \
+  } while (0)
+
+static void slow(void) {
+  int us = __atomic_load_n(&slow_us, __ATOMIC_RELAXED);
+  if (us <= 0) return;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
 
 static int kidx(void *k) {
   uintptr_t p = (uintptr_t)k, b = (uintptr_t)K;
@@ -49,7 +85,7 @@ static int lidx(void *l) {
   return (int)((p - b) / sizeof(libr));
 }
 /* The real driver may crash on a dead kernel too (it did inside cuKernelGetParamInfo): here the
- * call is answered CUDA_ERROR_INVALID_HANDLE and counted. */
+ * call is answered CUDA_ERROR_INVALID_HANDLE and counted. Caller holds mu. */
 static int live_kernel(void *k) {
   int i = kidx(k), ok = i >= 0 && K[i].live;
   if (!ok) __atomic_add_fetch(&dead_kernel_uses, 1, __ATOMIC_SEQ_CST);
@@ -61,29 +97,44 @@ static libr *live_lib(void *l) {
   if (i < 0 || !L[i].live) { __atomic_add_fetch(&dead_lib_uses, 1, __ATOMIC_SEQ_CST); return 0; }
   return &L[i];
 }
+static char *name_of(int ki) {
+  int li = K[ki].lib, j = 0;
+  while (j < L[li].nk && L[li].k[j] != ki) j++;
+  return names[li] + j * NAME;
+}
 
-static CUresult s_init(unsigned f) { (void)f; return 0; }
-static CUresult s_ver(int *v) { *v = version; return 0; }
-static CUresult s_count(int *n) { *n = 1; return 0; }
-static CUresult s_attr(int *v, int a, int d) { (void)d; *v = a == 75 ? 9 : 0; return 0; }
+static CUresult s_init(unsigned f) { ENTER(); (void)f; return 0; }
+static CUresult s_ver(int *v) { ENTER(); *v = version; return 0; }
+static CUresult s_count(int *n) { ENTER(); *n = 1; return 0; }
+static CUresult s_attr(int *v, int a, int d) { ENTER(); (void)d; *v = a == 75 ? 9 : 0; return 0; }
 static int ctx_obj;
 static __thread void *cur;
-static CUresult s_ctxget(void **c) { *c = cur; return 0; }
-static CUresult s_ctxset(void *c) { cur = c; return 0; }
-static CUresult s_ctxdev(int *d) { *d = 0; return 0; }
-static CUresult s_retain(void **c, int d) { (void)d; *c = &ctx_obj; return 0; }
+static CUresult s_ctxget(void **c) { ENTER(); *c = cur; return 0; }
+static CUresult s_ctxset(void *c) { ENTER(); cur = c; return 0; }
+static CUresult s_ctxdev(int *d) { ENTER(); *d = 0; return 0; }
+static CUresult s_retain(void **c, int d) { ENTER(); (void)d; *c = &ctx_obj; return 0; }
 static CUresult s_errname(CUresult e, const char **s) {
-  *s = e == 400 ? "CUDA_ERROR_INVALID_HANDLE" : e == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_UNKNOWN";
+  *s = e == 400 ? "CUDA_ERROR_INVALID_HANDLE" : e == 500 ? "CUDA_ERROR_NOT_FOUND"
+     : e == 3 ? "CUDA_ERROR_NOT_INITIALIZED" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 static CUresult s_errstr(CUresult e, const char **s) { return s_errname(e, s); }
 
 static CUresult s_libload(void **out, const void *code, void *a, void *b, unsigned n, void *c, void *d, unsigned m) {
-  (void)code; (void)a; (void)b; (void)n; (void)c; (void)d; (void)m;
+  ENTER();
+  (void)code; (void)a; (void)b; (void)c; (void)d; (void)m;
+  __atomic_store_n(&last_jit_options, (int)n, __ATOMIC_SEQ_CST);
   pthread_mutex_lock(&mu);
   int li = -1;
   for (int i = 0; i < NL && li < 0; i++) if (!L[i].live) li = i;
   if (li < 0) { pthread_mutex_unlock(&mu); return 2; }
+  long page = sysconf(_SC_PAGESIZE);
+  if (!names[li]) {
+    void *p = mmap(0, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { pthread_mutex_unlock(&mu); return 2; }
+    names[li] = p;
+  }
+  mprotect(names[li], (size_t)page, PROT_READ | PROT_WRITE);
   L[li].live = 1; L[li].nk = 0;
   for (int j = 0; j < next_nk; j++) {
     int ki = -1;
@@ -91,7 +142,8 @@ static CUresult s_libload(void **out, const void *code, void *a, void *b, unsign
     if (ki < 0) break;
     K[ki].live = 1; K[ki].lib = li; K[ki].nparams = next_np[j];
     for (int p = 0; p < MAXP; p++) K[ki].sizes[p] = sizeof(int);
-    memcpy(K[ki].name, "k0", 3); K[ki].name[1] = (char)('0' + j);
+    char *nm = names[li] + j * NAME;
+    memcpy(nm, "k0", 3); nm[1] = (char)('0' + j);
     L[li].k[L[li].nk++] = ki;
   }
   *out = &L[li];
@@ -99,21 +151,30 @@ static CUresult s_libload(void **out, const void *code, void *a, void *b, unsign
   return 0;
 }
 static CUresult s_libunload(void *l) {
+  ENTER();
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
-  if (lb) { for (int j = 0; j < lb->nk; j++) K[lb->k[j]].live = 0; lb->live = 0; }
+  if (lb) {
+    for (int j = 0; j < lb->nk; j++) K[lb->k[j]].live = 0;
+    lb->live = 0;
+    /* The names go with the library: a name read after this faults. */
+    mprotect(names[lb - L], (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);
+  }
   pthread_mutex_unlock(&mu);
   return lb ? 0 : 400;
 }
 static CUresult s_getkernel(void **k, void *l, const char *name) {
+  ENTER();
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
   CUresult r = lb ? 500 : 400;
-  for (int j = 0; lb && j < lb->nk; j++) if (!strcmp(K[lb->k[j]].name, name)) { *k = &K[lb->k[j]]; r = 0; }
+  for (int j = 0; lb && j < lb->nk; j++) if (!strcmp(name_of(lb->k[j]), name)) { *k = &K[lb->k[j]]; r = 0; }
   pthread_mutex_unlock(&mu);
   return r;
 }
 static CUresult s_kcount(unsigned *n, void *l) {
+  ENTER();
+  __atomic_add_fetch(&list_calls, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
   if (lb) *n = (unsigned)lb->nk;
@@ -121,6 +182,8 @@ static CUresult s_kcount(unsigned *n, void *l) {
   return lb ? 0 : 400;
 }
 static CUresult s_kenum(void **ks, unsigned n, void *l) {
+  ENTER();
+  __atomic_add_fetch(&list_calls, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
   for (unsigned j = 0; lb && j < n && (int)j < lb->nk; j++) ks[j] = &K[lb->k[j]];
@@ -128,13 +191,18 @@ static CUresult s_kenum(void **ks, unsigned n, void *l) {
   return lb ? 0 : 400;
 }
 static CUresult s_kname(const char **p, void *k) {
+  ENTER();
+  slow();
   pthread_mutex_lock(&mu);
   int ok = live_kernel(k);
-  if (ok) *p = ((kern *)k)->name;
+  if (ok) *p = name_of(kidx(k));
   pthread_mutex_unlock(&mu);
   return ok ? 0 : 400;
 }
 static CUresult s_param(void *k, size_t i, size_t *off, size_t *sz) {
+  ENTER();
+  __atomic_add_fetch(&param_calls, 1, __ATOMIC_SEQ_CST);
+  slow();
   pthread_mutex_lock(&mu);
   CUresult r = 400;
   if (live_kernel(k)) {
@@ -143,17 +211,34 @@ static CUresult s_param(void *k, size_t i, size_t *off, size_t *sz) {
     if (!r) { *off = i * sizeof(int); *sz = kk->sizes[i]; }
   }
   pthread_mutex_unlock(&mu);
+  /* The answer is on its way back while the library may be unloaded and reloaded. */
+  slow();
   return r;
 }
 static CUresult s_klib(void **l, void *k) {
+  ENTER();
+  slow();
   pthread_mutex_lock(&mu);
   int ok = live_kernel(k);
   if (ok) *l = &L[((kern *)k)->lib];
   pthread_mutex_unlock(&mu);
   return ok ? 0 : 400;
 }
+/* The function of a kernel in the current context: one object per kernel slot. */
+static char funcs[NK];
+static CUresult s_kfunc(void **f, void *k) {
+  ENTER();
+  slow();
+  pthread_mutex_lock(&mu);
+  int ok = live_kernel(k);
+  if (ok) *f = &funcs[kidx(k)];
+  pthread_mutex_unlock(&mu);
+  return ok ? 0 : 400;
+}
 static CUresult s_launch(const void *cfg, void *f, void **p, void **e) {
+  ENTER();
   (void)cfg; (void)e;
+  slow();
   pthread_mutex_lock(&mu);
   int ok = live_kernel(f), n = ok ? ((kern *)f)->nparams : 0;
   pthread_mutex_unlock(&mu);
@@ -166,10 +251,17 @@ static CUresult s_launch(const void *cfg, void *f, void **p, void **e) {
   return 0;
 }
 
+/* A forked child cannot use the parent's driver: every call fails from now on, and nothing of
+ * the parent's (its lock, its objects) is touched. */
+static void in_child(void) { forked = 1; }
+__attribute__((constructor)) static void at_load(void) { pthread_atfork(0, 0, in_child); }
+
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *st) {
   (void)ver; (void)flags;
   const char *v = getenv("CUDYN_STANDIN_VERSION");
   if (v && *v) version = atoi(v);
+  const char *s = getenv("CUDYN_STANDIN_SLOW");
+  if (s && *s) slow_us = atoi(s);
   static const struct { const char *n; void *f; } t[] = {
     {"cuInit", (void *)s_init}, {"cuDriverGetVersion", (void *)s_ver}, {"cuDeviceGetCount", (void *)s_count},
     {"cuDeviceGetAttribute", (void *)s_attr}, {"cuCtxGetCurrent", (void *)s_ctxget},
@@ -177,6 +269,7 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flag
     {"cuDevicePrimaryCtxRetain", (void *)s_retain}, {"cuGetErrorName", (void *)s_errname},
     {"cuGetErrorString", (void *)s_errstr}, {"cuKernelGetParamInfo", (void *)s_param},
     {"cuKernelGetLibrary", (void *)s_klib}, {"cuKernelGetName", (void *)s_kname},
+    {"cuKernelGetFunction", (void *)s_kfunc},
     {"cuLaunchKernelEx", (void *)s_launch}, {"cuLibraryLoadData", (void *)s_libload},
     {"cuLibraryUnload", (void *)s_libunload}, {"cuLibraryGetKernel", (void *)s_getkernel},
     {"cuLibraryGetKernelCount", (void *)s_kcount}, {"cuLibraryEnumerateKernels", (void *)s_kenum}};
