@@ -325,6 +325,20 @@ fn a_symlink_flipped_in_a_folder_others_control_never_loads() {
 /// them is opened, and the message says why.
 fn cwd_child(case: &str) {
     let mark = PathBuf::from(std::env::var("MARK").unwrap());
+    if case == "cwd-ptxjit" || case == "no-ptxjit" {
+        // The driver (a fake that passes for one up to its version check, named by CUDYN_LIBCUDA)
+        // opens its PTX JIT compiler by name itself when it compiles PTX.
+        let e = cudyn::cuda::driver::driver().err().expect("the fake driver is refused");
+        let refused = e.message.contains("opens libnvidia-ptxjitcompiler.so.1 by name itself");
+        assert_eq!(refused, case == "cwd-ptxjit", "{}", e.message);
+        if refused {
+            assert!(e.message.contains("working directory"), "{}", e.message);
+        } else {
+            assert!(e.message.contains("cuGetProcAddress_v2"), "{}", e.message);
+        }
+        assert!(marks(&mark).iter().all(|m| m == "libcuda-fake.so"), "planted libraries ran: {:?}", marks(&mark));
+        return;
+    }
     if case == "cwd-driver" {
         let e = cudyn::cuda::nvrtc::nvrtc().err().expect("NVRTC is not opened");
         let e2 = cudyn::cuda::nvjitlink::jitlink().err().expect("nvJitLink is not opened");
@@ -430,7 +444,18 @@ fn the_working_directory_is_never_searched() {
         build_lib(&open, "libcuda.so.1", &mark, "int cuInit(int f) { return 0; }");
         run_test(TEST, "cwd-driver", &[("LD_LIBRARY_PATH", o), ("PYTHONPATH", &pythonpath), ("MARK", m)], &cwd);
         assert!(marks(&mark).is_empty(), "{:?}", marks(&mark));
+        fs::remove_file(open.join("libcuda.so.1")).unwrap();
     }
+    // The driver's PTX JIT compiler, which it opens by name itself: a driver is not used while
+    // the loader would take that from the working directory.
+    let drv_dir = td.join("driver");
+    fs::create_dir(&drv_dir).unwrap();
+    let drv = build_lib(&drv_dir, "libcuda-fake.so", &mark, "int cuInit(int f) { return 0; }");
+    let d = drv.to_str().unwrap();
+    run_test(TEST, "no-ptxjit", &[("LD_LIBRARY_PATH", ":"), ("CUDYN_LIBCUDA", d), ("MARK", m)], &cwd);
+    build_lib(&cwd, "libnvidia-ptxjitcompiler.so.1", &mark, "");
+    run_test(TEST, "cwd-ptxjit", &[("LD_LIBRARY_PATH", ":"), ("CUDYN_LIBCUDA", d), ("MARK", m)], &cwd);
+    assert!(marks(&mark).iter().all(|m| m == "libcuda-fake.so"), "{:?}", marks(&mark));
 }
 
 /// The child of `a_library_the_program_loaded_is_shared`.

@@ -628,7 +628,7 @@ pub fn install_hint(c: Component) -> &'static str {
 pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) -> Result<T, Error> {
     let explicit = explicit(c)?.is_some();
     if c != Component::Driver {
-        guard_by_name("libcuda.so.1", Some(Component::Driver))
+        guard_by_name("libcuda.so.1", Ahead::SearchAs(Component::Driver))
             .map_err(|why| Error::new(c.not_found(), format!("{} is not opened: {why}", c.human())))?;
     }
     let mut tried = Tried::default();
@@ -670,6 +670,14 @@ pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) ->
             opened.close();
             return None;
         }
+        if c == Component::Driver {
+            let file = opened.lib.path().unwrap_or_else(|| PathBuf::from(&label));
+            if let Some(why) = driver_companions(&file).iter().find_map(|n| guard_by_name(n, Ahead::CheckOnly).err()) {
+                tried.tried.push(format!("{label} (not used: {why})"));
+                opened.close();
+                return None;
+            }
+        }
         let LoadedLib { lib, ahead } = opened;
         let handle = Lib { handle: lib.handle, origin: String::new() };
         match accept(lib) {
@@ -708,21 +716,32 @@ pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) ->
     }
 }
 
-/// NVRTC, nvJitLink and libcudart each open libcuda.so.1 by name themselves, through the
-/// system loader's own search, which cudyn cannot steer (it would take `./libcuda.so.1`
-/// through an empty `LD_LIBRARY_PATH` entry). So before one of them is opened, `name` must be
-/// either loaded already (the loader then hands that one out and searches nothing), or found
-/// by the search for `search_as` (if given) and opened now (only opened: no cuInit), or absent
-/// from every place the loader would look. Err: the file the loader would take instead, and
-/// why cudyn does not trust it.
-pub(crate) fn guard_by_name(name: &str, search_as: Option<Component>) -> Result<(), String> {
+/// How `guard_by_name` may make a library CUDA opens by name loaded before CUDA asks.
+#[derive(Clone, Copy)]
+pub(crate) enum Ahead {
+    /// Open what the search for this component takes (only opened: no cuInit).
+    SearchAs(Component),
+    /// Open the first file of the name in the loader's places that passes the checks.
+    Places,
+    /// Open nothing (a large library most programs never need): only check.
+    CheckOnly,
+}
+
+/// NVRTC, nvJitLink and libcudart each open libcuda.so.1 by name themselves, NVRTC its
+/// builtins, the driver its PTX JIT compiler: through the system loader's own search, which
+/// cudyn cannot steer (it would take `./libcuda.so.1` through an empty `LD_LIBRARY_PATH`
+/// entry). So before such a library is used, `name` must be loaded already (the loader then
+/// hands that one out and searches nothing), or be opened now as `ahead` says, or be what the
+/// loader's own search takes first a file cudyn trusts, or be nowhere at all. Err: the file
+/// the loader would take instead, and why cudyn does not trust it.
+pub(crate) fn guard_by_name(name: &str, ahead: Ahead) -> Result<(), String> {
     let scan = ldso::scan();
     if scan.loaded(OsStr::new(name)).is_some() {
         return Ok(());
     }
     // What is opened here is kept, like any library cudyn opened.
-    let opened = match search_as {
-        Some(c) => {
+    let opened = match ahead {
+        Ahead::SearchAs(c) => {
             let mut tried = Tried::default();
             let r = walk(c, &mut tried, |found, _| match found {
                 Found::Loaded(lib) => Some(lib),
@@ -730,30 +749,43 @@ pub(crate) fn guard_by_name(name: &str, search_as: Option<Component>) -> Result<
             });
             matches!(r, Ok(Some(_)))
         }
-        None => {
+        Ahead::Places => {
             let (places, _) = ldso::places(name, &scan.chain(), secure_process());
             places.iter().any(|pl| plan(&pl.file(name), &scan).is_ok_and(|p| load(&p, true).is_ok()))
         }
+        Ahead::CheckOnly => false,
     };
     if opened && ldso::scan().loaded(OsStr::new(name)).is_some() {
         return Ok(());
     }
-    match ldso::loader_would_find(name, &scan.chain(), secure_process()) {
-        None => Ok(()),
-        Some(p) => {
-            let why = match trust::open_file(&p) {
-                _ if std::env::current_dir().is_ok_and(|d| p.starts_with(d)) => "it is in the working directory".into(),
-                Err(Refusal::Untrusted(w)) => w,
-                _ => "cudyn could not open it".into(),
-            };
-            Err(format!(
-                "it opens {name} by name itself, and the system loader would take {} ({why}), which cudyn does \
-                 not trust; with no trusted {name} loaded, remove that file or the LD_LIBRARY_PATH entry that \
-                 leads to it",
-                p.display()
-            ))
+    let Some(p) = ldso::loader_would_find(name, &scan.chain(), secure_process()) else { return Ok(()) };
+    let why = if std::env::current_dir().is_ok_and(|d| p.starts_with(d)) {
+        "it is in the working directory".to_string()
+    } else {
+        match trust::open_file(&p) {
+            Ok(_) | Err(Refusal::Absent) => return Ok(()), // the loader takes a file cudyn trusts
+            Err(Refusal::Untrusted(w)) => w,
+        }
+    };
+    Err(format!(
+        "it opens {name} by name itself, and the system loader would take {} ({why}), which cudyn does not \
+         trust; with no trusted {name} loaded, remove that file or the LD_LIBRARY_PATH entry that leads to it",
+        p.display()
+    ))
+}
+
+/// What the driver at `path` opens by name itself when it compiles: its PTX JIT compiler, its
+/// NVVM (LTO JIT), and the compiler library of its own version (`libnvidia-gpucomp.so.<the
+/// version in libcuda.so.<version>>`, newer drivers).
+fn driver_companions(path: &Path) -> Vec<String> {
+    let mut v = vec!["libnvidia-ptxjitcompiler.so.1".to_string(), "libnvidia-nvvm.so.4".to_string()];
+    let real = std::fs::canonicalize(path).ok();
+    if let Some(ver) = real.as_deref().and_then(Path::file_name).and_then(|n| n.to_str()?.strip_prefix("libcuda.so.")) {
+        if ver.contains('.') {
+            v.push(format!("libnvidia-gpucomp.so.{ver}"));
         }
     }
+    v
 }
 
 /// NVRTC dlopens `libnvrtc-builtins.so.MAJOR.MINOR` by soname at compile time; when NVRTC itself

@@ -58,7 +58,7 @@ fn accept(lib: &Lib) -> Result<(i32, NvrtcFns, ())> {
     }
     // NVRTC opens its builtins by name when it compiles: the search opened the ones beside it
     // already, else they must come from nowhere cudyn does not trust.
-    super::dl::guard_by_name(&format!("libnvrtc-builtins.so.{major}.{minor}"), None)
+    super::dl::guard_by_name(&format!("libnvrtc-builtins.so.{major}.{minor}"), super::dl::Ahead::Places)
         .map_err(|why| Error::new(Status::NvrtcNotFound, format!("NVRTC {major}.{minor} is not used: {why}")))?;
     Ok((major * 1000 + minor * 10, f, ()))
 }
