@@ -325,14 +325,22 @@ struct Planned {
 /// library needs (NVRTC: five of glibc's).
 const MAX_PLANNED: usize = 64;
 
-/// Check the file at `path` and find what it needs (see [`Planned`]).
-fn plan(path: &Path, scan: &ldso::Scan) -> Result<Planned, Refusal> {
+/// Check the file at `path` and find what it needs (see [`Planned`]); with `deep` false, only
+/// check the file.
+fn plan_as(path: &Path, scan: &ldso::Scan, deep: bool) -> Result<Planned, Refusal> {
     let checked = trust::open_file(path)?;
+    if !deep {
+        return Ok(Planned { path: path.to_path_buf(), plan: Vec::new() });
+    }
     let mut order = Vec::new();
     let mut seen: Vec<OsString> = Vec::new();
     let loaders = scan.chain();
     needs(&checked.fd, path, &loaders, scan, &mut order, &mut seen, 0).map_err(Refusal::Untrusted)?;
     Ok(Planned { path: path.to_path_buf(), plan: order })
+}
+
+fn plan(path: &Path, scan: &ldso::Scan) -> Result<Planned, Refusal> {
+    plan_as(path, scan, true)
 }
 
 /// Append to `order` what the library open at `fd` (found at `path`, loaded by `loaders`)
@@ -494,9 +502,15 @@ enum Found {
 
 /// Every file the search for `c` would try, in order, with whether it may be opened, until `f`
 /// takes one (returns Some).
-fn walk<T>(
+fn walk<T>(c: Component, tried: &mut Tried, f: impl FnMut(Found, &mut Tried) -> Option<T>) -> Result<Option<T>, Error> {
+    walk_as(c, tried, true, f)
+}
+
+/// `walk`, with `deep` as for `plan_as`.
+fn walk_as<T>(
     c: Component,
     tried: &mut Tried,
+    deep: bool,
     mut f: impl FnMut(Found, &mut Tried) -> Option<T>,
 ) -> Result<Option<T>, Error> {
     let explicit = explicit(c)?.is_some();
@@ -506,7 +520,7 @@ fn walk<T>(
     // not worth a word.
     let try_path =
         |p: &Path, tried: &mut Tried, in_loader_turn: bool, f: &mut dyn FnMut(Found, &mut Tried) -> Option<T>| {
-            match plan(p, &scan) {
+            match plan_as(p, &scan, deep) {
                 Ok(planned) => f(Found::File(planned), tried),
                 Err(Refusal::Absent) => {
                     if explicit {
@@ -555,11 +569,13 @@ fn walk<T>(
 }
 
 /// The file `open(c, ..)` would open first, found without opening anything (for the compile
-/// cache, which keys on it): a library of the soname already loaded (its path), else the
-/// first candidate that passes the checks with everything it needs. None when nothing would.
+/// cache, which keys on it, in a process that may never load NVRTC): a library of the soname
+/// already loaded (its path), else the first candidate that passes the checks. What it needs
+/// is not followed (a file refused only for those is rare, and the compiler checks that the
+/// NVRTC it loads is the one located before it keys on it).
 pub fn locate(c: Component) -> Option<PathBuf> {
     let mut tried = Tried::default();
-    walk(c, &mut tried, |found, _| match found {
+    walk_as(c, &mut tried, false, |found, _| match found {
         Found::File(p) => Some(Some(p.path)),
         Found::Loaded(lib) => {
             let p = lib.path().filter(|p| p.is_absolute());

@@ -93,8 +93,8 @@ pub(crate) fn places(name: &str, chain: &[&Paths], secure: bool) -> (Vec<Place>,
         }
     }
     if !req.nodeflib {
-        if let Some(f) = ld_so_cache().and_then(|c| ld_so_cache_lookup(c, name)) {
-            out.push(Place::File(PathBuf::from(OsStr::from_bytes(&f))));
+        if let Some(f) = ld_so_cache_file(name) {
+            out.push(Place::File(f));
         }
         out.extend(DEFAULT_DIRS.iter().map(|d| Place::Folder(PathBuf::from(d))));
     }
@@ -172,8 +172,7 @@ pub(crate) fn loader_would_find(name: &str, chain: &[&Paths], secure: bool) -> O
         }
     }
     if !req.nodeflib {
-        if let Some(f) = ld_so_cache().and_then(|c| ld_so_cache_lookup(c, name)) {
-            let f = PathBuf::from(OsStr::from_bytes(&f));
+        if let Some(f) = ld_so_cache_file(name) {
             if present(&f) {
                 return Some(f);
             }
@@ -256,8 +255,8 @@ fn cstr_at(b: &[u8], at: usize) -> Option<&[u8]> {
 }
 
 /// The file an ld.so.cache (glibc's "new" format, alone or after the old one; little-endian)
-/// names for `name` among its x86-64 entries: the baseline entry (no hardware capability), else
-/// the first. None when it names none, or when the bytes are not a cache this parser
+/// names for `name` among its x86-64 entries: the baseline entry (no hardware capability),
+/// else the first. None when it names none, or when the bytes are not a cache this parser
 /// understands (the loader then finds nothing there either). Never panics.
 pub(crate) fn ld_so_cache_lookup(b: &[u8], name: &str) -> Option<Vec<u8>> {
     let name = name.as_bytes();
@@ -286,25 +285,34 @@ pub(crate) fn ld_so_cache_lookup(b: &[u8], name: &str) -> Option<Vec<u8>> {
     if entries_end > hdr.len() {
         return None;
     }
+    let mut want = name.to_vec();
+    want.push(0);
     let mut first: Option<&[u8]> = None;
-    for i in 0..nlibs {
-        let e = 48 + i * 24;
-        if u32_at(hdr, e)? as i32 != FLAGS_X86_64 {
+    for e in hdr[48..entries_end].chunks_exact(24) {
+        let word = |at: usize| u32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]);
+        if word(0) as i32 != FLAGS_X86_64 {
             continue;
         }
-        if cstr_at(hdr, u32_at(hdr, e + 4)? as usize)? != name {
+        // The key compared in place (name, then its NUL): no scan of every key for its end.
+        let k = word(4) as usize;
+        if hdr.get(k..k.checked_add(want.len())?) != Some(&want[..]) {
             continue;
         }
-        let value = cstr_at(hdr, u32_at(hdr, e + 8)? as usize)?;
+        let value = cstr_at(hdr, word(8) as usize)?;
         if value.first() != Some(&b'/') {
             return None;
         }
-        if u64_at(hdr, e + 16)? == 0 {
+        if word(16) == 0 && word(20) == 0 {
             return Some(value.to_vec());
         }
         first.get_or_insert(value);
     }
     first.map(<[u8]>::to_vec)
+}
+
+/// What this system's ld.so.cache names for `name`.
+fn ld_so_cache_file(name: &str) -> Option<PathBuf> {
+    ld_so_cache().and_then(|c| ld_so_cache_lookup(c, name)).map(|v| PathBuf::from(OsStr::from_bytes(&v)))
 }
 
 /// The machine this build of cudyn runs on, as ELF names it.
