@@ -58,8 +58,15 @@ pub(crate) struct Dynamic {
 
 /// Folders the loader searches last (its compiled-in list differs between distributions:
 /// Debian's multiarch folders, then Fedora's lib64, then the plain ones).
+#[cfg(not(target_arch = "aarch64"))]
 pub(crate) const DEFAULT_DIRS: &[&str] =
     &["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
+#[cfg(target_arch = "aarch64")]
+pub(crate) const DEFAULT_DIRS: &[&str] =
+    &["/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
+/// Debian's multiarch folder, one of the values of `$LIB`.
+const MULTIARCH_LIB: &str =
+    if cfg!(target_arch = "aarch64") { "lib/aarch64-linux-gnu" } else { "lib/x86_64-linux-gnu" };
 
 /// The folders (and the ld.so.cache file) the loader would search for `name`, requested by
 /// `chain[0]` (whose loaders follow it in `chain`, the program last), in order; and the entries
@@ -190,7 +197,7 @@ pub(crate) fn loader_would_find(name: &str, chain: &[&Paths], secure: bool) -> O
 }
 
 /// One RPATH/RUNPATH/LD_LIBRARY_PATH element as folders: `$ORIGIN` is the object's folder,
-/// `$LIB` each of `lib`, `lib64`, `lib/x86_64-linux-gnu` (distributions differ), `$PLATFORM`
+/// `$LIB` each of `lib`, `lib64`, `lib/<multiarch>` (distributions differ), `$PLATFORM`
 /// the machine. Err (why it is skipped) for an element that means the working directory
 /// (empty, or relative), or one the loader would drop (`$ORIGIN` with no folder known).
 fn expand(part: &[u8], origin: Option<&Path>) -> Result<Vec<PathBuf>, &'static str> {
@@ -210,8 +217,7 @@ fn expand(part: &[u8], origin: Option<&Path>) -> Result<Vec<PathBuf>, &'static s
     }
     for tok in ["${LIB}", "$LIB"] {
         if outs.iter().any(|x| x.contains(tok)) {
-            outs =
-                outs.iter().flat_map(|x| ["lib", "lib64", "lib/x86_64-linux-gnu"].map(|l| x.replace(tok, l))).collect();
+            outs = outs.iter().flat_map(|x| ["lib", "lib64", MULTIARCH_LIB].map(|l| x.replace(tok, l))).collect();
         }
     }
     if outs.iter().any(|x| !x.starts_with('/')) {
@@ -239,6 +245,8 @@ const OLD_MAGIC: &[u8] = b"ld.so-1.7.0";
 const NEW_MAGIC: &[u8] = b"glibc-ld.so.cache1.1";
 /// The x86-64 libc6 entries: FLAG_ELF_LIBC6 | FLAG_X8664_LIB64.
 pub(crate) const FLAGS_X86_64: i32 = 0x0303;
+/// The entries of this machine: x86-64's, or FLAG_ELF_LIBC6 | FLAG_AARCH64_LIB64.
+const FLAGS_HOST: i32 = if cfg!(target_arch = "aarch64") { 0x0a03 } else { FLAGS_X86_64 };
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?))
@@ -255,7 +263,7 @@ fn cstr_at(b: &[u8], at: usize) -> Option<&[u8]> {
 }
 
 /// The file an ld.so.cache (glibc's "new" format, alone or after the old one; little-endian)
-/// names for `name` among its x86-64 entries: the baseline entry (no hardware capability),
+/// names for `name` among the entries of this machine: the baseline entry (no hardware capability),
 /// else the first. None when it names none, or when the bytes are not a cache this parser
 /// understands (the loader then finds nothing there either). Never panics.
 pub(crate) fn ld_so_cache_lookup(b: &[u8], name: &str) -> Option<Vec<u8>> {
@@ -290,7 +298,7 @@ pub(crate) fn ld_so_cache_lookup(b: &[u8], name: &str) -> Option<Vec<u8>> {
     let mut first: Option<&[u8]> = None;
     for e in hdr[48..entries_end].chunks_exact(24) {
         let word = |at: usize| u32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]);
-        if word(0) as i32 != FLAGS_X86_64 {
+        if word(0) as i32 != FLAGS_HOST {
             continue;
         }
         // The key compared in place (name, then its NUL): no scan of every key for its end.

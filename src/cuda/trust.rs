@@ -376,6 +376,32 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
     }
 
+    /// A sticky folder others can write (/tmp's kind) is fine on the way, for entries owned by
+    /// root or us; a symlink another user owns there is not (they may replace it).
+    #[test]
+    fn sticky_folders_protect_only_our_own_entries() {
+        let d = tmp("sticky");
+        let st = d.join("st");
+        std::fs::create_dir(&st).unwrap();
+        std::fs::set_permissions(&st, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        std::fs::write(st.join("lib.so"), b"x").unwrap();
+        std::fs::set_permissions(st.join("lib.so"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(open_file(&st.join("lib.so")).is_ok());
+        symlink(st.join("lib.so"), st.join("link.so")).unwrap();
+        assert!(open_file(&st.join("link.so")).is_ok());
+        // Not sticky: refused.
+        std::fs::set_permissions(&st, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(untrusted(open_file(&st.join("lib.so"))).contains("writable by others"));
+        std::fs::set_permissions(&st, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        if me() == 0 {
+            std::os::unix::fs::lchown(st.join("link.so"), Some(65534), Some(65534)).unwrap();
+            assert!(untrusted(open_file(&st.join("link.so"))).contains("the symlink"));
+            std::os::unix::fs::chown(st.join("lib.so"), Some(65534), Some(65534)).unwrap();
+            assert!(untrusted(open_file(&st.join("lib.so"))).contains("owned by uid 65534"));
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn folders_are_checked_the_same_way() {
         let d = tmp("folder");
