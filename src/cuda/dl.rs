@@ -395,14 +395,16 @@ fn needs(
                 }
             };
             // The loader passes over a file of another machine or class; so does cudyn, and
-            // over one that does not answer to the name (the loader would not match it later).
+            // over one that does not answer to the name: the loader, asked for the name when
+            // it loads the library, matches loaded objects by soname, and would search again.
             match ldso::read_dynamic(&dep.fd, &file.display().to_string(), None) {
-                Ok(dd) if dd.soname.as_deref().is_none_or(|s| s == name.as_os_str()) => {}
+                Ok(dd) if dd.soname.as_deref() == Some(name.as_os_str()) => {}
                 Ok(dd) => {
+                    let soname = dd.soname.map(|s| s.to_string_lossy().into_owned());
                     why_not.push(format!(
                         "{} skipped: its soname is {}",
                         file.display(),
-                        dd.soname.unwrap_or_default().to_string_lossy()
+                        soname.as_deref().unwrap_or("missing")
                     ));
                     continue;
                 }
