@@ -325,6 +325,19 @@ fn a_symlink_flipped_in_a_folder_others_control_never_loads() {
 /// them is opened, and the message says why.
 fn cwd_child(case: &str) {
     let mark = PathBuf::from(std::env::var("MARK").unwrap());
+    if case == "runtime-ptxjit" {
+        // A driver (a fake with the soname, named by CUDYN_LIBCUDA) is loaded for NVRTC's and
+        // the runtime's sake; its PTX JIT compiler would come from the working directory.
+        for e in [
+            cudyn::cuda::nvrtc::nvrtc().err().expect("NVRTC is not opened"),
+            cudyn::cuda::runtime::runtime().err().expect("the runtime is not opened"),
+        ] {
+            assert!(e.message.contains("opens libnvidia-ptxjitcompiler.so.1 by name itself"), "{}", e.message);
+        }
+        // Only the fake drivers (explicit, trusted) ever ran.
+        assert!(marks(&mark).iter().all(|m| m.starts_with("libcuda")), "planted libraries ran: {:?}", marks(&mark));
+        return;
+    }
     if case == "cwd-ptxjit" || case == "no-ptxjit" {
         // The driver (a fake that passes for one up to its version check, named by CUDYN_LIBCUDA)
         // opens its PTX JIT compiler by name itself when it compiles PTX.
@@ -456,6 +469,21 @@ fn the_working_directory_is_never_searched() {
     build_lib(&cwd, "libnvidia-ptxjitcompiler.so.1", &mark, "");
     run_test(TEST, "cwd-ptxjit", &[("LD_LIBRARY_PATH", ":"), ("CUDYN_LIBCUDA", d), ("MARK", m)], &cwd);
     assert!(marks(&mark).iter().all(|m| m == "libcuda-fake.so"), "{:?}", marks(&mark));
+    let with_soname = build_lib_with(
+        &drv_dir,
+        "libcuda.so.1",
+        &mark,
+        "int cuInit(int f) { return 0; }",
+        &["-Wl,-soname,libcuda.so.1"],
+    );
+    let env = [
+        ("LD_LIBRARY_PATH", ":"),
+        ("CUDYN_LIBCUDA", with_soname.to_str().unwrap()),
+        ("PYTHONPATH", &pythonpath),
+        ("MARK", m),
+    ];
+    run_test(TEST, "runtime-ptxjit", &env, &cwd);
+    assert!(marks(&mark).iter().all(|m| m.starts_with("libcuda")), "{:?}", marks(&mark));
 }
 
 /// The child of `a_library_the_program_loaded_is_shared`.

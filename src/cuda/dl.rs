@@ -754,8 +754,8 @@ pub(crate) enum Ahead {
 /// the loader would take instead, and why cudyn does not trust it.
 pub(crate) fn guard_by_name(name: &str, ahead: Ahead) -> Result<(), String> {
     let scan = ldso::scan();
-    if scan.loaded(OsStr::new(name)).is_some() {
-        return Ok(());
+    if let Some(p) = scan.loaded(OsStr::new(name)) {
+        return companions_guarded(name, p);
     }
     // What is opened here is kept, like any library cudyn opened.
     let opened = match ahead {
@@ -773,8 +773,10 @@ pub(crate) fn guard_by_name(name: &str, ahead: Ahead) -> Result<(), String> {
         }
         Ahead::CheckOnly => false,
     };
-    if opened && ldso::scan().loaded(OsStr::new(name)).is_some() {
-        return Ok(());
+    if opened {
+        if let Some(p) = ldso::scan().loaded(OsStr::new(name)) {
+            return companions_guarded(name, p);
+        }
     }
     let Some(p) = ldso::loader_would_find(name, &scan.chain(), secure_process()) else { return Ok(()) };
     let why = if std::env::current_dir().is_ok_and(|d| p.starts_with(d)) {
@@ -790,6 +792,19 @@ pub(crate) fn guard_by_name(name: &str, ahead: Ahead) -> Result<(), String> {
          trust; with no trusted {name} loaded, remove that file or the LD_LIBRARY_PATH entry that leads to it",
         p.display()
     ))
+}
+
+/// For a loaded driver (`name` libcuda.so.1, at `path`): what it opens by name itself must not
+/// come from an untrusted place either, whoever uses it (libcudart JITs PTX through it too).
+fn companions_guarded(name: &str, path: &Path) -> Result<(), String> {
+    if name != "libcuda.so.1" {
+        return Ok(());
+    }
+    for c in driver_companions(path) {
+        guard_by_name(&c, Ahead::CheckOnly)
+            .map_err(|why| format!("it uses {}, which {}", path.display(), why.trim_start_matches("it ")))?;
+    }
+    Ok(())
 }
 
 /// What the driver at `path` opens by name itself when it compiles: its PTX JIT compiler, its
