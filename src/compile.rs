@@ -577,11 +577,13 @@ fn run_nvrtc(
         }
         return Err(CompileFailure { error, log });
     }
+    // A code NVRTC cannot hand over (too large, no memory for it) fails with the log it wrote.
     let code = match target {
-        CodeKind::Cubin => prog.cubin()?,
-        CodeKind::Ptx => prog.ptx()?,
-        _ => prog.lto_ir()?,
-    };
+        CodeKind::Cubin => prog.cubin(),
+        CodeKind::Ptx => prog.ptx(),
+        _ => prog.lto_ir(),
+    }
+    .map_err(|error| CompileFailure { error, log: log.clone() })?;
     let mut lowered = Vec::new();
     for (e, s) in exprs.iter().zip(&opts.name_expressions) {
         lowered.push((s.clone(), prog.lowered_name(e)?));

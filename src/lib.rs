@@ -96,7 +96,7 @@ pub mod test_hooks {
         pub use crate::image::memo::{clear, stats, ENTRIES};
     }
     pub mod search {
-        pub use crate::cuda::dl::{candidates, secure_process, setting, Component};
+        pub use crate::cuda::dl::{candidates, locate, probe, secure_process, setting, Component};
     }
 }
 

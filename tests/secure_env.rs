@@ -2,9 +2,11 @@
 //! ignores CUDYN_LIB*, CUDYN_CACHE*, CUDA_PATH/CUDA_HOME and PYTHONPATH-derived folders (as
 //! secure_getenv does), so a planted library is never opened and the cache is off.
 //!
-//! The real run needs root: the test copies its own binary, makes it setuid root, and runs it
-//! as nobody with a planted library named in every variable. Without root it says so and
-//! checks only the non-secure side.
+//! The secure run needs a program the kernel marks AT_SECURE: as root, a setuid-root copy of
+//! this test binary run as nobody; as another user who is in a group besides their own, a
+//! setgid copy (the effective group then differs from the real one). The copy lies in a folder
+//! every user can reach, whatever folder the checkout is in. A user with neither cannot make
+//! such a program: the test says so, and checks the non-secure side.
 
 mod common;
 
@@ -13,6 +15,15 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
+
+/// A group of ours other than `egid` (from getgroups), if any.
+fn supplementary_group(egid: libc::gid_t) -> Option<u32> {
+    let mut groups = vec![0 as libc::gid_t; 256];
+    // SAFETY: the buffer holds 256 gids.
+    let n = unsafe { libc::getgroups(256, groups.as_mut_ptr()) };
+    groups.truncate(n.max(0) as usize);
+    groups.into_iter().find(|&g| g != egid)
+}
 
 /// A shared library whose constructor leaves a mark: proof of whether it was ever loaded.
 fn build_planted(dir: &Path, mark: &Path) -> std::path::PathBuf {
@@ -51,52 +62,70 @@ fn setuid_process_ignores_the_environment() {
         assert!(e.message.contains("setuid"), "{}", e.message);
         // NVRTC is searched for only where the system puts it; the message says why the
         // variables did not count.
+        let td = std::env::var("CUDA_PATH").unwrap();
         if let Err(e) = cudyn::cuda::nvrtc::nvrtc() {
             assert!(e.message.contains("setuid") && !e.message.contains("planted"), "{}", e.message);
+            // Not even looked at through LD_LIBRARY_PATH (which names the planted folder).
+            assert!(!e.message.contains(&td), "{}", e.message);
         }
         let _ = cudyn::cuda::runtime::runtime();
         println!("secure-child-done");
         return;
     }
-    let td = TempDir::new("setuid");
+    let td = TempDir::reachable_by_others("setuid");
     let mark = td.join("mark");
     let planted = build_planted(td.path(), &mark);
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: not root; the setuid run is skipped");
-        return;
+    // The same library under the sonames, where LD_LIBRARY_PATH (and CUDA_PATH) lead.
+    for so in ["libnvrtc.so.13", "libcudart.so.13", "lib64/libnvrtc.so.13"] {
+        fs::create_dir_all(td.join(so).parent().unwrap()).unwrap();
+        fs::copy(&planted, td.join(so)).unwrap();
     }
-    // A setuid-root copy of this test binary in a folder nobody can reach.
-    fs::set_permissions(td.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    let exe = td.join("secure-probe");
-    fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-    std::os::unix::fs::chown(&exe, Some(0), Some(0)).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o4755)).unwrap();
+    // A copy of this test binary that runs AT_SECURE: setuid root run as nobody (as root), or
+    // setgid to a supplementary group of ours (as another user).
+    // SAFETY: geteuid, getegid cannot fail.
+    let (root, egid) = unsafe { (libc::geteuid() == 0, libc::getegid()) };
+    let group = if root { None } else { supplementary_group(egid) };
+    if root || group.is_some() {
+        let exe = exe_copy_in(td.path());
+        if root {
+            std::os::unix::fs::chown(&exe, Some(0), Some(0)).unwrap();
+            fs::set_permissions(&exe, fs::Permissions::from_mode(0o4755)).unwrap();
+        } else {
+            std::os::unix::fs::chown(&exe, None, group).unwrap();
+            fs::set_permissions(&exe, fs::Permissions::from_mode(0o2755)).unwrap();
+        }
+        let p = planted.to_str().unwrap();
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(&exe);
+        cmd.args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, "secure")
+            .env("PLANTED", p)
+            .env("CUDYN_LIBNVRTC", p)
+            .env("CUDYN_LIBCUDART", p)
+            .env("CUDYN_CACHE_DIR", td.join("cache"))
+            .env("CUDA_PATH", td.path())
+            .env("PYTHONPATH", td.path())
+            .env("LD_LIBRARY_PATH", td.path())
+            .current_dir(td.path());
+        if root {
+            cmd.uid(65534).gid(65534);
+        }
+        let out = cmd.output().expect("running the secure copy of the test binary");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("secure-child-done"),
+            "setuid/setgid child failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!mark.exists(), "the planted library was loaded in the secure process");
+        assert!(!td.join("cache").exists(), "the secure process made the cache folder it was told to");
+    } else {
+        eprintln!(
+            "note: not root and in no group but our own: no AT_SECURE program can be made, so only the \
+             non-secure side is checked"
+        );
+    }
     let p = planted.to_str().unwrap();
-    use std::os::unix::process::CommandExt;
-    let out = Command::new(&exe)
-        .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "secure")
-        .env("PLANTED", p)
-        .env("CUDYN_LIBNVRTC", p)
-        .env("CUDYN_LIBCUDART", p)
-        .env("CUDYN_CACHE_DIR", td.join("cache"))
-        .env("CUDA_PATH", td.path())
-        .env("PYTHONPATH", td.path())
-        .env_remove("LD_LIBRARY_PATH")
-        .current_dir(td.path())
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("secure-child-done"),
-        "setuid child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!mark.exists(), "the planted library was loaded in the setuid process");
-    assert!(!td.join("cache").exists(), "the setuid process made the cache folder it was told to");
 
     // The same, not setuid: the planted library is what CUDYN_LIBNVRTC names, so it is opened
     // (its constructor runs), then refused as not NVRTC or too old: the variable counted.

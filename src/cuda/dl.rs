@@ -1,13 +1,23 @@
 //! Finding and opening CUDA's shared libraries: one place, one search order.
-//! Explicit variable, then the system loader, then CUDA_PATH/CUDA_HOME, then NVIDIA's wheels.
+//! Explicit variable, then the system loader's folders, then CUDA_PATH/CUDA_HOME, then NVIDIA's wheels.
 //!
-//! Every file found by path is checked before it is opened (dlopen runs its constructors):
-//! owned by root or by us, not writable by others, in a folder chain others cannot change;
-//! explicit paths must be absolute; in a setuid/setgid process the environment is ignored.
-//! A library that is opened but refused is closed again.
+//! Nothing is handed to `dlopen` by bare name: the system loader would search folders no one
+//! checked (an empty `LD_LIBRARY_PATH` entry is the working directory to it). cudyn does the
+//! loader's search itself (`ldso`) and opens what it finds by path. Every file it opens passes
+//! `trust` first (owned by root or by us, neither group nor others can write it, nor any folder
+//! on the way, nor any link: then `dlopen` of the path loads the file checked), and so does
+//! every library that file needs (`DT_NEEDED`): those are found the same way and opened first,
+//! so that the loader, when it loads the file, finds each of them loaded and searches nothing.
+//! A library of the name already loaded in the process is shared, not loaded again. Explicit
+//! paths must be absolute; in a setuid/setgid process the environment is ignored. A library
+//! that is opened but refused is closed again, with what was opened for it.
 
+use super::ldso::{self, Paths};
+use super::trust::{self, Refusal};
 use crate::error::{Error, Status};
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_void, CStr, CString, OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// An opened shared library. Never closed: CUDA libraries do not survive dlclose well, and
@@ -146,16 +156,20 @@ fn dlerror_text() -> String {
     }
 }
 
-/// dlopen with RTLD_NOW | `extra`; Err carries dlerror's text.
-pub fn open_raw(name: &str, global: bool) -> Result<Lib, String> {
-    let c = CString::new(name).map_err(|_| "name contains NUL".to_string())?;
-    let flags = libc::RTLD_NOW | if global { libc::RTLD_GLOBAL } else { libc::RTLD_LOCAL };
-    // SAFETY: c is NUL-terminated; dlopen is thread-safe.
+/// dlopen of `path` (absolute: never a bare name, which the loader would search for) with
+/// RTLD_NOW, RTLD_GLOBAL or RTLD_LOCAL, and `extra`; Err carries dlerror's text.
+fn dlopen(path: &Path, global: bool, extra: libc::c_int) -> Result<Lib, String> {
+    if !path.is_absolute() {
+        return Err(format!("{} is not an absolute path", path.display()));
+    }
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| "name contains NUL".to_string())?;
+    let flags = libc::RTLD_NOW | extra | if global { libc::RTLD_GLOBAL } else { libc::RTLD_LOCAL };
+    // SAFETY: c is NUL-terminated and absolute; dlopen is thread-safe.
     let h = unsafe { libc::dlopen(c.as_ptr(), flags) };
     if h.is_null() {
         Err(dlerror_text())
     } else {
-        Ok(Lib { handle: h, origin: name.to_string() })
+        Ok(Lib { handle: h, origin: path.display().to_string() })
     }
 }
 
@@ -209,57 +223,12 @@ pub fn python_site_dirs() -> Vec<PathBuf> {
     out
 }
 
-/// Why a file found by path may not be opened: None when it may. The file (after symlinks)
-/// must be a regular file owned by root or by us and not writable by others; its
-/// folder must not be writable by others; no folder above it may be writable by others
-/// unless sticky (/tmp), where others can add files but not rename ours.
-pub fn untrusted_reason(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let real = match std::fs::canonicalize(path) {
-        Ok(r) => r,
-        Err(e) => return Some(format!("cannot resolve it: {}", crate::error::io_text(&e))),
-    };
-    let m = match std::fs::metadata(&real) {
-        Ok(m) => m,
-        Err(e) => return Some(format!("cannot stat it: {}", crate::error::io_text(&e))),
-    };
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if !m.is_file() {
-        return Some(format!("{} is not a regular file", real.display()));
-    }
-    if m.uid() != 0 && m.uid() != me {
-        return Some(format!("{} is owned by uid {}, neither root nor us (uid {me})", real.display(), m.uid()));
-    }
-    // World-writable only: group-writable installs (a shared conda environment) are common
-    // and the group is chosen by the owner.
-    if m.mode() & 0o002 != 0 {
-        return Some(format!("{} is writable by others (mode {:o})", real.display(), m.mode() & 0o7777));
-    }
-    let mut dir = real.parent();
-    let mut first = true;
-    while let Some(d) = dir {
-        if let Ok(dm) = std::fs::metadata(d) {
-            let sticky = dm.mode() & 0o1000 != 0;
-            if dm.mode() & 0o002 != 0 && (first || !sticky) {
-                return Some(format!(
-                    "its folder {} is writable by others (mode {:o})",
-                    d.display(),
-                    dm.mode() & 0o7777
-                ));
-            }
-        }
-        first = false;
-        dir = d.parent();
-    }
-    None
-}
-
 /// Folders of CUDA headers (and CCCL's) that belong with the library at `lib` (a real path):
 /// `<root>/include/cccl` and `<root>/include` for a toolkit (`<root>/lib64`, `<root>/lib`,
 /// `<root>/targets/<arch>/lib`) or the CUDA 13 wheels (`nvidia/cu13/lib`), plus the CUDA 12
 /// wheels' `nvidia/cuda_cccl/include` and `nvidia/cuda_runtime/include`. Only folders that
-/// exist and that others cannot write.
+/// exist and pass the rule of the library search (`trust`): nothing on the way to them, and
+/// they themselves, can be changed by others.
 pub fn header_dirs_beside(lib: &Path) -> Vec<PathBuf> {
     let Some(root) = lib.parent().and_then(Path::parent) else { return Vec::new() };
     let mut dirs = vec![root.join("include/cccl"), root.join("include")];
@@ -267,80 +236,358 @@ pub fn header_dirs_beside(lib: &Path) -> Vec<PathBuf> {
         dirs.push(nvidia.join("cuda_cccl/include"));
         dirs.push(nvidia.join("cuda_runtime/include"));
     }
-    dirs.retain(|d| d.is_dir() && folder_trusted(d));
+    dirs.retain(|d| trust::folder(d).is_ok());
     dirs.dedup();
     dirs
 }
 
-/// A folder no one else can write, nor swap through a folder above it.
-fn folder_trusted(d: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(real) = std::fs::canonicalize(d) else { return false };
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
-    let mut first = true;
-    let mut cur = Some(real.as_path());
-    while let Some(c) = cur {
-        let Ok(m) = std::fs::metadata(c) else { return false };
-        if first && m.uid() != 0 && m.uid() != me {
-            return false;
-        }
-        if m.mode() & 0o002 != 0 && (first || m.mode() & 0o1000 == 0) {
-            return false;
-        }
-        first = false;
-        cur = c.parent();
-    }
-    true
-}
-
 /// The explicit choice for `c` (CUDYN_LIB*), if set: Err when it is not an absolute path.
-fn explicit(c: Component) -> Result<Option<String>, Error> {
+fn explicit(c: Component) -> Result<Option<PathBuf>, Error> {
     let Some(v) = setting(c.env_var()) else { return Ok(None) };
-    let v = v.to_string_lossy().into_owned();
-    if !Path::new(&v).is_absolute() {
+    let p = PathBuf::from(v);
+    if !p.is_absolute() {
         return Err(Error::new(
             c.not_found(),
             format!(
-                "{}={v} is a relative path; cudyn never loads from the working directory: give an absolute path",
-                c.env_var()
+                "{}={} is a relative path; cudyn never loads from the working directory: give an absolute path",
+                c.env_var(),
+                p.display()
             ),
         ));
     }
-    Ok(Some(v))
+    Ok(Some(p))
 }
 
-/// The ordered list of candidates for `c`: what each is and how to open it.
-pub fn candidates(c: Component) -> Vec<String> {
+/// One step of the search for a component.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Candidate {
+    /// The system loader's turn for this soname: a library of that soname already loaded,
+    /// else the loader's folders in its order (`ldso::places`), each file checked.
+    Soname(&'static str),
+    /// A file (its folder given by a variable, or a fixed place).
+    Path(PathBuf),
+}
+
+/// The ordered list of candidates for `c`.
+fn candidate_list(c: Component) -> Vec<Candidate> {
     if let Ok(Some(e)) = explicit(c) {
         // An explicit choice is the only candidate: silently falling back would hide a typo.
-        return vec![e];
+        return vec![Candidate::Path(e)];
     }
-    let mut v: Vec<String> = c.sonames().iter().map(|s| s.to_string()).collect();
+    let mut v: Vec<Candidate> = c.sonames().iter().map(|s| Candidate::Soname(s)).collect();
     let mut roots = abs_dirs_from("CUDA_PATH");
     roots.extend(abs_dirs_from("CUDA_HOME"));
     for so in c.sonames() {
         if c == Component::Driver {
             // A toolkit's lib64/stubs/libcuda.so is a stub that fails every call: never use it.
             for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64", "/usr/lib/wsl/lib"] {
-                v.push(format!("{d}/{so}"));
+                v.push(Candidate::Path(Path::new(d).join(so)));
             }
             continue;
         }
         for r in &roots {
             for sub in ["lib64", "lib", "targets/x86_64-linux/lib"] {
-                v.push(r.join(sub).join(so).to_string_lossy().into_owned());
+                v.push(Candidate::Path(r.join(sub).join(so)));
             }
         }
         for site in python_site_dirs() {
             for sub in c.wheel_subdirs(so) {
-                v.push(site.join(sub).join(so).to_string_lossy().into_owned());
+                v.push(Candidate::Path(site.join(sub).join(so)));
             }
         }
     }
     let mut seen = std::collections::HashSet::new();
     v.retain(|x| seen.insert(x.clone()));
     v
+}
+
+/// The ordered list of candidates for `c`, as text: a bare soname for the system loader's
+/// turn (searched by cudyn in the loader's folders), else an absolute path.
+pub fn candidates(c: Component) -> Vec<String> {
+    candidate_list(c)
+        .into_iter()
+        .map(|x| match x {
+            Candidate::Soname(s) => s.to_string(),
+            Candidate::Path(p) => p.display().to_string(),
+        })
+        .collect()
+}
+
+/// A library cudyn may open: the file at `path` passed `trust`, and `plan` lists what it needs
+/// that is not loaded yet, each of those checked the same way, in the order to open them
+/// (what a library needs before it).
+struct Planned {
+    path: PathBuf,
+    plan: Vec<PathBuf>,
+}
+
+/// At most this many libraries opened ahead of one (and as deep): far more than any CUDA
+/// library needs (NVRTC: five of glibc's).
+const MAX_PLANNED: usize = 64;
+
+/// Check the file at `path` and find what it needs (see [`Planned`]); with `deep` false, only
+/// check the file.
+fn plan_as(path: &Path, scan: &ldso::Scan, deep: bool) -> Result<Planned, Refusal> {
+    let checked = trust::open_file(path)?;
+    if !deep {
+        return Ok(Planned { path: path.to_path_buf(), plan: Vec::new() });
+    }
+    let mut order = Vec::new();
+    let mut seen: Vec<OsString> = Vec::new();
+    let loaders = scan.chain();
+    needs(&checked.fd, path, &loaders, scan, &mut order, &mut seen, 0).map_err(Refusal::Untrusted)?;
+    Ok(Planned { path: path.to_path_buf(), plan: order })
+}
+
+fn plan(path: &Path, scan: &ldso::Scan) -> Result<Planned, Refusal> {
+    plan_as(path, scan, true)
+}
+
+/// Append to `order` what the library open at `fd` (found at `path`, loaded by `loaders`)
+/// needs and is not loaded: each found where the loader would look (`ldso::places`, with this
+/// library's own search paths first), the first file there that passes `trust`, is a library
+/// of this machine and answers to the name (its DT_SONAME), after what it needs in turn.
+fn needs(
+    fd: &OwnedFd,
+    path: &Path,
+    loaders: &[&Paths],
+    scan: &ldso::Scan,
+    order: &mut Vec<PathBuf>,
+    seen: &mut Vec<OsString>,
+    depth: usize,
+) -> Result<(), String> {
+    let d = ldso::read_dynamic(fd, &path.display().to_string(), path.parent().map(Path::to_path_buf))?;
+    let mut chain: Vec<&Paths> = vec![&d.paths];
+    chain.extend_from_slice(loaders);
+    for name in &d.needed {
+        if seen.contains(name) || scan.loaded(name).is_some() {
+            continue;
+        }
+        if depth >= MAX_PLANNED || order.len() >= MAX_PLANNED {
+            return Err(format!("{} needs more libraries than cudyn follows ({MAX_PLANNED})", path.display()));
+        }
+        seen.push(name.clone());
+        let shown = name.to_string_lossy();
+        if name.as_bytes().contains(&b'/') {
+            let p = Path::new(name);
+            if !p.is_absolute() {
+                return Err(format!("it needs {shown}, a path relative to the working directory"));
+            }
+            let dep = trust::open_file(p).map_err(|r| match r {
+                Refusal::Absent => format!("it needs {shown}, which does not exist"),
+                Refusal::Untrusted(w) => format!("it needs {shown}, skipped: {w}"),
+            })?;
+            needs(&dep.fd, p, &chain, scan, order, seen, depth + 1)?;
+            order.push(p.to_path_buf());
+            continue;
+        }
+        let (places, skipped) = ldso::places(&shown, &chain, secure_process());
+        let mut why_not: Vec<String> = skipped;
+        let mut found = None;
+        for place in places {
+            let file = place.file(&shown);
+            let dep = match trust::open_file(&file) {
+                Ok(dep) => dep,
+                Err(Refusal::Absent) => continue,
+                Err(Refusal::Untrusted(w)) => {
+                    why_not.push(format!("{} skipped: {w}", file.display()));
+                    continue;
+                }
+            };
+            // The loader passes over a file of another machine or class; so does cudyn, and
+            // over one that does not answer to the name: the loader, asked for the name when
+            // it loads the library, matches loaded objects by soname, and would search again.
+            match ldso::read_dynamic(&dep.fd, &file.display().to_string(), None) {
+                Ok(dd) if dd.soname.as_deref() == Some(name.as_os_str()) => {}
+                Ok(dd) => {
+                    let soname = dd.soname.map(|s| s.to_string_lossy().into_owned());
+                    why_not.push(format!(
+                        "{} skipped: its soname is {}",
+                        file.display(),
+                        soname.as_deref().unwrap_or("missing")
+                    ));
+                    continue;
+                }
+                Err(w) => {
+                    why_not.push(format!("{} skipped: {w}", file.display()));
+                    continue;
+                }
+            }
+            needs(&dep.fd, &file, &chain, scan, order, seen, depth + 1)?;
+            found = Some(file);
+            break;
+        }
+        match found {
+            Some(f) => order.push(f),
+            None => {
+                let mut msg = format!("it needs {shown}, found nowhere the search trusts");
+                if !why_not.is_empty() {
+                    msg.push_str(&format!(" ({})", why_not.join("; ")));
+                }
+                return Err(msg);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What `plan` found, opened: the library, and what was opened ahead of it (to close again if
+/// it is refused).
+struct LoadedLib {
+    lib: Lib,
+    ahead: Vec<Lib>,
+}
+
+impl LoadedLib {
+    fn close(self) {
+        close(&self.lib);
+        for l in self.ahead.iter().rev() {
+            close(l);
+        }
+    }
+}
+
+/// Open a planned library: what it needs first, then itself. Err: dlerror's text (what was
+/// opened is closed again).
+fn load(p: &Planned, global: bool) -> Result<LoadedLib, String> {
+    let mut ahead = Vec::new();
+    let fail = |ahead: Vec<Lib>, e: String| {
+        for l in ahead.iter().rev() {
+            close(l);
+        }
+        Err(e)
+    };
+    for dep in &p.plan {
+        match dlopen(dep, false, 0) {
+            Ok(l) => ahead.push(l),
+            Err(e) => return fail(ahead, format!("its dependency {}: {e}", dep.display())),
+        }
+    }
+    match dlopen(&p.path, global, 0) {
+        Ok(lib) => Ok(LoadedLib { lib, ahead }),
+        Err(e) => fail(ahead, e),
+    }
+}
+
+/// The library of soname `so` already loaded in the process, as a new reference (by the name
+/// the loader keeps for it, which it matches without searching), or None.
+fn already_loaded(so: &str, scan: &ldso::Scan) -> Option<Lib> {
+    let p = scan.loaded(OsStr::new(so))?;
+    let mut lib = dlopen(p, false, libc::RTLD_NOLOAD).ok()?;
+    lib.origin = format!("{so} (already loaded from {})", p.display());
+    Some(lib)
+}
+
+/// What a search tried, for the message when nothing is taken.
+#[derive(Default)]
+struct Tried {
+    tried: Vec<String>,
+    absent: Vec<String>,
+    skipped: Vec<String>,
+    rejected: Option<Error>,
+}
+
+impl Tried {
+    fn skip_entry(&mut self, s: String) {
+        if !self.skipped.contains(&s) {
+            self.skipped.push(s);
+        }
+    }
+}
+
+/// What the search offers `walk`'s caller: a file that may be opened, with what it needs, or
+/// (the system loader's turn) a library of the soname already loaded, as a new reference.
+enum Found {
+    File(Planned),
+    Loaded(Lib),
+}
+
+/// Every file the search for `c` would try, in order, with whether it may be opened, until `f`
+/// takes one (returns Some).
+fn walk<T>(c: Component, tried: &mut Tried, f: impl FnMut(Found, &mut Tried) -> Option<T>) -> Result<Option<T>, Error> {
+    walk_as(c, tried, true, f)
+}
+
+/// `walk`, with `deep` as for `plan_as`.
+fn walk_as<T>(
+    c: Component,
+    tried: &mut Tried,
+    deep: bool,
+    mut f: impl FnMut(Found, &mut Tried) -> Option<T>,
+) -> Result<Option<T>, Error> {
+    let explicit = explicit(c)?.is_some();
+    let scan = ldso::scan();
+    let secure = secure_process();
+    // `in_loader_turn`: one of the many files the loader's folders might hold; its absence is
+    // not worth a word.
+    let try_path =
+        |p: &Path, tried: &mut Tried, in_loader_turn: bool, f: &mut dyn FnMut(Found, &mut Tried) -> Option<T>| {
+            match plan_as(p, &scan, deep) {
+                Ok(planned) => f(Found::File(planned), tried),
+                Err(Refusal::Absent) => {
+                    if explicit {
+                        tried.tried.push(format!("{} (no such file)", p.display()));
+                    } else if !in_loader_turn {
+                        tried.absent.push(p.display().to_string());
+                    }
+                    None
+                }
+                Err(Refusal::Untrusted(why)) => {
+                    tried.tried.push(format!("{} (skipped: {why})", p.display()));
+                    None
+                }
+            }
+        };
+    for cand in candidate_list(c) {
+        match cand {
+            Candidate::Path(p) => {
+                if let Some(t) = try_path(&p, tried, false, &mut f) {
+                    return Ok(Some(t));
+                }
+            }
+            Candidate::Soname(so) => {
+                if let Some(lib) = already_loaded(so, &scan) {
+                    if let Some(t) = f(Found::Loaded(lib), tried) {
+                        return Ok(Some(t));
+                    }
+                    // The loader would hand out the loaded one: no other file of that name.
+                    continue;
+                }
+                let (places, skipped) = ldso::places(so, &scan.chain(), secure);
+                skipped.into_iter().for_each(|s| tried.skip_entry(s));
+                let before = tried.tried.len();
+                for place in places {
+                    if let Some(t) = try_path(&place.file(so), tried, true, &mut f) {
+                        return Ok(Some(t));
+                    }
+                }
+                if tried.tried.len() == before {
+                    tried.tried.push(format!("{so} (the system loader's folders: not found)"));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The file `open(c, ..)` would open first, found without opening anything (for the compile
+/// cache, which keys on it, in a process that may never load NVRTC): a library of the soname
+/// already loaded (its path), else the first candidate that passes the checks. What it needs
+/// is not followed (a file refused only for those is rare, and the compiler checks that the
+/// NVRTC it loads is the one located before it keys on it).
+pub fn locate(c: Component) -> Option<PathBuf> {
+    let mut tried = Tried::default();
+    walk_as(c, &mut tried, false, |found, _| match found {
+        Found::File(p) => Some(Some(p.path)),
+        Found::Loaded(lib) => {
+            let p = lib.path().filter(|p| p.is_absolute());
+            close(&lib);
+            Some(p)
+        }
+    })
+    .ok()
+    .flatten()
+    .flatten()
 }
 
 /// Symbols of which every build of the component defines at least one: a file with none of
@@ -398,65 +645,84 @@ pub fn install_hint(c: Component) -> &'static str {
 /// the refused library is closed again.
 pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) -> Result<T, Error> {
     let explicit = explicit(c)?.is_some();
-    let mut tried = Vec::new();
-    let mut absent = Vec::new();
-    let mut rejected: Option<Error> = None;
-    for cand in candidates(c) {
-        let is_path = cand.contains('/');
-        if is_path && !Path::new(&cand).exists() {
-            if explicit {
-                tried.push(format!("{cand} (no such file)"));
-            } else {
-                absent.push(cand);
+    if c != Component::Driver {
+        guard_by_name("libcuda.so.1", Ahead::SearchAs(Component::Driver))
+            .map_err(|why| Error::new(c.not_found(), format!("{} is not opened: {why}", c.human())))?;
+    }
+    let mut tried = Tried::default();
+    let taken = walk(c, &mut tried, |found, tried| {
+        let (opened, label) = match found {
+            Found::Loaded(lib) => {
+                let label = lib.origin.clone();
+                (LoadedLib { lib, ahead: Vec::new() }, label)
             }
-            continue;
-        }
-        if is_path {
-            if let Some(why) = untrusted_reason(Path::new(&cand)) {
-                tried.push(format!("{cand} (skipped: {why})"));
-                continue;
-            }
-        }
-        // NVRTC finds its builtins library by soname; make the one beside this file known first.
-        let builtins = if c == Component::Nvrtc && is_path { preload_nvrtc_builtins(Path::new(&cand)) } else { None };
-        match open_raw(&cand, false) {
-            Ok(lib) => {
-                let ids = identity_symbols(c);
-                if !ids.iter().any(|s| defines(&lib, s)) {
-                    tried.push(format!(
-                        "{cand} (not {}: it defines none of {})",
-                        c.human(),
-                        ids.iter().map(|s| s.to_string_lossy()).collect::<Vec<_>>().join(", ")
-                    ));
-                    close(&lib);
-                    builtins.iter().for_each(close);
-                    continue;
-                }
-                let handle = Lib { handle: lib.handle, origin: String::new() };
-                match accept(lib) {
-                    Ok(t) => return Ok(t),
-                    Err(e) => {
-                        tried.push(format!("{cand} ({})", e.message));
-                        close(&handle);
-                        builtins.iter().for_each(close);
-                        if rejected.is_none() {
-                            rejected = Some(e);
+            Found::File(planned) => {
+                let label = planned.path.display().to_string();
+                // NVRTC finds its builtins library by soname; make the one beside it known first.
+                let builtins = if c == Component::Nvrtc { preload_nvrtc_builtins(&planned.path) } else { None };
+                match load(&planned, false) {
+                    Ok(mut o) => {
+                        if let Some(b) = builtins {
+                            let mut first = b.ahead;
+                            first.push(b.lib);
+                            first.append(&mut o.ahead);
+                            o.ahead = first;
                         }
+                        (o, label)
+                    }
+                    Err(e) => {
+                        builtins.into_iter().for_each(|b| b.close());
+                        tried.tried.push(format!("{label} ({e})"));
+                        return None;
                     }
                 }
             }
-            Err(e) => {
-                builtins.iter().for_each(close);
-                tried.push(if is_path { format!("{cand} ({e})") } else { format!("{cand} (system loader: not found)") })
+        };
+        let ids = identity_symbols(c);
+        if !ids.iter().any(|s| defines(&opened.lib, s)) {
+            tried.tried.push(format!(
+                "{label} (not {}: it defines none of {})",
+                c.human(),
+                ids.iter().map(|s| s.to_string_lossy()).collect::<Vec<_>>().join(", ")
+            ));
+            opened.close();
+            return None;
+        }
+        if c == Component::Driver {
+            let file = opened.lib.path().unwrap_or_else(|| PathBuf::from(&label));
+            if let Some(why) = driver_companions(&file).iter().find_map(|n| guard_by_name(n, Ahead::CheckOnly).err()) {
+                tried.tried.push(format!("{label} (not used: {why})"));
+                opened.close();
+                return None;
             }
         }
+        let LoadedLib { lib, ahead } = opened;
+        let handle = Lib { handle: lib.handle, origin: String::new() };
+        match accept(lib) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tried.tried.push(format!("{label} ({})", e.message));
+                LoadedLib { lib: handle, ahead }.close();
+                if tried.rejected.is_none() {
+                    tried.rejected = Some(e);
+                }
+                None
+            }
+        }
+    })?;
+    if let Some(t) = taken {
+        return Ok(t);
     }
+    let Tried { tried, absent, skipped, rejected } = tried;
     let mut msg = format!("{} could not be opened; tried: {}", c.human(), tried.join("; "));
     if !absent.is_empty() {
         msg.push_str(&format!("; not present: {}", absent.join(", ")));
     }
+    if !skipped.is_empty() {
+        msg.push_str(&format!("; not searched: {}", skipped.join("; ")));
+    }
     if secure_process() {
-        msg.push_str("; this is a setuid/setgid process, so CUDYN_*, CUDA_PATH, CUDA_HOME and PYTHONPATH were ignored");
+        msg.push_str("; this is a setuid/setgid process, so CUDYN_*, CUDA_PATH, CUDA_HOME, PYTHONPATH and LD_LIBRARY_PATH were ignored");
     }
     if !explicit {
         msg.push_str(&format!(". {}", install_hint(c)));
@@ -468,13 +734,102 @@ pub fn open<T>(c: Component, mut accept: impl FnMut(Lib) -> Result<T, Error>) ->
     }
 }
 
+/// How `guard_by_name` may make a library CUDA opens by name loaded before CUDA asks.
+#[derive(Clone, Copy)]
+pub(crate) enum Ahead {
+    /// Open what the search for this component takes (only opened: no cuInit).
+    SearchAs(Component),
+    /// Open the first file of the name in the loader's places that passes the checks.
+    Places,
+    /// Open nothing (a large library most programs never need): only check.
+    CheckOnly,
+}
+
+/// NVRTC, nvJitLink and libcudart each open libcuda.so.1 by name themselves, NVRTC its
+/// builtins, the driver its PTX JIT compiler: through the system loader's own search, which
+/// cudyn cannot steer (it would take `./libcuda.so.1` through an empty `LD_LIBRARY_PATH`
+/// entry). So before such a library is used, `name` must be loaded already (the loader then
+/// hands that one out and searches nothing), or be opened now as `ahead` says, or be what the
+/// loader's own search takes first a file cudyn trusts, or be nowhere at all. Err: the file
+/// the loader would take instead, and why cudyn does not trust it.
+pub(crate) fn guard_by_name(name: &str, ahead: Ahead) -> Result<(), String> {
+    let scan = ldso::scan();
+    if let Some(p) = scan.loaded(OsStr::new(name)) {
+        return companions_guarded(name, p);
+    }
+    // What is opened here is kept, like any library cudyn opened.
+    let opened = match ahead {
+        Ahead::SearchAs(c) => {
+            let mut tried = Tried::default();
+            let r = walk(c, &mut tried, |found, _| match found {
+                Found::Loaded(lib) => Some(lib),
+                Found::File(p) => load(&p, false).ok().map(|o| o.lib),
+            });
+            matches!(r, Ok(Some(_)))
+        }
+        Ahead::Places => {
+            let (places, _) = ldso::places(name, &scan.chain(), secure_process());
+            places.iter().any(|pl| plan(&pl.file(name), &scan).is_ok_and(|p| load(&p, true).is_ok()))
+        }
+        Ahead::CheckOnly => false,
+    };
+    if opened {
+        if let Some(p) = ldso::scan().loaded(OsStr::new(name)) {
+            return companions_guarded(name, p);
+        }
+    }
+    let Some(p) = ldso::loader_would_find(name, &scan.chain(), secure_process()) else { return Ok(()) };
+    let why = if std::env::current_dir().is_ok_and(|d| p.starts_with(d)) {
+        "it is in the working directory".to_string()
+    } else {
+        match trust::open_file(&p) {
+            Ok(_) | Err(Refusal::Absent) => return Ok(()), // the loader takes a file cudyn trusts
+            Err(Refusal::Untrusted(w)) => w,
+        }
+    };
+    Err(format!(
+        "it opens {name} by name itself, and the system loader would take {} ({why}), which cudyn does not \
+         trust; with no trusted {name} loaded, remove that file or the LD_LIBRARY_PATH entry that leads to it",
+        p.display()
+    ))
+}
+
+/// For a loaded driver (`name` libcuda.so.1, at `path`): what it opens by name itself must not
+/// come from an untrusted place either, whoever uses it (libcudart JITs PTX through it too).
+fn companions_guarded(name: &str, path: &Path) -> Result<(), String> {
+    if name != "libcuda.so.1" {
+        return Ok(());
+    }
+    for c in driver_companions(path) {
+        guard_by_name(&c, Ahead::CheckOnly)
+            .map_err(|why| format!("it uses {}, which {}", path.display(), why.trim_start_matches("it ")))?;
+    }
+    Ok(())
+}
+
+/// What the driver at `path` opens by name itself when it compiles: its PTX JIT compiler, its
+/// NVVM (LTO JIT), and the compiler library of its own version (`libnvidia-gpucomp.so.<the
+/// version in libcuda.so.<version>>`, newer drivers).
+fn driver_companions(path: &Path) -> Vec<String> {
+    let mut v = vec!["libnvidia-ptxjitcompiler.so.1".to_string(), "libnvidia-nvvm.so.4".to_string()];
+    let real = std::fs::canonicalize(path).ok();
+    if let Some(ver) = real.as_deref().and_then(Path::file_name).and_then(|n| n.to_str()?.strip_prefix("libcuda.so.")) {
+        if ver.contains('.') {
+            v.push(format!("libnvidia-gpucomp.so.{ver}"));
+        }
+    }
+    v
+}
+
 /// NVRTC dlopens `libnvrtc-builtins.so.MAJOR.MINOR` by soname at compile time; when NVRTC itself
 /// was opened by absolute path from a folder the loader does not search (a wheel), that fails
-/// every compile. Opening the builtins from the same folder first, globally, makes the later
-/// lookup by soname find the already-loaded copy. Returns what it opened (to close it again
-/// if NVRTC is refused).
-fn preload_nvrtc_builtins(nvrtc: &Path) -> Option<Lib> {
+/// every compile, and where the loader does search, it may search the working directory.
+/// Opening the builtins from the same folder first (checked like any library, with what they
+/// need), globally, makes the later lookup by soname find the already-loaded copy. Returns
+/// what it opened (to close it again if NVRTC is refused).
+fn preload_nvrtc_builtins(nvrtc: &Path) -> Option<LoadedLib> {
     let dir = nvrtc.parent()?;
+    trust::folder(dir).ok()?;
     let rd = std::fs::read_dir(dir).ok()?;
     let mut names: Vec<String> = rd
         .filter_map(|e| e.ok())
@@ -482,16 +837,24 @@ fn preload_nvrtc_builtins(nvrtc: &Path) -> Option<Lib> {
         .filter(|n| n.starts_with("libnvrtc-builtins.so."))
         .collect();
     names.sort();
+    let scan = ldso::scan();
     for n in names.iter().rev() {
-        let p = dir.join(n);
-        if untrusted_reason(&p).is_some() {
-            continue;
-        }
-        if let Ok(lib) = open_raw(&p.to_string_lossy(), true) {
-            return Some(lib);
+        let Ok(p) = plan(&dir.join(n), &scan) else { continue };
+        if let Ok(o) = load(&p, true) {
+            return Some(o);
         }
     }
     None
+}
+
+/// The search with every library refused: the message a failed search gives, after every
+/// candidate was opened and closed again (tests/library_search.rs).
+#[doc(hidden)]
+pub fn probe(c: Component) -> String {
+    match open(c, |_| -> Result<(), Error> { Err(Error::new(c.not_found(), "refused by the probe")) }) {
+        Ok(()) => String::new(),
+        Err(e) => e.message,
+    }
 }
 
 #[cfg(test)]

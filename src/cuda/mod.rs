@@ -2,6 +2,7 @@
 //! with a raw CUDA call.
 //!
 //! - `dl`: the search order and `dlopen` (which files may be opened, and why one was refused);
+//!   `ldso`: the system loader's search, done by cudyn; `trust`: the checks on every file opened;
 //! - `sys`: the bindgen output for the pinned CUDA headers (types and function-pointer types);
 //! - `open`: one lazily opened library with its resolved function table, for all four;
 //! - `driver`, `runtime`, `nvrtc`, `nvjitlink`: each library's entry points as typed
@@ -20,11 +21,13 @@
 mod api;
 pub(crate) mod dl;
 pub mod driver;
+mod ldso;
 pub mod nvjitlink;
 pub mod nvrtc;
 mod open;
 pub mod runtime;
 pub(crate) mod sys;
+mod trust;
 
 pub use api::{status_of_cu_result, status_of_cuda_error, Api};
 pub(crate) use api::{Loader, OptionArrays};

@@ -3,7 +3,7 @@
 //! calls, as a [`Linker`] that owns an `nvJitLinkHandle` and methods returning `Result`.
 
 use super::dl::{Component, Lib};
-use super::nvrtc::read_log;
+use super::nvrtc::{read_log, reported_buffer, MAX_CODE_BYTES};
 use super::open::{Lazy, Opened};
 use super::sys;
 use crate::error::{Error, Result, Status};
@@ -135,7 +135,8 @@ impl Linker {
         if unsafe { size(self.h, &mut n) }.0 != 0 || n == 0 {
             return Err(Error::new(Status::LinkFailed, "nvJitLink produced no cubin"));
         }
-        let mut cubin = vec![0u8; n];
+        let mut cubin =
+            reported_buffer(n, MAX_CODE_BYTES, "linked cubin").map_err(|why| Error::new(Status::LinkFailed, why))?;
         // SAFETY: cubin has the size reported.
         let r = unsafe { get(self.h, cubin.as_mut_ptr().cast()) };
         if r.0 != 0 {

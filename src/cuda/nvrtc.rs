@@ -56,6 +56,10 @@ fn accept(lib: &Lib) -> Result<(i32, NvrtcFns, ())> {
             format!("NVRTC {major}.{minor} found, cudyn needs 12.0 or newer"),
         ));
     }
+    // NVRTC opens its builtins by name when it compiles: the search opened the ones beside it
+    // already, else they must come from nowhere cudyn does not trust.
+    super::dl::guard_by_name(&format!("libnvrtc-builtins.so.{major}.{minor}"), super::dl::Ahead::Places)
+        .map_err(|why| Error::new(Status::NvrtcNotFound, format!("NVRTC {major}.{minor} is not used: {why}")))?;
     Ok((major * 1000 + minor * 10, f, ()))
 }
 
@@ -67,8 +71,8 @@ impl Nvrtc {
             .nvrtcGetErrorString
             // SAFETY: returns a static string for any code.
             .map(|f| unsafe { f(r) })
-            .filter(|p| !p.is_null())
-            .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+            // SAFETY: NULL or a NUL-terminated string of NVRTC's.
+            .and_then(|p| unsafe { bounded_c_string(p, MAX_NAME_BYTES) });
         text.unwrap_or_else(|| format!("nvrtcResult {}", r.0))
     }
 
@@ -187,7 +191,7 @@ impl Program {
                 "NVRTC produced no {what} for these options (is the -arch right for this target?)"
             )));
         }
-        let mut v = vec![0u8; n];
+        let mut v = reported_buffer(n, MAX_CODE_BYTES, what).map_err(|why| Error::new(Status::CompileFailed, why))?;
         // SAFETY: v has exactly the size NVRTC reported.
         let r = unsafe { get(self.p, v.as_mut_ptr().cast()) };
         self.nv.check(r, Status::CompileFailed, format_args!("reading the {what}"))?;
@@ -201,27 +205,100 @@ impl Program {
         // SAFETY: live, compiled program; the returned string lives with the program.
         let r = unsafe { getl(self.p, expr.as_ptr(), &mut p) };
         self.nv.check(r, Status::NotFound, format_args!("lowered name of '{}'", expr.to_string_lossy()))?;
-        // SAFETY: a non-NULL C string owned by the program, copied before it is destroyed.
-        Ok(if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() })
+        if p.is_null() {
+            return Ok(String::new());
+        }
+        // SAFETY: a C string owned by the program, copied before it is destroyed.
+        unsafe { bounded_c_string(p, MAX_NAME_BYTES) }.ok_or_else(|| {
+            Error::new(
+                Status::CompileFailed,
+                format!("NVRTC's lowered name of '{}' is longer than {MAX_NAME_BYTES} bytes", expr.to_string_lossy()),
+            )
+        })
     }
 }
 
 type SizeFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult;
 type GetFn = unsafe extern "C" fn(sys::nvrtcProgram, *mut c_char) -> sys::nvrtcResult;
 
+/// The most bytes of code (cubin, PTX, LTO-IR) cudyn takes from NVRTC or nvJitLink: what the
+/// image checks accept at most (`image::decompress::MAX_DECOMPRESSED`). A size reported above
+/// it is an error, not an allocation.
+pub const MAX_CODE_BYTES: usize = 1 << 30;
+/// The most bytes of a log cudyn reads; a longer one is replaced by a note saying so.
+pub const MAX_LOG_BYTES: usize = 64 << 20;
+/// The most bytes of a name or message string cudyn copies out of NVRTC.
+const MAX_NAME_BYTES: usize = 1 << 20;
+
+/// A zeroed buffer for `n` bytes that a loaded library reported it will write: Err (why) when
+/// `n` is over `max` or the memory cannot be had, never an abort.
+pub(crate) fn reported_buffer(n: usize, max: usize, what: &str) -> std::result::Result<Vec<u8>, String> {
+    if n > max {
+        return Err(format!("the library reported a {what} of {n} bytes, more than the {max} bytes cudyn accepts"));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| format!("cannot allocate {n} bytes for the {what}"))?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+/// `v` as text, invalid UTF-8 replaced by U+FFFD, with the memory for it reserved fallibly
+/// (None when it cannot be had).
+fn text_of(v: Vec<u8>) -> Option<String> {
+    match String::from_utf8(v) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let v = e.into_bytes();
+            let need: usize =
+                v.utf8_chunks().map(|c| c.valid().len() + if c.invalid().is_empty() { 0 } else { 3 }).sum();
+            let mut s = String::new();
+            s.try_reserve_exact(need).ok()?;
+            for c in v.utf8_chunks() {
+                s.push_str(c.valid());
+                if !c.invalid().is_empty() {
+                    s.push(char::REPLACEMENT_CHARACTER);
+                }
+            }
+            Some(s)
+        }
+    }
+}
+
+/// A copy of the C string at `p`, if it ends within `max` bytes.
+///
+/// # Safety
+/// `p` is NULL or points at a NUL-terminated string (or at least `max` readable bytes).
+unsafe fn bounded_c_string(p: *const c_char, max: usize) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's contract: strnlen reads at most `max` bytes.
+    let n = unsafe { libc::strnlen(p, max) };
+    if n == max {
+        return None;
+    }
+    // SAFETY: `n` bytes before the NUL are readable.
+    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+    Some(String::from_utf8_lossy(b).into_owned())
+}
+
 /// A log read the NVRTC / nvJitLink way: `size` reports its length (true: success), `get`
-/// fills a buffer of that length. Trailing NULs are dropped; "" when either call fails.
+/// fills a buffer of that length. Trailing NULs are dropped; "" when either call fails; a
+/// note instead of the log when its size is over `MAX_LOG_BYTES` or the memory cannot be had.
 pub(crate) fn read_log(size: impl FnOnce(&mut usize) -> bool, get: impl FnOnce(*mut c_char) -> bool) -> String {
     let mut n = 0usize;
     if !size(&mut n) || n == 0 {
         return String::new();
     }
-    let mut v = vec![0u8; n];
+    let mut v = match reported_buffer(n, MAX_LOG_BYTES, "log") {
+        Ok(v) => v,
+        Err(why) => return format!("(log not read: {why})"),
+    };
     if !get(v.as_mut_ptr().cast()) {
         return String::new();
     }
     while v.last() == Some(&0) {
         v.pop();
     }
-    String::from_utf8_lossy(&v).into_owned()
+    text_of(v).unwrap_or_else(|| format!("(log not read: cannot allocate {n} bytes to convert it)"))
 }

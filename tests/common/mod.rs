@@ -28,15 +28,34 @@ pub struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new(what: &str) -> TempDir {
+        TempDir::new_in(&std::env::temp_dir(), what)
+    }
+
+    /// A fresh folder under `base`.
+    pub fn new_in(base: &Path, what: &str) -> TempDir {
         static N: AtomicU64 = AtomicU64::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cudyn-it-{}-{what}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
+        let p = base.join(format!("cudyn-it-{}-{what}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)
+    }
+
+    /// A fresh folder (mode 0755) that every user can reach, for a test whose child runs as
+    /// another user: under the system temp dir when every folder above it lets others pass
+    /// (a private TMPDIR, like the 0700 folder `mktemp -d` makes for a checkout, does not),
+    /// else under /tmp, /var/tmp or /dev/shm. Fails, saying so, when none does.
+    pub fn reachable_by_others(what: &str) -> TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let others_pass = |p: &Path| {
+            p.ancestors().all(|a| std::fs::metadata(a).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o001 != 0))
+        };
+        let bases = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into(), "/dev/shm".into()];
+        let base = bases.iter().find(|b| others_pass(b)).unwrap_or_else(|| {
+            panic!("no folder other users can reach among {bases:?}: this test runs a child as another user")
+        });
+        let t = TempDir::new_in(base, what);
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        t
     }
     pub fn path(&self) -> &Path {
         &self.0
@@ -50,6 +69,16 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// A copy of this test binary in `dir` (mode 0755), for a child run as another user: the
+/// binary itself may lie where only its owner can reach it (a checkout in a 0700 folder).
+pub fn exe_copy_in(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = dir.join("test-binary-copy");
+    std::fs::copy(std::env::current_exe().expect("current_exe"), &exe).expect("copying the test binary");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    exe
 }
 
 /// Whether `needle` occurs in `hay`.
