@@ -573,7 +573,8 @@ fn run_nvrtc(
         error.message = format!(
             "compiling '{name}': {}{}",
             error.message,
-            if first.is_empty() { String::new() } else { format!(": {first}") }
+            // NVRTC's line echoes the source: quoted (crate::error), as every message is.
+            if first.is_empty() { String::new() } else { format!(": {}", crate::error::quote_name(&first)) }
         );
         // Options NVRTC does not know are the caller's mistake, not the source's.
         if error.cuda_code == NVRTC_ERROR_INVALID_OPTION {

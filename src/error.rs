@@ -97,8 +97,8 @@ thread_local! {
 // cudyn builds, and everything `cudyn` prints, passes such text through these functions.
 
 /// Whether `c` is shown as an escape: a control character (C0, DEL, C1), or a Unicode
-/// bidirectional control or line/paragraph separator.
-fn needs_quoting(c: char) -> bool {
+/// bidirectional control or line/paragraph separator (all in the Basic Multilingual Plane).
+pub fn needs_quoting(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

@@ -244,7 +244,8 @@ impl Library {
             Ok(lib) => lib,
             Err(mut e) => {
                 if let Some(line) = prep.first_error() {
-                    e.message = format!("{}: {line}", e.message);
+                    // The JIT's line echoes the PTX: quoted, as every message is.
+                    e.message = format!("{}: {}", e.message, crate::error::quote_name(&line));
                 }
                 return Err(e);
             }
