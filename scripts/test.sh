@@ -48,6 +48,9 @@ echo "== cudyn test suite (logs in $logs/)"
 # a crate depending on cudyn leaves it off.
 step cargo-test cargo test --all-targets --features dev-header --no-fail-fast
 step cargo-test-cli cargo test --package cudyn-cli --no-fail-fast
+# The code itself against the Rust minimum the manifests state (cli/tests/rust_version.rs
+# holds that minimum to what the dependencies need): no std item newer than it.
+step rust-minimum cargo clippy --workspace --all-targets --features dev-header -- -A clippy::all -D clippy::incompatible_msrv
 step cmake-build bash -c 'source scripts/env.sh && cudyn_configure && cmake --build build'
 if needs cmake-build ctest; then
   step ctest ctest --test-dir build --output-on-failure --output-junit "$PWD/$logs/ctest.xml"
