@@ -149,8 +149,11 @@ fn the_stated_rust_minimum_is_what_a_fresh_resolve_needs() {
     let cli_ours = declared(&meta, "cudyn-cli");
 
     for (what, pkg_needs, stated) in [("cudyn", &lib, ours), ("cudyn-cli", &cli, cli_ours)] {
-        let deps: BTreeMap<String, (u32, u32)> =
-            pkg_needs.iter().filter(|(k, _)| !k.starts_with(&format!("{what} "))).map(|(k, v)| (k.clone(), *v)).collect();
+        let deps: BTreeMap<String, (u32, u32)> = pkg_needs
+            .iter()
+            .filter(|(k, _)| !k.starts_with(&format!("{what} ")))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
         let (top, who) = highest(&deps);
         assert_eq!(
             stated,
