@@ -83,10 +83,12 @@ trap cleanup EXIT
 # The user's checkout is "cudyn" in the folder they work in.
 ln -s "$repo" "$work/cudyn"
 export PREFIX="$work/prefix"
-# Reuse the build folders (see above): cargo's target folder for the CMake build, and for the
-# cargo consumer.
+# Reuse the build folders (see above): cargo's target folder for the CMake build, and one of
+# its own for the cargo consumer. Not target/ itself: cudyn is a cdylib, whose rlib cargo names
+# without a hash, so a build with other features (the consumer has no `fuzzing`) would replace
+# the one the repository's tests link against.
 cmake_reuse="-DCUDYN_CARGO_TARGET_DIR=$repo/build/cargo"
-export CARGO_TARGET_DIR="$repo/target"
+export CARGO_TARGET_DIR="$repo/target/outside-test"
 export CUDYN_CACHE_DIR="$work/cache"
 
 steps="$work/steps"
