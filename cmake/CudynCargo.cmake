@@ -196,6 +196,15 @@ file(RELATIVE_PATH CUDYN_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "
 configure_file(cmake/cudyn.pc.in "${_fill_pc_in}" @ONLY)
 install(FILES "${_pc}" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# Everything `cmake --install` copies, built without the tests (scripts/install-prefix.sh).
+add_custom_target(cudyn_install_files)
+add_dependencies(cudyn_install_files cudyn_cargo_build)
+foreach(t cudyn_cli_build cudyn_cli_docs cudyn_ship cudyn_ship_cli)
+  if(TARGET ${t})
+    add_dependencies(cudyn_install_files ${t})
+  endif()
+endforeach()
+
 # `cmake --build <build> --target uninstall` removes what the last `cmake --install` of this
 # build wrote (install_manifest.txt). As a subproject the target is cudyn_uninstall, so that it
 # does not clash with the including project's own.
