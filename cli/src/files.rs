@@ -60,11 +60,15 @@ pub fn write(out: &Path, bytes: &[u8]) -> Result<(), String> {
     let dir =
         target.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.cudyn-{}.tmp", std::process::id()));
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
+    // A name no one else uses: this process's, and a number past any left by one that died.
+    let (tmp, file) = (0..100)
+        .map(|n| dir.join(format!(".{name}.cudyn-{}-{n}.tmp", std::process::id())))
+        .find_map(|t| match std::fs::OpenOptions::new().write(true).create_new(true).open(&t) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+            r => Some((t, r)),
+        })
+        .ok_or_else(|| format!("cannot write {shown}: no free temporary name beside it"))?;
+    let result = file
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, &target));
     if let Err(e) = result {
