@@ -19,4 +19,14 @@ if(CUDYN_HAVE_NVCC)
   add_test(NAME cli.inspect
     COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:cudyn::cli> -DMODE=inspect -DFILE=${_cli_fatbin}
             -DARCH=${_cli_arch} -P ${_cli_check})
+  # What inspect reads from the cubin's tables against what CUDA reports for the loaded kernel
+  # (registers, static shared and local memory; launch bound >= CUDA's max threads). GPU only.
+  cudyn_device_code(_cli_res ${CMAKE_CURRENT_LIST_DIR}/resources_kernels.cu FATBIN NAME cli_resources)
+  add_executable(cli_kernel_attributes ${CMAKE_CURRENT_LIST_DIR}/kernel_attributes.c)
+  target_link_libraries(cli_kernel_attributes PRIVATE cudyn::cudyn)
+  target_compile_options(cli_kernel_attributes PRIVATE ${CUDYN_C_WARNINGS})
+  add_test(NAME cli.resources
+    COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:cudyn::cli> -DMODE=resources -DFILE=${_cli_res}
+            -DATTRS=$<TARGET_FILE:cli_kernel_attributes> -DARCH=${_cli_arch} -P ${_cli_check})
+  set_tests_properties(cli.resources PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: ")
 endif()

@@ -1,7 +1,7 @@
 # Build the crate with cargo and record what its static archive needs from the system.
 # Script mode (cmake -P), run by the build (CudynCargo.cmake):
 #   -DCARGO=... -DPROFILE=... -DMANIFEST=... -DTARGET_DIR=... -DOUT=<cargo's profile folder>
-#   -DLINK_DIR=<folder for the laid-out libraries>
+#   -DLINK_DIR=<folder for the laid-out libraries> [-DFEATURES=<cargo features, ";"-separated>]
 #
 # The list comes from rustc itself (`--print=native-static-libs`), never from a hard-coded
 # list: rustc prints it only when it links the crate, so it is kept next to the archive
@@ -15,16 +15,22 @@ endforeach()
 set(_record "${OUT}/cudyn-native-static-libs.txt")
 
 function(cudyn_cargo_rustc)
-  # dev-header: generate cudyn.h and compile the C layout proofs (cbindgen and cc are needed
-  # only here, never by a Rust crate that depends on cudyn).
+  # FEATURES: dev-header when the tests are built (generate cudyn.h and compile the C layout
+  # proofs, which need cbindgen, cc and the CUDA headers); none for a plain install, which ships
+  # the committed cudyn.h and so needs none of them.
+  set(features)
+  if(FEATURES)
+    string(REPLACE ";" "," f "${FEATURES}")
+    set(features --features ${f})
+  endif()
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${TARGET_DIR}
-            ${CARGO} rustc --profile ${PROFILE} --lib --features dev-header --manifest-path ${MANIFEST}
+            ${CARGO} rustc --profile ${PROFILE} --lib ${features} --manifest-path ${MANIFEST}
             -- --print=native-static-libs
     ERROR_VARIABLE err
+    ECHO_ERROR_VARIABLE  # cargo's progress shows as it goes, not minutes later
     RESULT_VARIABLE rc)
-  # cargo writes its progress and rustc's notes to stderr: show them, then read the note.
-  message("${err}")
+  # cargo writes its progress and rustc's notes to stderr: they were shown; read the note.
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "cargo failed (${rc})")
   endif()

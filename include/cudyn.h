@@ -2052,18 +2052,26 @@ cudyn_status cudyn_library_load_source_ex(const char *source,
 /**
  * Link inputs with nvJitLink into one cubin.
  *
+ * Inputs nvJitLink would take and drop are refused by name before it runs: an executable
+ * (non-relocatable) cubin, a fatbin whose SASS for the target is one, a host object or
+ * static library without relocatable device code (-rdc=true, nvcc -dc), and a symbol defined
+ * by two cubin inputs. A result with no kernel is a failure unless the options hold
+ * "--cudyn-allow-no-kernels" (device globals linked on purpose; cudyn's own option, not
+ * passed to nvJitLink).
+ *
  * @param inputs `num_inputs` inputs.
  * @param num_inputs Entries at `inputs`; at least 1.
  * @param options `num_options` nvJitLink options (e.g. "-lto", "-arch=sm_90"; without -arch
- *        the present GPU's); NULL with 0 for none.
+ *        the present GPU's), and "--cudyn-allow-no-kernels"; NULL with 0 for none.
  * @param num_options Entries at `options`.
  * @param[out] cubin On success, the linked cubin; the caller frees it with
  *             cudyn_buffer_free(). Unchanged on failure.
  * @param[out] log NULL, or nvJitLink's log, on success and failure alike (empty when nvJitLink
  *             never ran); the caller frees it with cudyn_buffer_free(). Unchanged only when
  *             the arguments themselves are refused (NULL arrays, a bad kind or name).
- * @return CUDYN_SUCCESS, CUDYN_ERROR_LINK_FAILED (the message quotes the first error),
- *         CUDYN_ERROR_INVALID_ARGUMENT, CUDYN_ERROR_NVJITLINK_NOT_FOUND.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_LINK_FAILED (the message quotes the first error; also a
+ *         duplicate definition or a result without a kernel), CUDYN_ERROR_INVALID_ARGUMENT (also
+ *         an input that would link to nothing), CUDYN_ERROR_NVJITLINK_NOT_FOUND.
  */
 cudyn_status cudyn_link(const struct cudyn_link_input *inputs,
                         size_t num_inputs,

@@ -9,8 +9,9 @@ prefix=${1:-.prefix}
 cudyn_configure
 # The library and the `cudyn` command (the GPU suite runs `cudyn doctor` and `inspect` from
 # the prefix: the GPU machine has no Rust to build it).
-cmake --build build --target cudyn_cargo_build cudyn_cli_build
+# What the install copies, and nothing of the test suite (the install carries no debug info:
+# CMake strips it, see CUDYN_STRIP).
+cmake --build build --target cudyn_install_files
 rm -rf "$prefix"
 cmake --install build --prefix "$prefix"
-strip --strip-debug "$prefix"/lib/libcudyn.a "$prefix"/lib/libcudyn.so.* "$prefix"/bin/cudyn 2>/dev/null || true
 du -sh "$prefix"

@@ -4,13 +4,15 @@
 # README's outside-the-repository steps (scripts/outside-test.sh). Installs its own tools on
 # first use (scripts/bootstrap.sh). GPU tests skip (ctest "Skipped", exit 77) without a GPU.
 #
-# Prints one line per step and a summary: what ran, passed, failed, and what was skipped and
-# why. Each step's full output is in build/test-logs/<step>.log; a failing step's log is printed.
+# Prints one line per step (and, within a long step, every 20 s how long it has run and the
+# last line it wrote) and a summary: what ran, passed, failed, and what was skipped and why.
+# Each step's full output is in build/test-logs/<step>.log; a failing step's log is printed.
 # Every step runs even after one fails (a step that needs a failed one is skipped); the exit
 # status is non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh || exit 1
+source scripts/progress.sh
 logs=build/test-logs
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -18,19 +20,25 @@ start=$SECONDS
 failed_steps=()
 declare -A step_ok
 
-# step NAME COMMAND...: runs COMMAND with its output in $logs/NAME.log; prints a line.
+# step NAME COMMAND...: runs COMMAND with its output in $logs/NAME.log; prints a line (on a
+# terminal the step's name shows at once and its progress updates in place).
 step() {
   local name=$1
   shift
-  local t0=$SECONDS
-  printf '%-22s ' "$name"
-  if "$@" >"$logs/$name.log" 2>&1; then
+  local t0=$SECONDS result
+  [ -t 1 ] && printf '%-22s ' "$name"
+  if with_progress "$(printf '%-22s running,' "$name")" "$logs/$name.log" "$@"; then
     step_ok[$name]=1
-    echo "ok      $((SECONDS - t0)) s  $(scripts/test-summary.py line "$logs/$name.log")"
+    result="ok      $((SECONDS - t0)) s  $(scripts/test-summary.py line "$logs/$name.log")"
   else
     step_ok[$name]=0
     failed_steps+=("$name")
-    echo "FAILED  $((SECONDS - t0)) s  $(scripts/test-summary.py line "$logs/$name.log")"
+    result="FAILED  $((SECONDS - t0)) s  $(scripts/test-summary.py line "$logs/$name.log")"
+  fi
+  if [ -t 1 ]; then
+    printf '\r\033[K%-22s %s\n' "$name" "$result"
+  else
+    printf '%-22s %s\n' "$name" "$result"
   fi
 }
 
@@ -48,6 +56,9 @@ echo "== cudyn test suite (logs in $logs/)"
 # a crate depending on cudyn leaves it off.
 step cargo-test cargo test --all-targets --features dev-header --no-fail-fast
 step cargo-test-cli cargo test --package cudyn-cli --no-fail-fast
+# The code itself against the Rust minimum the manifests state (cli/tests/rust_version.rs
+# holds that minimum to what the dependencies need): no std item newer than it.
+step rust-minimum cargo clippy --workspace --all-targets --features dev-header -- -A clippy::all -D clippy::incompatible_msrv
 step cmake-build bash -c 'source scripts/env.sh && cudyn_configure && cmake --build build'
 if needs cmake-build ctest; then
   step ctest ctest --test-dir build --output-on-failure --output-junit "$PWD/$logs/ctest.xml"

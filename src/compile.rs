@@ -91,21 +91,26 @@ pub fn cache_status() -> std::result::Result<&'static Cache, &'static Error> {
     crate::fork::once(&C, Cache::from_env).as_ref()
 }
 
+/// The architecture the options name: the last one, as NVRTC uses the last (and warns that
+/// it overrides the ones before).
 fn has_arch_option(options: &[String]) -> Option<&str> {
     let mut it = options.iter();
+    let mut last = None;
     while let Some(o) = it.next() {
         for p in ["-arch=", "--gpu-architecture=", "-arch", "--gpu-architecture"] {
             if let Some(v) = o.strip_prefix(p) {
                 if p.ends_with('=') {
-                    return Some(v);
+                    last = Some(v);
+                    break;
                 }
                 if v.is_empty() {
-                    return it.next().map(|s| s.as_str());
+                    last = it.next().map(|s| s.as_str()).or(last);
+                    break;
                 }
             }
         }
     }
-    None
+    last
 }
 
 /// The present GPU's sm (the one every GPU shares, else the current context's device's, else
@@ -569,7 +574,8 @@ fn run_nvrtc(
         error.message = format!(
             "compiling '{name}': {}{}",
             error.message,
-            if first.is_empty() { String::new() } else { format!(": {first}") }
+            // NVRTC's line echoes the source: quoted (crate::error), as every message is.
+            if first.is_empty() { String::new() } else { format!(": {}", crate::error::quote_name(&first)) }
         );
         // Options NVRTC does not know are the caller's mistake, not the source's.
         if error.cuda_code == NVRTC_ERROR_INVALID_OPTION {
@@ -643,6 +649,14 @@ mod tests {
         assert_eq!(effective_options(&bad, || 90).unwrap_err().status, Status::InvalidArgument);
         let src = CompileOptions { target: Some(CodeKind::Source), ..Default::default() };
         assert!(effective_options(&src, || 90).is_err());
+        // NVRTC takes the last of several: so does the sm reported (and checked).
+        let two = CompileOptions { options: o(&["-arch=sm_80", "-arch", "sm_90"]), ..Default::default() };
+        assert_eq!(effective_options(&two, || 75).unwrap().1, 90);
+        let two = CompileOptions { options: o(&["-arch=compute_80", "-arch=sm_90"]), ..Default::default() };
+        assert_eq!(effective_options(&two, || 75).unwrap().1, 90);
+        let two =
+            CompileOptions { options: o(&["-arch=sm_90", "--gpu-architecture=compute_80"]), ..Default::default() };
+        assert_eq!(effective_options(&two, || 75).unwrap_err().status, Status::InvalidArgument);
     }
 
     #[test]

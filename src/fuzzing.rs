@@ -43,10 +43,10 @@ pub fn image_inspect(data: &[u8]) {
     contents_agree(data, &result);
 }
 
-/// `image_contents::contents` (what `cudyn inspect` prints) on any bytes: the same verdict, and
+/// `image::contents::contents` (what `cudyn inspect` prints) on any bytes: the same verdict, and
 /// for an accepted fatbin one entry per code, in order.
 fn contents_agree(data: &[u8], result: &Result<ImageInfo, ImageError>) {
-    let c = crate::image_contents::contents(data);
+    let c = crate::image::contents::contents(data);
     assert_eq!(&c.verdict, result, "contents' verdict differs from inspect's");
     if let Ok(info) = result {
         if info.kind == CodeKind::Fatbin {

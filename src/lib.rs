@@ -76,7 +76,6 @@ pub mod fuzzing;
 pub mod handles;
 mod hot;
 pub mod image;
-pub mod image_contents;
 pub mod kernel;
 pub mod launch;
 pub mod library;

@@ -45,12 +45,15 @@ pub const MAX_IMAGE_FILE: u64 = 1 << 30;
 /// The bytes of the image file at `path`: opened without blocking (O_NONBLOCK: opening a FIFO
 /// with no writer would wait for one), checked with fstat on the open descriptor to be a
 /// regular file within [`MAX_IMAGE_FILE`], and read to its end, which must not pass the cap
-/// (the file may grow while it is read).
-pub(crate) fn read_image_file(path: &Path) -> Result<Vec<u8>> {
+/// (the file may grow while it is read). `cudyn inspect`, `compile` and `link` read their
+/// files through it too.
+pub fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = crate::error::quote_name(&path.to_string_lossy()).into_owned();
+    let path_shown = &shown;
     let io = |what: &str, e: std::io::Error| {
-        Error::new(Status::Io, format!("{what} {}: {}", path.display(), crate::error::io_text(&e)))
+        Error::new(Status::Io, format!("{what} {path_shown}: {}", crate::error::io_text(&e)))
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -75,13 +78,13 @@ pub(crate) fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     if let Some(what) = not_regular {
         return Err(Error::new(
             Status::InvalidArgument,
-            format!("{} is {what}: an image file must be a regular file", path.display()),
+            format!("{path_shown} is {what}: an image file must be a regular file"),
         ));
     }
     let too_big = |n: u64| {
         Error::new(
             Status::InvalidArgument,
-            format!("{} is {n} bytes or more, over the {MAX_IMAGE_FILE}-byte limit for an image file", path.display()),
+            format!("{path_shown} is {n} bytes or more, over the {MAX_IMAGE_FILE}-byte limit for an image file"),
         )
     };
     if meta.len() > MAX_IMAGE_FILE {
@@ -361,7 +364,8 @@ impl Library {
             Ok(lib) => lib,
             Err(mut e) => {
                 if let Some(line) = prep.as_ref().and_then(|p| p.first_error()) {
-                    e.message = format!("{}: {line}", e.message);
+                    // The JIT's line echoes the PTX: quoted, as every message is.
+                    e.message = format!("{}: {}", e.message, crate::error::quote_name(&line));
                 }
                 return Err(e);
             }

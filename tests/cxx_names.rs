@@ -9,7 +9,7 @@
 mod common;
 
 use common::{nvcc, TempDir};
-use cudyn::image_contents::contents;
+use cudyn::image::contents::contents;
 use cudyn::names::{demangle, resolve};
 use cudyn::Status;
 use std::sync::OnceLock;

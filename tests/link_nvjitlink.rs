@@ -202,8 +202,12 @@ fn empty_and_bad_inputs() {
     assert_eq!(f.error.status, Status::InvalidArgument);
     assert!(f.error.message.contains("NUL"), "{}", f.error.message);
 
-    // A cubin linked on its own is fine.
-    let l = linked(&[input(CodeKind::Cubin, &dev, "dev")], &[]);
+    // A relocatable cubin of device functions alone links to no kernel: refused, unless asked
+    // for (a library of device globals).
+    let f = link(&[input(CodeKind::Cubin, &dev, "dev")], &[]).unwrap_err();
+    assert_eq!(f.error.status, Status::LinkFailed);
+    assert!(f.error.message.contains("holds no kernel"), "{}", f.error.message);
+    let l = linked(&[input(CodeKind::Cubin, &dev, "dev")], &[cudyn::link::ALLOW_NO_KERNELS]);
     assert_eq!(code_kind_of(&l.cubin), CodeKind::Cubin);
 }
 
@@ -294,4 +298,120 @@ fn c_link_success_and_failures() {
     assert!(m.contains(TWICE), "{m}");
     // SAFETY: a buffer cudyn filled.
     unsafe { cudyn_buffer_free(&mut log) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What nvJitLink takes and drops without a word
+
+/// A kernel with nothing to resolve: it links on its own when relocatable.
+const SIMPLE: &str = "extern \"C\" __global__ void simple(float *p) { p[threadIdx.x] = 1.0f; }\n";
+
+#[test]
+fn inputs_nvjitlink_would_drop_are_refused_by_name() {
+    let exec = unit(SIMPLE, CodeKind::Cubin, &[]);
+    let rdc = unit(SIMPLE, CodeKind::Cubin, &["-rdc=true"]);
+    let ptx = unit(KERNEL, CodeKind::Ptx, &["-rdc=true"]);
+    assert!(has_elf_string(&linked(&[input(CodeKind::Cubin, &rdc, "rdc.cubin")], &[]).cubin, "simple"));
+    // An executable cubin, alone or beside PTX: nvJitLink would keep none of its kernels.
+    for inputs in [
+        vec![input(CodeKind::Cubin, &exec, "exec.cubin")],
+        vec![input(CodeKind::Ptx, &ptx, "kernel.ptx"), input(CodeKind::Cubin, &exec, "exec.cubin")],
+    ] {
+        let f = link(&inputs, &[]).unwrap_err();
+        assert_eq!(f.error.status, Status::InvalidArgument, "{}", f.error.message);
+        let i = inputs.len() - 1;
+        assert!(f.error.message.contains(&format!("link input {i} ('exec.cubin')")), "{}", f.error.message);
+        assert!(f.error.message.contains("executable cubin") && f.error.message.contains("-rdc=true"));
+        assert!(f.log.is_empty(), "nvJitLink ran: {}", f.log);
+    }
+    // The same symbol twice: nvJitLink writes an error to standard error and says success;
+    // cudyn says failure, naming both inputs, and before nvJitLink runs.
+    let f = link(&[input(CodeKind::Cubin, &rdc, "a.cubin"), input(CodeKind::Cubin, &rdc, "b.cubin")], &[]).unwrap_err();
+    assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
+    assert!(
+        f.error.message.contains("multiple definition of 'simple': link inputs 0 ('a.cubin') and 1 ('b.cubin')"),
+        "{}",
+        f.error.message
+    );
+    // Twice through PTX, which cudyn does not read for definitions: the result shows it.
+    let simple_ptx = unit(SIMPLE, CodeKind::Ptx, &["-rdc=true"]);
+    let f = link(&[input(CodeKind::Ptx, &simple_ptx, "a.ptx"), input(CodeKind::Ptx, &simple_ptx, "b.ptx")], &[])
+        .unwrap_err();
+    assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
+    assert!(f.error.message.contains("defines kernel 'simple' more than once"), "{}", f.error.message);
+
+    // The C API says the same.
+    let one = [c_input(1, &exec)];
+    let mut out = cudyn_buffer { data: ptr::null_mut(), size: 0 };
+    // SAFETY: an array of one live input, a valid out-pointer.
+    let s = unsafe { cudyn_link(one.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()) };
+    assert_eq!(s, Status::InvalidArgument);
+    assert!(out.data.is_null());
+    let m = last_error();
+    assert!(m.contains("link input 0 ('input0')") && m.contains("executable cubin"), "{m}");
+    // Device functions alone: no kernel, refused unless the header's option says so.
+    let dev = unit(DEV, CodeKind::Cubin, &["-rdc=true"]);
+    let lib = [c_input(1, &dev)];
+    // SAFETY: as above.
+    let s = unsafe { cudyn_link(lib.as_ptr(), 1, ptr::null(), 0, &mut out, ptr::null_mut()) };
+    assert_eq!(s, Status::LinkFailed);
+    assert!(last_error().contains("holds no kernel"), "{}", last_error());
+    assert!(include_str!("../include/cudyn.h").contains(cudyn::link::ALLOW_NO_KERNELS));
+    let allow = std::ffi::CString::new(cudyn::link::ALLOW_NO_KERNELS).unwrap();
+    let opts = [allow.as_ptr()];
+    // SAFETY: as above, one option.
+    let s = unsafe { cudyn_link(lib.as_ptr(), 1, opts.as_ptr(), 1, &mut out, ptr::null_mut()) };
+    assert_eq!(s, Status::Success, "{}", last_error());
+    // SAFETY: a buffer cudyn filled.
+    unsafe { cudyn_buffer_free(&mut out) };
+}
+
+#[test]
+fn host_objects_fatbins_and_archives_link_only_with_relocatable_device_code() {
+    let dir = TempDir::new("link-host");
+    let src = dir.join("simple.cu");
+    let sm = format!("-arch=sm_{}", expected_default_sm());
+    let whole_fatbin = nvcc(&src, SIMPLE, &dir.join("whole.fatbin"), &["-fatbin", &sm]);
+    let rdc_fatbin = nvcc(&src, SIMPLE, &dir.join("rdc.fatbin"), &["-fatbin", "-rdc=true", &sm]);
+    let whole_obj = nvcc(&src, SIMPLE, &dir.join("whole.o"), &["-c", &sm]);
+    let rdc_obj = nvcc(&src, SIMPLE, &dir.join("rdc.o"), &["-dc", &sm]);
+    std::fs::write(dir.join("host.c"), "int host_only(int x) { return x + 1; }\n").unwrap();
+    let cc = std::process::Command::new("cc")
+        .args(["-c", "-o"])
+        .arg(dir.join("host.o"))
+        .arg(dir.join("host.c"))
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    let host_obj = std::fs::read(dir.join("host.o")).unwrap();
+    let archive = |name: &str, member: &str| {
+        let _ = std::fs::remove_file(dir.join(name));
+        let st = std::process::Command::new("ar").arg("rcs").arg(dir.join(name)).arg(dir.join(member)).status();
+        assert!(st.unwrap().success());
+        std::fs::read(dir.join(name)).unwrap()
+    };
+    let rdc_lib = archive("librdc.a", "rdc.o");
+    let host_lib = archive("libhost.a", "host.o");
+
+    for (kind, data, name) in [
+        (CodeKind::Fatbin, &rdc_fatbin, "rdc.fatbin"),
+        (CodeKind::Object, &rdc_obj, "rdc.o"),
+        (CodeKind::Library, &rdc_lib, "librdc.a"),
+    ] {
+        let l = linked(&[input(kind, data, name)], &[]);
+        assert!(has_elf_string(&l.cubin, "simple"), "{name}: the kernel is not in the linked cubin");
+    }
+    for (kind, data, name, why) in [
+        (CodeKind::Fatbin, &whole_fatbin, "whole.fatbin", "is an executable cubin"),
+        (CodeKind::Object, &whole_obj, "whole.o", "device code is not relocatable (.nv_fatbin)"),
+        (CodeKind::Object, &host_obj, "host.o", "a host object with no device code"),
+        (CodeKind::Library, &host_lib, "libhost.a", "no device code in any member"),
+        (CodeKind::Library, &rdc_obj, "rdc.o", "not a static library"),
+        (CodeKind::Object, &rdc_lib, "librdc.a", "not an ELF object file"),
+    ] {
+        let f = link(&[input(kind, data, name)], &[]).unwrap_err();
+        assert_eq!(f.error.status, Status::InvalidArgument, "{name}: {}", f.error.message);
+        assert!(f.error.message.contains(&format!("('{name}')")), "{}", f.error.message);
+        assert!(f.error.message.contains(why), "{name}: {}", f.error.message);
+    }
 }

@@ -47,7 +47,7 @@ fn fixture() -> &'static Fixture {
         assert!(st.success(), "building the stand-in libcuda failed");
         let cubin = dir.join("peers_kernels.sm_90.cubin");
         let code = nvcc(&dir.join("peers_kernels.cu"), SOURCE, &cubin, &["-cubin", "-arch=sm_90"]);
-        let names: Vec<String> = cudyn::image_contents::contents(&code).kernels.into_iter().map(|k| k.name).collect();
+        let names: Vec<String> = cudyn::image::contents::contents(&code).kernels.into_iter().map(|k| k.name).collect();
         assert_eq!(names.len(), 18, "{names:?}");
         Fixture { standin, cubin, kernels: names.join(",") }
     })
@@ -373,8 +373,8 @@ fn gpu_kernels_by_cxx_name_after_a_preload() {
     // What CUDA lists is what the image's symbol tables hold for this GPU.
     let d = cudyn::cuda::driver::driver().unwrap();
     let sm = d.device_sm(0).unwrap();
-    let c = cudyn::image_contents::contents(&bytes);
-    let entry = cudyn::image_contents::entry_for_gpu(&c.entries.iter().map(|e| e.code).collect::<Vec<_>>(), sm)
+    let c = cudyn::image::contents::contents(&bytes);
+    let entry = cudyn::image::contents::entry_for_gpu(&c.entries.iter().map(|e| e.code).collect::<Vec<_>>(), sm)
         .expect("an entry for device 0");
     let mut from_image: Vec<String> = c.entries[entry].kernels.iter().map(|k| k.name.clone()).collect();
     let mut from_cuda: Vec<String> =

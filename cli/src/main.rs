@@ -1,23 +1,33 @@
-//! `cudyn`: what CUDA cudyn finds here, what an image holds, compile, link, and the cache.
+//! `cudyn`: what CUDA cudyn finds here, what an image holds, compile, link, the cache, and the
+//! command's own shell completions and manual page.
 //!
-//! Exit status: 0 when all went well; 1 when something asked for is missing, refused or
+//! Exit status: 0 when all went well (also when the reader of its output closed the pipe
+//! early: `cudyn inspect FILE | head`); 1 when something asked for is missing, refused or
 //! failed (the message says what); 2 for a usage error.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+mod files;
+mod inspect;
+mod output;
+mod tools;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use cudyn::diagnose::{self, Component};
-use cudyn::image::{self, ArchCode, CodeKind};
-use cudyn::image_contents::{self, Contents, KernelLayout};
 use serde_json::{json, Value};
+
+use output::{out, q};
 
 #[derive(Parser)]
 #[command(
     name = "cudyn",
     version,
-    about = "Inspect CUDA device code and the CUDA libraries cudyn finds; compile and link through cudyn."
+    about = "Inspect CUDA device code and the CUDA libraries cudyn finds; compile and link through cudyn.",
+    long_about = "Inspect CUDA device code and the CUDA libraries cudyn finds; compile and link through cudyn.\n\n\
+        Exit status: 0 when all went well, 1 when something asked for is missing, refused or failed \
+        (the message says what), 2 for a usage error. A FILE, INPUT or OUT of `-` is standard input \
+        or output."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -34,49 +44,72 @@ enum Command {
         json: bool,
         /// What counts as needed for the exit status (comma-separated): driver, runtime,
         /// nvrtc, nvjitlink, gpu, cache. Default: all but cache.
-        #[arg(long, value_delimiter = ',', value_enum)]
+        #[arg(long, value_delimiter = ',', value_enum, value_name = "WHAT")]
         need: Vec<Need>,
     },
-    /// What each file holds: its kind, every fatbin entry, the kernels and their parameter
-    /// layouts, whether cudyn accepts it and why not, and which entry this GPU would run.
-    /// Needs no GPU. Exits 1 when a file cannot be read or is refused.
+    /// What each file holds: its kind, every fatbin entry, the kernels (parameter layout,
+    /// registers, shared, local and constant memory, launch bounds, C++ names), the globals,
+    /// whether cudyn accepts it and why not, and which entry this GPU would run. Needs no GPU.
+    /// Exits 1 when a file cannot be read or is refused.
     Inspect {
+        /// Cubin, fatbin, PTX, LTO-IR or CUDA source files to describe; `-` reads standard input.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
-        /// Print JSON instead of text.
+        /// Print JSON instead of text (one object per file, in an array).
         #[arg(long)]
         json: bool,
         /// Say which entry a GPU of this architecture would run (e.g. sm_90 or 90) instead of
         /// asking the present GPU.
-        #[arg(long, value_name = "sm_NN")]
-        sm: Option<String>,
+        #[arg(long, value_name = "sm_NN", value_parser = parse_sm)]
+        sm: Option<u32>,
     },
-    /// Compile CUDA C++ with NVRTC, through cudyn's cache; prints NVRTC's log.
+    /// Compile CUDA C++ with NVRTC, through cudyn's cache; prints NVRTC's log on standard
+    /// error, writes the code, and says what it holds.
     Compile {
+        /// The CUDA C++ source file; `-` reads standard input.
         #[arg(value_name = "SRC.cu")]
         source: PathBuf,
-        /// Where to write the code.
+        /// Where to write the code; `-` writes it to standard output (the report then goes to
+        /// standard error).
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
+        /// What to compile to.
         #[arg(long, value_enum, default_value = "cubin")]
         target: Target,
-        /// The architecture (sm_90, compute_90); default: the present GPU's, else sm_90.
-        #[arg(long, value_name = "sm_NN")]
+        /// The architecture (sm_90, 90, compute_90, sm_90a); default: the present GPU's, else
+        /// sm_90. Wins over an -arch among the NVRTC options.
+        #[arg(long, value_name = "sm_NN", value_parser = parse_arch)]
         arch: Option<String>,
+        /// Print JSON instead of text: the output, what it holds, whether it came from the
+        /// cache, the log (also on failure).
+        #[arg(long)]
+        json: bool,
         /// Further NVRTC options, after `--` (e.g. -- -std=c++17 -DN=4).
         #[arg(last = true, value_name = "NVRTC OPTIONS")]
         options: Vec<String>,
     },
-    /// Link cubins, PTX, LTO-IR, fatbins, host objects (.o) and archives (.a) into one cubin
-    /// with nvJitLink; prints its log.
+    /// Link relocatable cubins, PTX, LTO-IR, fatbins, host objects (.o) and archives (.a)
+    /// with relocatable device code into one cubin with nvJitLink; prints its log on standard
+    /// error. Inputs nvJitLink would drop (executable cubins, objects without -rdc/-dc device
+    /// code) are refused by name, and so is a result without a kernel.
     Link {
+        /// The inputs; their kind is read from their bytes (objects and archives from their
+        /// .o / .a name); `-` reads one from standard input.
         #[arg(required = true, value_name = "INPUT")]
         inputs: Vec<PathBuf>,
+        /// Where to write the cubin; `-` writes it to standard output.
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
-        /// The architecture (sm_90); default: the present GPU's, else sm_90.
-        #[arg(long, value_name = "sm_NN")]
+        /// The architecture (sm_90 or 90); default: the present GPU's, else sm_90.
+        #[arg(long, value_name = "sm_NN", value_parser = parse_arch)]
         arch: Option<String>,
+        /// Accept a result with no kernel (a library of device globals linked on purpose).
+        #[arg(long)]
+        allow_no_kernels: bool,
+        /// Print JSON instead of text: the output, its kernels, the inputs, the log (also on
+        /// failure).
+        #[arg(long)]
+        json: bool,
         /// Further nvJitLink options, after `--` (e.g. -- -lto -O3).
         #[arg(last = true, value_name = "NVJITLINK OPTIONS")]
         options: Vec<String>,
@@ -86,12 +119,23 @@ enum Command {
         #[command(subcommand)]
         action: CacheAction,
     },
+    /// Print a completion script for a shell, made from this command's own definition (e.g.
+    /// `cudyn completions bash > ~/.local/share/bash-completion/completions/cudyn`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), made from this command's own definition (e.g.
+    /// `cudyn man | man -l -`).
+    Man,
 }
 
 #[derive(Subcommand)]
 enum CacheAction {
     /// Its folder, whether it is on (and why not), entries and bytes.
     Stats {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -113,8 +157,11 @@ enum Need {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Target {
+    /// SASS for one architecture (the default).
     Cubin,
+    /// PTX, which the driver compiles for the GPU it runs on.
     Ptx,
+    /// LTO-IR, for `cudyn link` with link-time optimisation.
     Ltoir,
 }
 
@@ -122,14 +169,46 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let ok = match cli.command {
         Command::Doctor { json, need } => doctor(json, &need),
-        Command::Inspect { files, json, sm } => match sm.as_deref().map(parse_sm).transpose() {
-            Ok(sm) => inspect(&files, json, sm),
-            Err(e) => fail(&e),
-        },
-        Command::Compile { source, output, target, arch, options } => compile(&source, &output, target, arch, options),
-        Command::Link { inputs, output, arch, options } => link(&inputs, &output, arch, options),
+        Command::Inspect { files, json, sm } => {
+            if files.iter().filter(|f| files::is_std(f)).count() > 1 {
+                usage("standard input (`-`) can be read only once");
+            }
+            inspect::inspect(&files, json, sm)
+        }
+        Command::Compile { source, output, target, arch, json, options } => {
+            if json && files::is_std(&output) {
+                usage("--json and `-o -` both want standard output: write the code to a file");
+            }
+            tools::compile(&source, &output, target, arch, options, json)
+        }
+        Command::Link { inputs, output, arch, allow_no_kernels, json, options } => {
+            if json && files::is_std(&output) {
+                usage("--json and `-o -` both want standard output: write the cubin to a file");
+            }
+            if inputs.iter().filter(|f| files::is_std(f)).count() > 1 {
+                usage("standard input (`-`) can be read only once");
+            }
+            tools::link(tools::LinkRequest { inputs, output, arch, allow_no_kernels, options, json })
+        }
         Command::Cache { action } => cache(action),
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "cudyn", &mut buf);
+            output::bytes(&buf);
+            true
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+                Ok(()) => {
+                    output::bytes(&buf);
+                    true
+                }
+                Err(e) => fail(&format!("rendering the manual page: {}", io_text(&e))),
+            }
+        }
     };
+    output::flush();
     if ok {
         ExitCode::SUCCESS
     } else {
@@ -137,15 +216,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// A usage error clap cannot see (two arguments that clash by value): said as clap says its
+/// own, with exit status 2.
+fn usage(msg: &str) -> ! {
+    Cli::command().error(clap::error::ErrorKind::ArgumentConflict, msg).exit()
+}
+
 fn fail(msg: &str) -> bool {
-    eprintln!("cudyn: {msg}");
+    output::err!("cudyn: {}", output::qt(msg));
     false
 }
 
+/// JSON on standard output. serde_json escapes the C0 controls only; DEL, the C1 controls and
+/// the bidirectional overrides a name may carry are written as `\uXXXX` escapes too (the same
+/// string to a JSON reader, nothing a terminal acts on).
 fn print_json(v: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut out, v);
-    let _ = writeln!(out);
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => {
+            let mut safe = String::with_capacity(s.len());
+            for c in s.chars() {
+                // Newlines are the pretty printer's own; in strings serde_json wrote them as \n.
+                if c != '\n' && cudyn::error::needs_quoting(c) {
+                    safe.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    safe.push(c);
+                }
+            }
+            out!("{safe}")
+        }
+        Err(e) => output::err!("cudyn: cannot print JSON: {e}"),
+    }
 }
 
 /// "sm_90", "sm_90a", "compute_90" or "90" -> 90.
@@ -155,26 +255,36 @@ fn parse_sm(s: &str) -> Result<u32, String> {
         .parse::<u32>()
         .ok()
         .filter(|v| (10..1000).contains(v))
-        .ok_or_else(|| format!("'{s}' is not an architecture: write it as sm_90 or 90"))
+        .ok_or_else(|| format!("'{}' is not an architecture: write it as sm_90 or 90", q(s)))
 }
 
-/// A file's bytes, or a message naming it ("no such file or directory", not "os error 2").
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {}", path.display(), io_text(&e)))
-}
-
-fn io_text(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => {
-            let s = e.to_string();
-            match s.find(" (os error") {
-                Some(i) => s[..i].to_lowercase(),
-                None => s,
-            }
-        }
+/// An architecture as NVRTC and nvJitLink take it: sm_NN, compute_NN, lto_NN (with an a or f
+/// suffix), or the number alone.
+fn parse_arch(s: &str) -> Result<String, String> {
+    let rest = ["sm_", "compute_", "lto_"].iter().find_map(|p| s.strip_prefix(p)).unwrap_or(s);
+    let digits = rest.strip_suffix(['a', 'f']).unwrap_or(rest);
+    let plain = rest.len() == s.len();
+    if digits.len() >= 2 && digits.bytes().all(|b| b.is_ascii_digit()) && !(plain && digits.len() != rest.len()) {
+        Ok(s.to_string())
+    } else {
+        Err(format!("'{}' is not an architecture: write it as sm_90, compute_90, sm_90a or 90", q(s)))
     }
+}
+
+/// The C++ name behind a mangled one (`_Z...`), when it has one and it demangles; None for
+/// an `extern "C"` name. The library's own demangling (`cudyn::names`), so the name shown is
+/// one `cudyn_library_find_kernel` / `lib.kernel("...")` accepts as it is written. Names
+/// longer than a real toolkit writes are left as they are.
+fn demangle(name: &str) -> Option<String> {
+    if name.len() > 4096 {
+        return None;
+    }
+    cudyn::names::demangle(name).filter(|d| d != name)
+}
+
+/// "no such file or directory", not "No such file or directory (os error 2)".
+fn io_text(e: &std::io::Error) -> String {
+    cudyn::error::io_text(e)
 }
 
 fn mib(bytes: u64) -> String {
@@ -257,364 +367,56 @@ fn doctor(as_json: bool, need: &[Need]) -> bool {
         return missing.is_empty();
     }
 
-    println!("cudyn {}", env!("CARGO_PKG_VERSION"));
-    println!();
+    out!("cudyn {}", env!("CARGO_PKG_VERSION"));
+    out!();
     for r in &comps {
         let c = r.component;
         match (&r.path, &r.problem) {
             (Some(p), None) => {
-                println!("{:<10} ok       {} {}  ({})", c.key(), c.human(), diagnose::version_text(r.version), p)
+                out!("{:<10} ok       {} {}  ({})", c.key(), c.human(), diagnose::version_text(r.version), q(p))
             }
             (Some(p), Some(why)) => {
-                println!("{:<10} PROBLEM  {} {} at {}", c.key(), c.human(), diagnose::version_text(r.version), p);
-                println!("           {why}");
+                out!("{:<10} PROBLEM  {} {} at {}", c.key(), c.human(), diagnose::version_text(r.version), q(p));
+                out!("           {}", q(why));
             }
             (None, why) => {
-                println!("{:<10} MISSING  {} ({}): not found", c.key(), c.human(), c.purpose());
+                out!("{:<10} MISSING  {} ({}): not found", c.key(), c.human(), c.purpose());
                 if let Some(why) = why {
                     // The library's message ends with the same hint printed below.
                     let why =
                         why.strip_suffix(c.install_hint()).map_or(why.as_str(), |w| w.trim_end_matches([' ', '.']));
-                    println!("           {why}");
+                    out!("           {}", q(why));
                 }
-                println!("           to fix: {}", c.install_hint());
+                out!("           to fix: {}", c.install_hint());
             }
         }
     }
-    println!();
+    out!();
     match &gpus {
         Ok(g) if !g.is_empty() => {
-            println!("GPUs       {}", g.len());
+            out!("GPUs       {}", g.len());
             for d in g {
-                println!("           {}: {} (sm_{})", d.index, d.name, d.sm);
+                out!("           {}: {} (sm_{})", d.index, q(&d.name), d.sm);
             }
         }
-        Ok(_) => println!("GPUs       none: the driver reports no device"),
-        Err(_) if comps[0].path.is_none() => println!("GPUs       none: no CUDA driver (see driver above)"),
-        Err(e) => println!("GPUs       none: {e}"),
+        Ok(_) => out!("GPUs       none: the driver reports no device"),
+        Err(_) if comps[0].path.is_none() => out!("GPUs       none: no CUDA driver (see driver above)"),
+        Err(e) => out!("GPUs       none: {}", q(e)),
     }
-    let dir = cache.dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
+    let dir = cache.dir.as_ref().map(|d| q(&d.to_string_lossy()).into_owned()).unwrap_or_else(|| "(none)".into());
     match &cache.off_because {
-        None => println!(
-            "cache      on, {dir}: {} entries, {} of {}",
-            cache.entries,
-            mib(cache.bytes),
-            mib(cache.max_bytes)
-        ),
-        Some(why) => println!("cache      off: {why}"),
+        None => {
+            out!("cache      on, {dir}: {} entries, {} of {}", cache.entries, mib(cache.bytes), mib(cache.max_bytes))
+        }
+        Some(why) => out!("cache      off: {}", q(why)),
     }
-    println!();
+    out!();
     if missing.is_empty() {
-        println!("everything needed was found");
+        out!("everything needed was found");
         true
     } else {
-        println!("missing: {} (choose what counts with --need)", missing.join(", "));
+        out!("missing: {} (choose what counts with --need)", missing.join(", "));
         false
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// inspect
-
-fn inspect(files: &[PathBuf], as_json: bool, sm: Option<u32>) -> bool {
-    // The GPU to answer "which entry would run" for: the one asked for, else the present one.
-    let (gpu, no_gpu_reason) = match sm {
-        Some(sm) => (Some(sm), None),
-        None => match diagnose::target_sm() {
-            Some(sm) => (Some(sm), None),
-            None => (None, Some(no_gpu_reason())),
-        },
-    };
-    let mut all_ok = true;
-    let mut reports = Vec::new();
-    for (i, f) in files.iter().enumerate() {
-        let data = match read(f) {
-            Ok(d) => d,
-            Err(e) => {
-                all_ok = false;
-                if as_json {
-                    reports.push(json!({"file": f.display().to_string(), "error": e}));
-                } else {
-                    eprintln!("cudyn: {e}");
-                }
-                continue;
-            }
-        };
-        let c = image_contents::contents(&data);
-        all_ok &= c.verdict.is_ok();
-        if as_json {
-            reports.push(inspect_json(f, &data, &c, gpu, no_gpu_reason.as_deref()));
-        } else {
-            if i > 0 {
-                println!();
-            }
-            inspect_text(f, &data, &c, gpu, no_gpu_reason.as_deref());
-        }
-    }
-    if as_json {
-        print_json(&Value::Array(reports));
-    }
-    all_ok
-}
-
-/// Why no GPU can be asked, in a few words (`cudyn doctor` has the details).
-fn no_gpu_reason() -> String {
-    if diagnose::component(Component::Driver).path.is_none() {
-        return "no CUDA driver found".into();
-    }
-    match diagnose::gpus() {
-        Ok(_) => "the driver reports no device".into(),
-        Err(e) => e,
-    }
-}
-
-fn kind_key(k: CodeKind) -> &'static str {
-    match k {
-        CodeKind::Cubin => "cubin",
-        CodeKind::Fatbin => "fatbin",
-        CodeKind::Ptx => "ptx",
-        CodeKind::LtoIr => "ltoir",
-        CodeKind::Source => "source",
-        _ => "unknown",
-    }
-}
-
-fn code_kind_text(code: &ArchCode) -> &'static str {
-    match code {
-        ArchCode::Sass { .. } => "SASS",
-        ArchCode::Ptx { .. } => "PTX",
-        ArchCode::LtoIr { .. } => "LTO-IR",
-    }
-}
-
-fn layout_text(k: &KernelLayout) -> String {
-    let params: Vec<String> = k.params.iter().map(|p| format!("{}:{}", p.offset, p.size)).collect();
-    format!(
-        "{}: {} parameter{}, {} bytes (offset:size) [{}]",
-        k.name,
-        k.params.len(),
-        if k.params.len() == 1 { "" } else { "s" },
-        k.param_bytes,
-        params.join(" ")
-    )
-}
-
-fn layout_json(k: &KernelLayout) -> Value {
-    json!({
-        "name": k.name,
-        "param_bytes": k.param_bytes,
-        "params": k.params.iter().map(|p| json!({"offset": p.offset, "size": p.size})).collect::<Vec<_>>(),
-    })
-}
-
-/// The codes whose "which runs" question is asked: the entries of a fatbin, else the verdict's.
-fn codes_of(c: &Contents) -> Vec<ArchCode> {
-    if c.kind == CodeKind::Fatbin {
-        c.entries.iter().map(|e| e.code).collect()
-    } else {
-        c.verdict.as_ref().map(|i| i.codes.clone()).unwrap_or_default()
-    }
-}
-
-fn runs_text(c: &Contents, sm: u32) -> String {
-    if c.verdict.is_err() {
-        return "nothing: cudyn refuses the image".into();
-    }
-    let codes = codes_of(c);
-    match image_contents::entry_for_gpu(&codes, sm) {
-        Some(i) if c.kind == CodeKind::Fatbin => format!("entry {i} ({})", codes[i]),
-        Some(i) => format!("the {}", codes[i]),
-        None => match c.kind {
-            CodeKind::Source => "nothing yet: source needs compiling (cudyn compile)".into(),
-            CodeKind::LtoIr => "nothing yet: LTO-IR needs linking (cudyn link)".into(),
-            _ => format!("nothing: no code for sm_{sm} (holds {})", image::describe_codes(&codes)),
-        },
-    }
-}
-
-fn inspect_text(f: &Path, data: &[u8], c: &Contents, gpu: Option<u32>, no_gpu: Option<&str>) {
-    println!("{}: {}, {} bytes", f.display(), c.kind, data.len());
-    match &c.verdict {
-        Ok(info) => {
-            let mut holds = match info.kind {
-                CodeKind::Source => "CUDA C++ to compile (cudyn compile)".to_string(),
-                CodeKind::LtoIr if info.codes.is_empty() => "LTO-IR to link (cudyn link)".to_string(),
-                _ => image::describe_codes(&info.codes),
-            };
-            if let Some((maj, min)) = info.ptx_isa {
-                holds.push_str(&format!(" (PTX ISA {maj}.{min})"));
-            }
-            println!("  verdict: accepted; holds {holds}");
-        }
-        Err(e) => println!("  verdict: refused: {e}"),
-    }
-    for (i, e) in c.entries.iter().enumerate() {
-        let size = match e.compression {
-            image_contents::Compression::None => format!("{} bytes", e.code_bytes),
-            m => format!("{} bytes, {}-compressed to {}", e.code_bytes, m.name(), e.stored_bytes),
-        };
-        println!("  entry {i}: {} {:<10} {size}", code_kind_text(&e.code), e.code.to_string());
-        for k in &e.kernels {
-            println!("    kernel {}", layout_text(k));
-        }
-    }
-    for k in &c.kernels {
-        println!("  kernel {}", layout_text(k));
-    }
-    match (gpu, no_gpu) {
-        (Some(sm), _) => println!("  sm_{sm} runs: {}", runs_text(c, sm)),
-        (None, Some(why)) => println!("  which code a GPU runs: no GPU here ({why}); --sm sm_NN answers for one"),
-        (None, None) => {}
-    }
-}
-
-fn inspect_json(f: &Path, data: &[u8], c: &Contents, gpu: Option<u32>, no_gpu: Option<&str>) -> Value {
-    let (accepted, reason, codes, ptx_isa) = match &c.verdict {
-        Ok(i) => (
-            true,
-            None,
-            i.codes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-            i.ptx_isa.map(|(a, b)| format!("{a}.{b}")),
-        ),
-        Err(e) => (false, Some(e.to_string()), Vec::new(), None),
-    };
-    let entries: Vec<Value> = c
-        .entries
-        .iter()
-        .map(|e| {
-            json!({
-                "offset": e.offset,
-                "kind": match e.code { ArchCode::Sass { .. } => "sass", ArchCode::Ptx { .. } => "ptx", ArchCode::LtoIr { .. } => "ltoir" },
-                "arch": e.code.to_string(),
-                "compressed": e.compression != image_contents::Compression::None,
-                "compression": e.compression.name(),
-                "header_bytes": e.header_bytes,
-                "stored_bytes": e.stored_bytes,
-                "code_bytes": e.code_bytes,
-                "source_name": e.source_name,
-                "kernels": e.kernels.iter().map(layout_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let runs = gpu.map(|sm| {
-        let codes = codes_of(c);
-        let pick = c.verdict.as_ref().ok().and(image_contents::entry_for_gpu(&codes, sm));
-        json!({
-            "sm": sm,
-            "entry": pick.filter(|_| c.kind == CodeKind::Fatbin),
-            "code": pick.map(|i| codes[i].to_string()),
-            "text": runs_text(c, sm),
-        })
-    });
-    json!({
-        "file": f.display().to_string(),
-        "kind": kind_key(c.kind),
-        "bytes": data.len(),
-        "accepted": accepted,
-        "reason": reason,
-        "codes": codes,
-        "ptx_isa": ptx_isa,
-        "entries": entries,
-        "kernels": c.kernels.iter().map(layout_json).collect::<Vec<_>>(),
-        "gpu": runs,
-        "no_gpu_reason": no_gpu,
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// compile and link
-
-fn write_out(out: &Path, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(out, bytes).map_err(|e| format!("cannot write {}: {}", out.display(), io_text(&e)))
-}
-
-fn print_log(tool: &str, log: &str) {
-    let log = log.trim_end_matches(['\0', '\n']);
-    if !log.is_empty() {
-        eprintln!("{tool} log:\n{log}");
-    }
-}
-
-fn compile(src: &Path, out: &Path, target: Target, arch: Option<String>, mut options: Vec<String>) -> bool {
-    let bytes = match read(src) {
-        Ok(b) => b,
-        Err(e) => return fail(&e),
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return fail(&format!("{} is not UTF-8 text", src.display()));
-    };
-    if let Some(a) = arch {
-        let a = if a.chars().all(|c| c.is_ascii_digit()) { format!("sm_{a}") } else { a };
-        options.push(format!("-arch={a}"));
-    }
-    let target = match target {
-        Target::Cubin => CodeKind::Cubin,
-        Target::Ptx => CodeKind::Ptx,
-        Target::Ltoir => CodeKind::LtoIr,
-    };
-    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source.cu".into());
-    let opts = cudyn::CompileOptions { options, target: Some(target), ..Default::default() };
-    match cudyn::compile::compile(&text, &name, &opts) {
-        Ok(c) => {
-            print_log("NVRTC", &c.log);
-            if let Err(e) = write_out(out, &c.code) {
-                return fail(&e);
-            }
-            let how = if c.from_cache { "from the cache" } else { "compiled" };
-            println!("{}: {} for sm_{}, {} bytes ({how})", out.display(), c.kind, c.sm, c.code.len());
-            true
-        }
-        Err(f) => {
-            print_log("NVRTC", &f.log);
-            fail(&f.error.message)
-        }
-    }
-}
-
-fn link(inputs: &[PathBuf], out: &Path, arch: Option<String>, mut options: Vec<String>) -> bool {
-    use cudyn::link::LinkInput;
-    let mut datas = Vec::new();
-    for p in inputs {
-        match read(p) {
-            Ok(d) => datas.push(d),
-            Err(e) => return fail(&e),
-        }
-    }
-    let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-    let mut list = Vec::new();
-    for ((p, d), name) in inputs.iter().zip(&datas).zip(&names) {
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let kind = match (image::code_kind_of(d), ext) {
-            (_, "o") => CodeKind::Object,
-            (_, "a") => CodeKind::Library,
-            (k, _) => k,
-        };
-        if matches!(kind, CodeKind::Unknown | CodeKind::Source) {
-            return fail(&format!("{name}: not a cubin, fatbin, PTX, LTO-IR, object (.o) or archive (.a)"));
-        }
-        list.push(LinkInput { kind, data: d, name });
-    }
-    if let Some(a) = arch {
-        let a = if a.chars().all(|c| c.is_ascii_digit()) { format!("sm_{a}") } else { a };
-        options.push(format!("-arch={a}"));
-    }
-    // LTO-IR links only with link-time optimisation on: ask for it rather than fail.
-    if list.iter().any(|i| i.kind == CodeKind::LtoIr) && !options.iter().any(|o| o == "-lto") {
-        options.push("-lto".into());
-    }
-    match cudyn::link::link(&list, &options) {
-        Ok(l) => {
-            print_log("nvJitLink", &l.log);
-            if let Err(e) = write_out(out, &l.cubin) {
-                return fail(&e);
-            }
-            println!("{}: cubin, {} bytes", out.display(), l.cubin.len());
-            true
-        }
-        Err(f) => {
-            print_log("nvJitLink", &f.log);
-            fail(&f.error.message)
-        }
     }
 }
 
@@ -665,5 +467,60 @@ fn cache(action: CacheAction) -> bool {
             // Stats of a cache that is off are still an answer.
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every positional argument and option has help text (the man page and completions are
+    /// made from it), in every subcommand.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(c: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in c.get_arguments() {
+                let id = a.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for s in c.get_subcommands() {
+                if s.get_about().is_none() {
+                    missing.push(format!("{path} {} (the subcommand)", s.get_name()));
+                }
+                walk(s, &format!("{path} {}", s.get_name()), missing);
+            }
+        }
+        let c = Cli::command();
+        c.clone().debug_assert();
+        let mut missing = Vec::new();
+        walk(&c, "cudyn", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:?}");
+    }
+
+    #[test]
+    fn architectures_are_checked_as_usage() {
+        for ok in ["sm_90", "90", "compute_80", "sm_90a", "sm_100f", "lto_90", "120"] {
+            assert_eq!(parse_arch(ok).as_deref(), Ok(ok));
+        }
+        for bad in ["abc", "sm_", "9", "sm_9x", "90a", "compute_", "-arch=sm_90", "sm_90 ", ""] {
+            assert!(parse_arch(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_sm("sm_90"), Ok(90));
+        assert_eq!(parse_sm("compute_100a"), Ok(100));
+        assert!(parse_sm("abc").is_err());
+        assert!(parse_sm("\u{1b}[2J").unwrap_err().contains("\\x1b[2J"), "the echo is quoted");
+    }
+
+    #[test]
+    fn mangled_names_demangle_and_others_stay() {
+        assert_eq!(demangle("_Z4tmplIfEvPT_").as_deref(), Some("tmpl<float>(float*)"));
+        assert_eq!(demangle("vec_add"), None);
+        assert_eq!(demangle("_Znot a name"), None);
+        assert_eq!(demangle(&format!("_Z{}", "1a".repeat(5000))), None);
     }
 }

@@ -32,8 +32,8 @@ use std::sync::Mutex;
 
 pub(super) const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 const FATBIN_VERSION: u16 = 1;
-const FATBIN_HEADER_LEN: u64 = 16;
-const FATBIN_ENTRY_HEADER_LEN: u64 = 64;
+pub(super) const FATBIN_HEADER_LEN: u64 = 16;
+pub(super) const FATBIN_ENTRY_HEADER_LEN: u64 = 64;
 /// Entry headers seen: 64 to 144 bytes (a -G build's source path makes them longer).
 const FATBIN_ENTRY_HEADER_MAX: u64 = 4096;
 const FATBIN_ENTRY_MAGIC: u16 = 0x0101;
@@ -531,26 +531,27 @@ fn walk_entry<'a>(d: &'a [u8], off: u64, total: u64, index: u64) -> Result<Optio
 }
 
 /// A fatbin entry header's fixed 64 bytes, word by word (see the format notes at the top).
-struct EntryHeader {
-    kind: u16,
+/// contents.rs reads entries through it too.
+pub(super) struct EntryHeader {
+    pub(super) kind: u16,
     /// Bytes 2..4: 0x0101 in every toolkit's output.
-    magic: u16,
-    header_size: u64,
-    payload_size: u64,
-    compressed_size: u64,
+    pub(super) magic: u16,
+    pub(super) header_size: u64,
+    pub(super) payload_size: u64,
+    pub(super) compressed_size: u64,
     /// Offset, in the header, of the (offset, length) descriptor of the options string; 0: none.
-    options_at: u64,
-    arch: u32,
-    name_offset: u64,
-    name_len: u64,
-    flags: u64,
+    pub(super) options_at: u64,
+    pub(super) arch: u32,
+    pub(super) name_offset: u64,
+    pub(super) name_len: u64,
+    pub(super) flags: u64,
     /// Bytes 0x30..0x38: 0, except in LTO-IR entries (a 32-bit value that is not an offset).
-    word_30: u64,
-    uncompressed_size: u64,
+    pub(super) word_30: u64,
+    pub(super) uncompressed_size: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Compression {
+pub(super) enum Compression {
     None,
     Lz4,
     Zstd,
@@ -567,7 +568,7 @@ impl Compression {
 }
 
 impl EntryHeader {
-    fn read(h: Rec<'_, { FATBIN_ENTRY_HEADER_LEN as usize }>) -> Self {
+    pub(super) fn read(h: Rec<'_, { FATBIN_ENTRY_HEADER_LEN as usize }>) -> Self {
         EntryHeader {
             kind: h.u16::<0>(),
             magic: h.u16::<2>(),
@@ -583,7 +584,7 @@ impl EntryHeader {
             uncompressed_size: h.u64::<56>(),
         }
     }
-    fn compression(&self) -> Compression {
+    pub(super) fn compression(&self) -> Compression {
         if self.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 {
             Compression::Lz4
         } else if self.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0 {

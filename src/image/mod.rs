@@ -6,7 +6,8 @@
 //! [`describe_codes`]; the types they answer with are in `info.rs`. The files below it depend on
 //! one another in one direction only: fatbin → cubin, decompress, text; cubin → cubin/sections;
 //! all of them → read (bounded reading) and info (the types). `memo.rs` remembers images that
-//! passed, for the loaders.
+//! passed, for the loaders; `contents.rs` reads what an image holds (entries, kernels and their
+//! resources, globals) for `cudyn inspect`, through the same readers.
 
 // Every parser here reads untrusted bytes: every offset and length read from them is checked
 // against the slice with checked arithmetic, and nothing panics or uses `unsafe`. Each format
@@ -16,6 +17,7 @@
 // `__fatBinC_Wrapper_t` (magic 0x466243B1) that points at a fatbin by address; pass the fatbin
 // bytes themselves. Concatenated fatbin containers: only the first is described.
 
+pub mod contents;
 mod cubin;
 pub(crate) mod decompress;
 mod fatbin;

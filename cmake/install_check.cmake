@@ -1,0 +1,101 @@
+# cmake -DBUILD=<build dir> -DPREFIX=<scratch prefix> -DCC=<C compiler> -DOBJDUMP=<objdump>
+#       -DSOURCE=<source dir> [-DCLI=ON] -P install_check.cmake
+# The install as a user gets it (ctest install_sizes_and_uninstall): shipped without debug info
+# and within size bounds, a static consumer small too, and the uninstall script removing
+# every file again. The bounds leave room to grow; what they catch is debug info coming back
+# (measured December 2026, Rust 1.95, x86-64: unstripped libcudyn.so 10.7 MB, libcudyn.a
+# 37.1 MB, bin/cudyn 20.6 MB, a static consumer 11.5 MB; stripped 1.44, 15.8, 2.89 and 2.56 MB).
+foreach(v BUILD PREFIX CC OBJDUMP SOURCE)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "install_check.cmake: ${v} is not set")
+  endif()
+endforeach()
+set(_bounds "lib/libcudyn.so.0.1.0=3000000" "lib/libcudyn.a=24000000")
+if(CLI)
+  list(APPEND _bounds "bin/cudyn=5000000")
+endif()
+set(_consumer_bound 5000000)
+
+# An install of our own, without disturbing the build's install_manifest.txt (a user's later
+# `uninstall` reads it).
+set(_manifest "${BUILD}/install_manifest.txt")
+set(_saved "${PREFIX}-manifest.saved")
+file(REMOVE_RECURSE "${PREFIX}")
+file(REMOVE "${_saved}")
+if(EXISTS "${_manifest}")
+  file(COPY_FILE "${_manifest}" "${_saved}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${PREFIX}" RESULT_VARIABLE rc OUTPUT_QUIET)
+file(COPY_FILE "${_manifest}" "${PREFIX}-manifest.txt")
+if(EXISTS "${_saved}")
+  file(RENAME "${_saved}" "${_manifest}")
+else()
+  file(REMOVE "${_manifest}")
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install into ${PREFIX} failed (${rc})")
+endif()
+
+set(_failed)
+foreach(pair IN LISTS _bounds)
+  string(REPLACE "=" ";" pair "${pair}")
+  list(GET pair 0 f)
+  list(GET pair 1 bound)
+  file(SIZE "${PREFIX}/${f}" size)
+  execute_process(COMMAND ${OBJDUMP} -h "${PREFIX}/${f}" OUTPUT_VARIABLE sections RESULT_VARIABLE rc)
+  string(FIND "${sections}" ".debug_info" debug)
+  message(STATUS "${f}: ${size} bytes (bound ${bound}), debug info: ${debug}")
+  if(NOT rc EQUAL 0 OR size GREATER bound OR NOT debug EQUAL -1)
+    list(APPEND _failed "${f} is ${size} bytes (bound ${bound}) or carries .debug_info")
+  endif()
+endforeach()
+
+# A static consumer: what a user's program grows by.
+file(STRINGS "${PREFIX}/lib/pkgconfig/cudyn.pc" _private REGEX "^Libs.private:")
+string(REGEX REPLACE "^Libs.private:[ ]*" "" _private "${_private}")
+separate_arguments(_private UNIX_COMMAND "${_private}")
+file(WRITE "${PREFIX}-consumer.c" "#include <stdio.h>\n#include <cudyn.h>\nint main(void) { puts(cudyn_version_string()); return 0; }\n")
+execute_process(
+  COMMAND ${CC} "${PREFIX}-consumer.c" -I "${PREFIX}/include" "${PREFIX}/lib/libcudyn.a" ${_private} -o "${PREFIX}-consumer"
+  RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  list(APPEND _failed "the static consumer did not link: ${err}")
+else()
+  file(SIZE "${PREFIX}-consumer" size)
+  message(STATUS "a static consumer: ${size} bytes (bound ${_consumer_bound})")
+  if(size GREATER _consumer_bound)
+    list(APPEND _failed "a static consumer is ${size} bytes (bound ${_consumer_bound})")
+  endif()
+  execute_process(COMMAND "${PREFIX}-consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "^cudyn ")
+    list(APPEND _failed "the static consumer printed '${out}' and exited ${rc}")
+  endif()
+endif()
+if(CLI)
+  foreach(f share/man/man1/cudyn.1 share/bash-completion/completions/cudyn share/zsh/site-functions/_cudyn
+            share/fish/vendor_completions.d/cudyn.fish)
+    if(NOT EXISTS "${PREFIX}/${f}")
+      list(APPEND _failed "the install lacks ${f}")
+    endif()
+  endforeach()
+endif()
+
+# Uninstall (the script the `uninstall` target runs): every file goes, and cudyn's own folders.
+execute_process(COMMAND ${CMAKE_COMMAND} -DMANIFEST=${PREFIX}-manifest.txt -P "${SOURCE}/cmake/uninstall.cmake"
+                RESULT_VARIABLE rc)
+file(GLOB_RECURSE _left LIST_DIRECTORIES false "${PREFIX}/*")
+if(NOT rc EQUAL 0 OR _left)
+  list(APPEND _failed "uninstall left: ${_left}")
+endif()
+foreach(d lib/cmake/cudyn share/doc/cudyn)
+  if(EXISTS "${PREFIX}/${d}")
+    list(APPEND _failed "uninstall left the folder ${d}")
+  endif()
+endforeach()
+if(_failed)
+  string(JOIN "\n  " msg ${_failed})
+  message(FATAL_ERROR "install check failed:\n  ${msg}")
+endif()
+file(REMOVE_RECURSE "${PREFIX}")
+file(REMOVE "${PREFIX}-manifest.txt" "${PREFIX}-consumer" "${PREFIX}-consumer.c")
+message(STATUS "install check passed")

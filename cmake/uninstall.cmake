@@ -1,0 +1,33 @@
+# cmake -DMANIFEST=<build>/install_manifest.txt -P uninstall.cmake (the `uninstall` target)
+# Removes every file the last `cmake --install` of this build wrote, as install_manifest.txt
+# lists them, then the folders only cudyn uses once they are empty. Files it did not write are
+# left alone, and so are shared folders (lib/, include/, bin/).
+if(NOT EXISTS "${MANIFEST}")
+  message(FATAL_ERROR "nothing to uninstall: ${MANIFEST} is missing (run cmake --install first)")
+endif()
+file(STRINGS "${MANIFEST}" _files)
+set(_removed 0)
+set(_dirs)
+foreach(f IN LISTS _files)
+  set(f "$ENV{DESTDIR}${f}")
+  if(EXISTS "${f}" OR IS_SYMLINK "${f}")
+    file(REMOVE "${f}")
+    math(EXPR _removed "${_removed} + 1")
+  endif()
+  get_filename_component(d "${f}" DIRECTORY)
+  list(APPEND _dirs "${d}")
+endforeach()
+# Folders of cudyn's own (lib/cmake/cudyn, share/doc/cudyn, the .debug folders), deepest first,
+# removed when nothing else is in them.
+list(REMOVE_DUPLICATES _dirs)
+list(SORT _dirs ORDER DESCENDING)
+foreach(d IN LISTS _dirs)
+  get_filename_component(name "${d}" NAME)
+  if((name STREQUAL "cudyn" OR name STREQUAL ".debug") AND IS_DIRECTORY "${d}")
+    file(GLOB _left "${d}/*" "${d}/.*")
+    if(NOT _left)
+      file(REMOVE_RECURSE "${d}")
+    endif()
+  endif()
+endforeach()
+message(STATUS "cudyn: removed ${_removed} installed files (listed in ${MANIFEST})")
