@@ -128,9 +128,12 @@ fn child(case: &str) {
             assert_eq!(c.code.len(), 4096);
             assert_eq!(c.log, "L".repeat(4095));
             let input = cudyn::link::LinkInput { kind: cudyn::CodeKind::Cubin, data: b"x", name: "a.cubin" };
-            let l = cudyn::link::link(&[input], &[]).expect("the fake link succeeds");
-            assert_eq!(l.cubin.len(), 4096);
-            assert_eq!(l.log, "I".repeat(4095));
+            // The fake's 4096 bytes are read in full, then checked as what a link must give (a
+            // cubin holding a kernel): they are none, so the link fails on their contents,
+            // with both logs read in full.
+            let f = cudyn::link::link(&[input], &[]).expect_err("the fake link's output is no cubin");
+            assert!(f.error.message.contains("nvJitLink's output is not an image cudyn accepts"), "{}", f.error.message);
+            assert!(f.log.ends_with(&"I".repeat(4095)), "the info log, read in full");
         }
         other => panic!("unknown case {other}"),
     }
