@@ -618,8 +618,14 @@ fn header_ok(s: Sh<'_>, n: u64) -> bool {
     let align_ok = align & align.wrapping_sub(1) == 0;
     // info - 1 < n - 1 says 1 <= info < n (info 0 wraps to the largest value).
     let info_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
-    // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table).
-    let link_ok = u64::from(s.link()) < n;
+    // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table), except
+    // in the kinds whose symbols are those of the cubin's symbol table whatever sh_link says
+    // (`symbols_of`): CUDA 12.1-era cubins of cuBLAS, cuFFT and CUPTI link their relocations,
+    // `.nv.info` and callgraph to section 5 (an `.nv.info`, or past the last section), and
+    // CUDA loads them.
+    let ty = s.ty();
+    let any_link = (ty == SHT_REL) | (ty == SHT_RELA) | (ty == SHT_CUDA_INFO) | (ty == SHT_CUDA_CALLGRAPH);
+    let link_ok = any_link | (u64::from(s.link()) < n);
     let flags_ok = s.flags() & !SHF_KNOWN == 0;
     let ranged_ok = info_in_range(s, n);
     align_ok & info_ok & link_ok & flags_ok & ranged_ok
@@ -737,14 +743,16 @@ fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Stri
     if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || exempt {
         return Ok(());
     }
-    let Some(table) = secs.get(s.link() as usize) else { return Ok(()) }; // refused by header_ok
-    if table.entsize() != SYM_LEN as u64 || !matches!(table.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS) {
+    let table = secs.get(s.link() as usize); // past the table only where `header_ok` lets it
+    let Some(table) =
+        table.filter(|t| t.entsize() == SYM_LEN as u64 && matches!(t.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS))
+    else {
         let text = s.ty() == SHT_PROGBITS && s.flags() & 0x4 != 0;
         if !text && u64::from(s.info()) >= secs.count() as u64 {
             return bad(format!("section {i}'s sh_info {} is past what it can refer to", s.info()));
         }
         return Ok(());
-    }
+    };
     let nsyms = table.size() / SYM_LEN as u64;
     let symbol = if s.ty() == SHT_PROGBITS { s.info() & 0x00ff_ffff } else { s.info() };
     if u64::from(symbol) >= nsyms {
@@ -1009,9 +1017,6 @@ fn param_base(sm: u32) -> Option<u64> {
 #[inline(never)] // its own function: its loop keeps its values in registers
 fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> Result<(), String> {
     let nsecs = secs.count() as u64;
-    if s.link() != 0 && secs.get(s.link() as usize).is_none_or(|t| t.ty() != SHT_SYMTAB) {
-        return bad(format!(".nv.info section {i}: linked section {} is not a symbol table", s.link()));
-    }
     if u64::from(s.info()) >= nsecs {
         return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
     }
@@ -1146,7 +1151,7 @@ fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
         format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
     } else if s.flags() & SHF_INFO_LINK != 0 && (s.info() == 0 || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
-    } else if u64::from(s.link()) >= n {
+    } else if u64::from(s.link()) >= n && !matches!(s.ty(), SHT_REL | SHT_RELA | SHT_CUDA_INFO | SHT_CUDA_CALLGRAPH) {
         format!("section {i} links to section {}, which does not exist", s.link())
     } else {
         format!("section {i}'s sh_info {} is past what it can refer to", s.info())
