@@ -4,7 +4,7 @@ NVIDIA's binaries are not redistributed with cudyn; this script reads wheels (do
 with pip, or already in a folder) and writes what it finds to a folder of your own.
 
   extract:  scripts/real_world_fatbins.py OUT [--wheels DIR]... [--max-mib N] [WHEEL_SPEC...]
-  subset:   scripts/real_world_fatbins.py --subset MIB CORPUS OUT
+  subset:   scripts/real_world_fatbins.py --subset MIB CORPUS OUT [--also LIST]
 
 extract: every file of every wheel is scanned: each section of an ELF shared object or object
 (`.nv_fatbin`, `__nv_relfatbin`, `.cask_resource`, `.data`, `.rodata`, ... all of them, and the
@@ -24,8 +24,9 @@ GPU machine (e.g. `--subset 48 /corpus .corpus`): for every wheel its smallest a
 container that fit, one compressed and one plain where it has both, one of every kind of
 place (section name) and, where CORPUS/.verdicts-baseline.tsv or CORPUS/.verdicts.tsv exists
 (written by `cargo run --release --example corpus_verdicts -- CORPUS`), the smallest image of
-every refusal class, then more of the smallest images of each wheel in turn until the budget is
-spent. Writes OUT/.manifest.tsv for what it took.
+every refusal class, the images named in LIST (one name a line: e.g. the evidence behind a
+rule), then more of the smallest images of each wheel in turn until the budget is spent.
+Writes OUT/.manifest.tsv for what it took.
 
 Used by tests/real_world_fatbins.rs (CUDYN_REAL_FATBINS=OUT), examples/corpus_verdicts.rs, the
 GPU corpus load (corpus_load in scripts/gpu-report.sh) and the structured campaign
@@ -313,7 +314,7 @@ def read_tsv(path):
         return [dict(zip(head, line.rstrip("\n").split("\t"))) for line in f]
 
 
-def subset(budget_mib, corpus, out):
+def subset(budget_mib, corpus, out, also=None):
     rows = read_tsv(os.path.join(corpus, ".manifest.tsv"))
     by_image = {}
     for r in rows:
@@ -338,14 +339,17 @@ def subset(budget_mib, corpus, out):
     # The smallest of every refusal class first: they are why the subset exists.
     for cls in sorted(verdicts):
         if cls != "accepted":
-            for i in sorted(set(verdicts[cls]), key=lambda i: size.get(i, 1 << 62)):
+            for i in sorted(set(verdicts[cls]), key=lambda i: (size.get(i, 1 << 62), i)):
                 if take(i):
                     break
+    for name in open(also).read().split() if also else []:
+        if name not in chosen and not take(name):
+            print(f"not taken (absent, or past the budget): {name}", file=sys.stderr)
     per_wheel = collections.defaultdict(list)
     for r in rows:
         per_wheel[r["wheel"]].append(r["image"])
     for w in per_wheel:
-        per_wheel[w] = sorted(set(per_wheel[w]), key=lambda i: size[i])
+        per_wheel[w] = sorted(set(per_wheel[w]), key=lambda i: (size[i], i))
     # Per wheel: smallest, compressed and plain, and the largest that fits a per-wheel share.
     share = budget // (4 * max(1, len(per_wheel)))
     for w, imgs in sorted(per_wheel.items()):
@@ -363,7 +367,7 @@ def subset(budget_mib, corpus, out):
     for r in rows:
         places[re.sub(r"^.*:", "", r["place"])].append(r["image"])
     for p, imgs in sorted(places.items()):
-        for i in sorted(set(imgs), key=lambda i: size[i]):
+        for i in sorted(set(imgs), key=lambda i: (size[i], i)):
             if take(i):
                 break
     # Then round-robin over the wheels, smallest first, until nothing more fits.
@@ -398,9 +402,9 @@ def main():
     if not args or args[0] in ("-h", "--help"):
         sys.exit(__doc__)
     if args[0] == "--subset":
-        if len(args) != 4:
+        if len(args) not in (4, 6) or (len(args) == 6 and args[4] != "--also"):
             sys.exit(__doc__)
-        return subset(int(args[1]), args[2], args[3])
+        return subset(int(args[1]), args[2], args[3], args[5] if len(args) == 6 else None)
     out, specs, dirs, cap = args[0], [], [], None
     i = 1
     while i < len(args):

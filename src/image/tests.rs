@@ -263,6 +263,28 @@ fn synthetic_fatbin_walk() {
     refused(&bad, "header size is 24");
 }
 
+/// Payload after a container's last entry (8 zero bytes of it crashed CUDA's loader on the H200:
+/// issue 21): `check_payload_end`, for the entry walk to call, refuses any; none is the norm
+/// (every container of NVIDIA's wheels).
+#[test]
+fn payload_ends_at_the_last_entry() {
+    let cubin = synthetic_cubin(8, 0x0600_5a04);
+    let entry = fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin);
+    let exact = fatbin(std::slice::from_ref(&entry));
+    let end = exact.len() as u64;
+    assert_eq!(super::fatbin::check_payload_end(&exact, end, end), Ok(()));
+    for tail in [vec![0u8; 8], vec![0u8; 56], vec![0u8; 64], vec![1u8; 8], vec![0u8; 1 << 12]] {
+        let mut f = exact.clone();
+        f.extend_from_slice(&tail);
+        put_u64(&mut f, 8, (f.len() - 16) as u64);
+        let total = f.len() as u64;
+        match super::fatbin::check_payload_end(&f, end, total) {
+            Err(ImageError::Malformed(m)) => assert!(m.contains("follow its last entry"), "{m}"),
+            other => panic!("{} bytes after the last entry: {other:?}", tail.len()),
+        }
+    }
+}
+
 /// The ELF header's words, against what toolkits write.
 #[test]
 fn elf_header_words() {
