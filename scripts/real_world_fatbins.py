@@ -26,7 +26,11 @@ place (section name) and, where CORPUS/.verdicts-baseline.tsv or CORPUS/.verdict
 (written by `cargo run --release --example corpus_verdicts -- CORPUS`), the smallest image of
 every refusal class, the images named in LIST (one name a line: e.g. the evidence behind a
 rule), then more of the smallest images of each wheel in turn until the budget is spent.
-Writes OUT/.manifest.tsv for what it took.
+Writes OUT/.manifest.tsv for what it took, and OUT/.campaign/: for the structured mutation
+campaign (scripts/gpu-structured.sh CAMPAIGN_DIR=OUT/.campaign), each LIST image of up to
+256 KiB and its first ELF entry as a bare cubin of up to 512 KiB, decompressed (with the `lz4`
+and `zstandard` Python packages, where they are installed), so that every field of the real
+cubins gets mutated.
 
 Used by tests/real_world_fatbins.rs (CUDYN_REAL_FATBINS=OUT), examples/corpus_verdicts.rs, the
 GPU corpus load (corpus_load in scripts/gpu-report.sh) and the structured campaign
@@ -395,6 +399,53 @@ def subset(budget_mib, corpus, out, also=None):
                 m.write("\t".join(r[c] for c in cols) + "\n")
     wheels = len({by_image[i]["wheel"] for i in chosen})
     print(f"{len(chosen)} images from {wheels} wheels, {used / 2**20:.1f} MiB in {out}")
+    if also:
+        campaign(corpus, os.path.join(out, ".campaign"), open(also).read().split())
+
+
+def first_elf_entry(c):
+    """The first ELF entry's cubin of container c, decompressed; None if it cannot be had."""
+    off = 16
+    while off + 64 <= len(c):
+        kind, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
+        csize, = struct.unpack_from("<I", c, off + 16)
+        flags, _, usize = struct.unpack_from("<QQQ", c, off + 40)
+        if hs < 64:
+            return None
+        if kind == 2:
+            p = c[off + hs:off + hs + ps]
+            try:
+                if flags & 0x2000:
+                    import lz4.block
+                    return lz4.block.decompress(p[:csize], uncompressed_size=usize)
+                if flags & 0x8000:
+                    import zstandard
+                    return zstandard.ZstdDecompressor().decompress(p[:csize], max_output_size=usize)
+            except ImportError:
+                return None
+            return p
+        off += hs + ps
+    return None
+
+
+def campaign(corpus, out, names):
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        os.remove(os.path.join(out, f))
+    n = 0
+    for name in names:
+        p = os.path.join(corpus, name)
+        if not os.path.exists(p):
+            continue
+        data = open(p, "rb").read()
+        if len(data) <= 256 << 10:
+            open(os.path.join(out, name), "wb").write(data)
+            n += 1
+        cubin = None if data[:4] == ELF_MAGIC else first_elf_entry(data)
+        if cubin and len(cubin) <= 512 << 10 and cubin[:4] == ELF_MAGIC:
+            open(os.path.join(out, name.rsplit(".", 1)[0] + ".e0.cubin"), "wb").write(cubin)
+            n += 1
+    print(f"{n} campaign images in {out}")
 
 
 def main():
