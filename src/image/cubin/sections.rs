@@ -1041,7 +1041,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                 Len::Value => true,
                 Len::Fixed(n) => len == n,
                 Len::Words | Len::Symbols => len % 4 == 0,
-                Len::Offsets(n) => len % (4 * n) == 0,
+                Len::Offsets(n) => len % (4 * n.max(1)) == 0,
             };
             if format != want || (format == 4 && !len_ok) {
                 return Err(err_nv_info_shape(i, at(rest), attr, format, len));
@@ -1052,7 +1052,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                 // Instruction offsets in the kernel's code: 8-byte aligned, an instruction's
                 // 8 bytes inside it (the loader may patch there).
                 Len::Offsets(n) => {
-                    if let Some(o) = words.step_by(n).find(|&o| o % 8 != 0 || o + 8 > code_size) {
+                    if let Some(o) = words.step_by(n.max(1)).find(|&o| o % 8 != 0 || o + 8 > code_size) {
                         return Err(err_nv_info_offset(i, attr, o, code_size));
                     }
                 }
