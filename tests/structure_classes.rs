@@ -36,9 +36,12 @@ extern "C" __global__ void mb(unsigned long long *out, int n) {
 }
 "#;
 
-/// The kernel built for `arch` (cached per process), e.g. "sm_90", or with `-gencode`.
+/// Cubins built so far, by their nvcc arguments.
+type Built = std::sync::Mutex<Vec<(&'static [&'static str], Vec<u8>)>>;
+
+/// The kernel built with nvcc `args` (cached per process), e.g. `-arch=sm_90`, or `-gencode`.
 fn build(args: &'static [&'static str]) -> Vec<u8> {
-    static CACHE: OnceLock<std::sync::Mutex<Vec<(&'static [&'static str], Vec<u8>)>>> = OnceLock::new();
+    static CACHE: OnceLock<Built> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some((_, c)) = cache.lock().unwrap().iter().find(|(a, _)| *a == args) {
         return c.clone();
