@@ -230,7 +230,8 @@ fn instruction_offsets_past_the_code() {
     let (_, text) = section(&b, ".text.mb");
     let code = body(&b, text).1 as u32;
     let recs = records(&b, h);
-    let find = |attr: u8| recs.iter().copied().find(|r| r.1 == attr).unwrap_or_else(|| panic!("no attribute {attr:#x}"));
+    let find =
+        |attr: u8| recs.iter().copied().find(|r| r.1 == attr).unwrap_or_else(|| panic!("no attribute {attr:#x}"));
     // (attribute, record it is written over, words per entry)
     let cases: &[(u8, u8, usize)] = &[
         (0x1c, 0x1c, 1),
