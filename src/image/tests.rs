@@ -276,8 +276,8 @@ fn payload_ends_at_the_last_entry() {
     for tail in [vec![0u8; 8], vec![0u8; 56], vec![0u8; 64], vec![1u8; 8], vec![0u8; 1 << 12]] {
         let mut f = exact.clone();
         f.extend_from_slice(&tail);
-        put_u64(&mut f, 8, (f.len() - 16) as u64);
         let total = f.len() as u64;
+        put_u64(&mut f, 8, total - 16);
         match super::fatbin::check_payload_end(&f, end, total) {
             Err(ImageError::Malformed(m)) => assert!(m.contains("follow its last entry"), "{m}"),
             other => panic!("{} bytes after the last entry: {other:?}", tail.len()),
