@@ -13,6 +13,16 @@
 //   value +- 1), and every single-bit flip of every header byte; each cubin mutant also wrapped,
 //   LZ4-compressed, into a one-entry fatbin. Counts are printed per structure and field.
 //   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
+//   Beyond single fields (MUTANTS_KINDS=fields,records,multi,bounds,splice,ptx picks; all by
+//   default): `.nv.info` records relabelled as every attribute that holds offsets, symbols or
+//   sizes; note records and callgraph entries field by field; relocations retargeted at every
+//   section and given every type class; several fields of one image at once ("multi", 64 per
+//   image, deterministic); truncation at every section or entry boundary (and with e_shnum and
+//   e_phnum 0), extension past the end with the size fields following (the fatbin payload
+//   claiming 8..64 zero or nonzero bytes more); entries spliced in from other images, swapped,
+//   duplicated and given each other's payloads; PTX entries' text corrupted (a non-ASCII byte,
+//   no NUL, an early NUL, its .version and .target altered). MUTANTS_FIELDS=regex keeps only
+//   the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
 //   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM, MUTANTS_TO,
 //        MUTANTS_COMPANION=fatbin (entries appended after each LZ4-wrapped mutant),
@@ -27,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <regex>
 #include "test_util.hpp"
 
 // A buffer whose last byte is immediately followed by an unreadable page.
@@ -80,11 +91,28 @@ struct Mutation {
   int flip;
   size_t off;
   bool wrap;
+  int special = -1;  // >= 0: g_specials[special] instead of a field mutation
 };
+
+// A mutation that is not one field set to one value: records relabelled, several fields at
+// once, truncation and extension at structure boundaries, spliced entries, corrupted PTX.
+enum SpecialKind { RELABEL, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
+                   SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE };
+struct Special {
+  int image;
+  std::string label;
+  SpecialKind kind;
+  size_t a, b;  // kind-specific: offsets, indices, lengths
+  uint64_t v;
+};
+static std::vector<Special> g_specials;
 
 static std::vector<std::vector<char>> g_corpus;
 static std::vector<Field> g_fields;
 static std::vector<Mutation> g_plan;
+// Per image, its fatbin entries: offset, header size, payload size.
+struct Entry { size_t off, hs, ps; };
+static std::map<int, std::vector<Entry>> g_entries;
 
 static bool is_fatbin(const std::vector<char> &v) { return get(v, 0, 4) == 0xBA55ED50u; }
 static bool is_cubin(const std::vector<char> &v) { return v.size() >= 64 && get(v, 0, 4) == 0x464C457Fu; }
@@ -143,10 +171,48 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         add(image, prefix + ".nv.info.value_or_length", p + 2, 2, end);
         for (size_t q = p + 4; q + 4 <= end && q + 4 <= off + size && q < p + 4 + 64; q += 4)
           add(image, prefix + ".nv.info.payload_word", q, 4, end);
+        // The record relabelled as each attribute that lists offsets or symbols, or has a
+        // fixed shape the loader reads (its payload kept).
+        static const uint8_t relabel[] = {0x05, 0x0a, 0x0f, 0x11, 0x12, 0x17, 0x1c, 0x1d, 0x23, 0x25, 0x27, 0x28,
+                                          0x2e, 0x2f, 0x31, 0x39, 0x40, 0x44, 0x46, 0x47, 0x57, 0x59};
+        if (format == 4 && base == 0)
+          for (uint8_t a : relabel)
+            if (a != (uint8_t)v[p + 1]) g_specials.push_back({image, prefix + ".nv.info record relabelled", RELABEL, p + 1, 0, a});
         p = end;
       }
+    } else if (type == 7) {  // notes: every record's header and its first description words
+      size_t p = off;
+      for (int r = 0; p + 12 <= off + size && r < 8; ++r) {
+        const size_t nsz = get(v, p, 4), dsz = get(v, p + 4, 4);
+        const size_t desc = p + 12 + ((nsz + 3) & ~size_t(3)), end = desc + ((dsz + 3) & ~size_t(3));
+        add(image, prefix + "note.namesz", p, 4, end);
+        add(image, prefix + "note.descsz", p + 4, 4, end);
+        add(image, prefix + "note.type", p + 8, 4, end);
+        for (size_t q = desc; q + 4 <= desc + dsz && q + 4 <= off + size && q < desc + 32; q += 4)
+          add(image, prefix + "note.desc_word", q, 4, end);
+        if (nsz > 4096 || dsz > (1u << 20)) break;
+        p = end;
+      }
+    } else if (type == 0x70000001) {  // .nv.callgraph: (caller, callee) pairs
+      for (size_t k = 0; k < size / 8 && k < 16; ++k) {
+        add(image, prefix + "callgraph.caller", off + 8 * k, 4, off + 8 * (k + 1));
+        add(image, prefix + "callgraph.callee", off + 8 * k + 4, 4, off + 8 * (k + 1));
+      }
     }
+    // A relocation section retargeted at every section (NOBITS ones too).
+    if ((type == 4 || type == 9) && base == 0)
+      for (size_t t = 0; t < shnum && t < 64; ++t)
+        g_specials.push_back({image, prefix + "relocation section retargeted", RETARGET, sh + 44, 0, t});
+    // Truncation at the section's start and end, with and without the tables.
+    if (base == 0 && i > 0 && i < 64)
+      for (size_t cut : {off, off + size}) {
+        g_specials.push_back({image, prefix + "truncated at a section boundary", TRUNCATE, cut, 0, 0});
+        g_specials.push_back({image, prefix + "truncated at a section boundary, e_shnum = e_phnum = 0", TRUNCATE_NO_TABLES, cut, 0, 0});
+      }
   }
+  if (base == 0)
+    for (uint64_t n : {8, 64, 4096})
+      g_specials.push_back({image, prefix + "extended past its end (last section grows)", EXTEND_ELF, 0, 0, n});
 }
 
 static void fatbin_fields(int image) {
@@ -172,8 +238,52 @@ static void fatbin_fields(int image) {
     if (get(v, off, 2) == 2 && !(flags & 0xa000) && is_cubin(std::vector<char>(v.begin() + std::min(v.size(), off + hs), v.begin() + std::min(v.size(), off + hs + 64))))
       cubin_fields(image, off + hs, "entry " + who + " cubin ");
     if (hs < 64 || off + hs + ps <= off) break;
+    // Truncated at the entry's start and at its payload's start; PTX text corrupted.
+    g_specials.push_back({image, "fatbin truncated at an entry boundary", TRUNCATE, off, 1, 0});
+    g_specials.push_back({image, "fatbin truncated at an entry's payload", TRUNCATE, off + hs, 1, 0});
+    if (get(v, off, 2) == 1 && !(flags & 0xa000) && off + hs + ps <= v.size()) {
+      for (size_t q = off + hs; q < off + hs + ps && q < off + hs + 4096; q += 97)
+        g_specials.push_back({image, "PTX entry: a non-ASCII byte", PTX_BYTE, q, 0, 0x80 | (q & 0x7f)});
+      g_specials.push_back({image, "PTX entry: no NUL", PTX_NO_NUL, off + hs, ps, 0});
+      for (size_t q = off + hs + 1; q < off + hs + ps; q += std::max<size_t>(1, ps / 16))
+        g_specials.push_back({image, "PTX entry: an early NUL", PTX_EARLY_NUL, q, 0, 0});
+      g_specials.push_back({image, "PTX entry: .version altered", PTX_DIRECTIVE, off + hs, ps, 0});
+      g_specials.push_back({image, "PTX entry: .target altered", PTX_DIRECTIVE, off + hs, ps, 1});
+    }
+    g_entries[image].push_back({off, hs, ps});
     off += hs + ps;
   }
+  const auto &es = g_entries[image];
+  for (uint64_t n : {8, 16, 64, 72})
+    for (int nonzero = 0; nonzero < 2; ++nonzero)
+      g_specials.push_back({image, nonzero ? "fatbin payload claims bytes after its last entry (nonzero)" : "fatbin payload claims zero bytes after its last entry",
+                            EXTEND_FATBIN, (size_t)nonzero, 0, n});
+  for (size_t a = 0; a < es.size() && a < 16; ++a) {
+    for (size_t b = a + 1; b < es.size() && b < 16; ++b) {
+      g_specials.push_back({image, "fatbin entries swapped", SWAP_ENTRIES, a, b, 0});
+      g_specials.push_back({image, "fatbin entries' payloads swapped (headers kept)", SWAP_PAYLOADS, a, b, 0});
+    }
+    g_specials.push_back({image, "fatbin entry duplicated", DUP_ENTRY, a, 0, 0});
+  }
+}
+
+// An entry of image `from` spliced in for entry `a` of every fatbin (after all images are read).
+static void splice_plan() {
+  for (int img = 0; img < (int)g_corpus.size(); ++img)
+    for (int from = 0; from < (int)g_corpus.size(); ++from)
+      if (from != img)
+        for (size_t a = 0; a < g_entries[img].size() && a < 4; ++a)
+          for (size_t b = 0; b < g_entries[from].size() && b < 4; ++b)
+            g_specials.push_back({img, "fatbin entry spliced in from another image", SPLICE_FOREIGN, a, b, (uint64_t)from});
+}
+
+// Several fields of one image at once: `count` mutants per image, each 2 to 4 fields of it set
+// to boundary values, all drawn from the mutant's own seed.
+static void multi_plan(int count) {
+  std::map<int, int> fields_of;
+  for (const auto &f : g_fields) fields_of[f.image]++;
+  for (auto &kv : fields_of)
+    for (int k = 0; k < count; ++k) g_specials.push_back({kv.first, "several fields at once", MULTI, 0, 0, (uint64_t)k});
 }
 
 // Boundary values for a field: 0, 1, all ones, powers of two, the image size -1/0/+1, just past
@@ -208,8 +318,30 @@ static void build_plan(const std::vector<char> &cubin, const std::vector<char> &
     if (is_cubin(g_corpus[i])) cubin_fields(i, 0, "");
     else if (is_fatbin(g_corpus[i])) fatbin_fields(i);
   }
+  splice_plan();
+  multi_plan(64);
+  // MUTANTS_KINDS: which families of mutation (default all); MUTANTS_FIELDS: a regex the
+  // mutation's label must match.
+  const std::string kinds = std::getenv("MUTANTS_KINDS") ? std::getenv("MUTANTS_KINDS") : "fields,records,multi,bounds,splice,ptx";
+  auto kind_on = [&](const char *k) { return kinds.find(k) != std::string::npos; };
+  const char *fre = std::getenv("MUTANTS_FIELDS");
+  const std::regex filter(fre ? fre : ".*");
+  auto wanted = [&](const std::string &label) { return std::regex_search(label, filter); };
+  for (size_t k = 0; k < g_specials.size(); ++k) {
+    const Special &sp = g_specials[k];
+    const char *family = sp.kind == RELABEL || sp.kind == RETARGET ? "records"
+                         : sp.kind == MULTI                        ? "multi"
+                         : sp.kind <= EXTEND_ELF                   ? "bounds"
+                         : sp.kind <= SWAP_PAYLOADS                ? "splice"
+                                                                   : "ptx";
+    if (!kind_on(family) || !wanted(sp.label)) continue;
+    const bool wrap_too = is_cubin(g_corpus[sp.image]) && sp.kind != TRUNCATE && sp.kind != TRUNCATE_NO_TABLES;
+    for (int w = 0; w <= (wrap_too ? 1 : 0); ++w) g_plan.push_back({0, 0, -1, 0, w == 1, (int)k});
+  }
+  if (!kind_on("fields")) return;
   for (size_t f = 0; f < g_fields.size(); ++f) {
     const auto &fd = g_fields[f];
+    if (!wanted(fd.label)) continue;
     const bool wrap_too = is_cubin(g_corpus[fd.image]);
     for (uint64_t x : boundary_values(fd, g_corpus[fd.image]))
       for (int w = 0; w <= (wrap_too ? 1 : 0); ++w) g_plan.push_back({f, x, -1, 0, w == 1});
@@ -255,14 +387,134 @@ static const Mutation &planned(int i) {
   return g_plan[g_count > 0 && (size_t)g_count < n ? (size_t)i * n / g_count : (size_t)i];
 }
 
+// The bytes of entry `k` of image `img` (header and payload).
+static std::vector<char> entry_bytes(int img, size_t k) {
+  const Entry &e = g_entries[img][k];
+  const auto &v = g_corpus[img];
+  return std::vector<char>(v.begin() + e.off, v.begin() + std::min(v.size(), e.off + e.hs + e.ps));
+}
+
+// A fatbin of image `img` with its entries replaced by `entries` (the header's payload size follows).
+static std::vector<char> with_entries(int img, const std::vector<std::vector<char>> &entries) {
+  const auto &v = g_corpus[img];
+  std::vector<char> f(v.begin(), v.begin() + 16);
+  for (auto &e : entries) f.insert(f.end(), e.begin(), e.end());
+  put(f, 8, 8, f.size() - 16);
+  return f;
+}
+
+static std::vector<char> special_mutant(const Special &sp) {
+  std::vector<char> v = g_corpus[sp.image];
+  std::vector<std::vector<char>> es;
+  if (g_entries.count(sp.image))
+    for (size_t k = 0; k < g_entries[sp.image].size(); ++k) es.push_back(entry_bytes(sp.image, k));
+  switch (sp.kind) {
+    case RELABEL: v[sp.a] = (char)sp.v; break;
+    case RETARGET: put(v, sp.a, 4, sp.v); break;
+    case MULTI: {
+      std::mt19937_64 g(0x6d756c74ull ^ (sp.v * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)sp.image << 40));
+      std::vector<size_t> mine;
+      for (size_t f = 0; f < g_fields.size(); ++f)
+        if (g_fields[f].image == sp.image) mine.push_back(f);
+      for (int n = 2 + (int)(g() % 3); n > 0 && !mine.empty(); --n) {
+        const Field &f = g_fields[mine[g() % mine.size()]];
+        auto vals = boundary_values(f, v);
+        if (!vals.empty()) put(v, f.off, f.width, vals[g() % vals.size()]);
+      }
+      break;
+    }
+    case TRUNCATE:
+      v.resize(std::min(v.size(), sp.a));
+      if (sp.b == 1 && v.size() >= 16) put(v, 8, 8, v.size() - 16);  // a fatbin whose header follows the cut
+      break;
+    case TRUNCATE_NO_TABLES:
+      v.resize(std::min(v.size(), sp.a));
+      put(v, 60, 2, 0);
+      put(v, 56, 2, 0);
+      break;
+    case EXTEND_FATBIN:
+      v.resize(16 + get(v, 8, 8) <= v.size() ? 16 + get(v, 8, 8) : v.size());
+      for (uint64_t k = 0; k < sp.v; ++k) v.push_back(sp.a ? (char)(0x11 + k) : 0);
+      put(v, 8, 8, v.size() - 16);
+      break;
+    case EXTEND_ELF: {
+      // The last section in the file grows over the new bytes.
+      const size_t shoff = get(v, 40, 8), shnum = get(v, 60, 2);
+      size_t last = 0, last_end = 0;
+      for (size_t i = 1; i < shnum; ++i) {
+        const size_t e = get(v, shoff + 64 * i + 24, 8) + get(v, shoff + 64 * i + 32, 8);
+        if (get(v, shoff + 64 * i + 4, 4) != 8 && e <= v.size() && e >= last_end) last = i, last_end = e;
+      }
+      v.insert(v.begin() + last_end, sp.v, (char)0);
+      const size_t new_shoff = shoff >= last_end ? shoff + sp.v : shoff;
+      put(v, 40, 8, new_shoff);
+      if (last) put(v, new_shoff + 64 * last + 32, 8, get(v, new_shoff + 64 * last + 32, 8) + sp.v);
+      break;
+    }
+    case SPLICE_FOREIGN: {
+      if (sp.a < es.size() && sp.b < g_entries[(int)sp.v].size()) es[sp.a] = entry_bytes((int)sp.v, sp.b);
+      v = with_entries(sp.image, es);
+      break;
+    }
+    case SWAP_ENTRIES:
+      if (sp.b < es.size()) std::swap(es[sp.a], es[sp.b]);
+      v = with_entries(sp.image, es);
+      break;
+    case DUP_ENTRY:
+      if (sp.a < es.size()) es.insert(es.begin() + sp.a, es[sp.a]);
+      v = with_entries(sp.image, es);
+      break;
+    case SWAP_PAYLOADS: {
+      // Each entry keeps its header but gets the other's payload (the sizes follow).
+      if (sp.b < es.size()) {
+        const Entry &ea = g_entries[sp.image][sp.a], &eb = g_entries[sp.image][sp.b];
+        std::vector<char> a(es[sp.a].begin(), es[sp.a].begin() + ea.hs), b(es[sp.b].begin(), es[sp.b].begin() + eb.hs);
+        a.insert(a.end(), es[sp.b].begin() + eb.hs, es[sp.b].end());
+        b.insert(b.end(), es[sp.a].begin() + ea.hs, es[sp.a].end());
+        put(a, 8, 8, a.size() - ea.hs);
+        put(b, 8, 8, b.size() - eb.hs);
+        es[sp.a] = a;
+        es[sp.b] = b;
+      }
+      v = with_entries(sp.image, es);
+      break;
+    }
+    case PTX_BYTE: v[sp.a] = (char)sp.v; break;
+    case PTX_NO_NUL:
+      for (size_t q = sp.a; q < sp.a + sp.b && q < v.size(); ++q)
+        if (v[q] == 0) v[q] = ' ';
+      break;
+    case PTX_EARLY_NUL: v[sp.a] = 0; break;
+    case PTX_DIRECTIVE: {
+      const std::string text(v.begin() + sp.a, v.begin() + std::min(v.size(), sp.a + sp.b));
+      const size_t at = text.find(sp.v ? ".target sm_" : ".version ");
+      if (at != std::string::npos) {
+        const size_t d = sp.a + at + (sp.v ? 11 : 9);
+        if (d + 2 < v.size()) { v[d] = '9'; v[d + 1] = '9'; v[d + 2] = '9'; }
+      }
+      break;
+    }
+  }
+  return v;
+}
+
 static std::vector<char> structured_mutant(int i) {
   const Mutation &m = planned(i);
-  const Field &f = g_fields[m.field];
-  std::vector<char> v = g_corpus[f.image];
-  if (m.flip >= 0) v[m.off] ^= (char)(1u << m.flip);
-  else put(v, f.off, f.width, m.value);
+  std::vector<char> v;
+  int image;
+  if (m.special >= 0) {
+    const Special &sp = g_specials[m.special];
+    image = sp.image;
+    v = special_mutant(sp);
+  } else {
+    const Field &f = g_fields[m.field];
+    image = f.image;
+    v = g_corpus[f.image];
+    if (m.flip >= 0) v[m.off] ^= (char)(1u << m.flip);
+    else put(v, f.off, f.width, m.value);
+  }
   if (!m.wrap) return v;
-  std::vector<char> w = wrap_lz4(v, cubin_sm(g_corpus[f.image]));
+  std::vector<char> w = wrap_lz4(v, cubin_sm(g_corpus[image]));
   // MUTANTS_COMPANION=fatbin: its entries follow the compressed one, so the GPU has an entry of
   // its own to choose and the mutated entry is one the loader need not pick (does it still read it?).
   static const std::vector<char> companion = std::getenv("MUTANTS_COMPANION") ? read_file(std::getenv("MUTANTS_COMPANION")) : std::vector<char>();
@@ -276,6 +528,10 @@ static std::vector<char> structured_mutant(int i) {
 
 static std::string structured_label(int i) {
   const Mutation &m = planned(i);
+  if (m.special >= 0) {
+    const Special &sp = g_specials[m.special];
+    return "image " + std::to_string(sp.image) + " " + (m.wrap ? "[lz4-wrapped] " : "") + "[" + sp.label + "]";
+  }
   return "image " + std::to_string(g_fields[m.field].image) + " " + (m.wrap ? "[lz4-wrapped] " : "") +
          g_fields[m.field].label + (m.flip >= 0 ? " (bit flip)" : "");
 }

@@ -6,8 +6,12 @@
 # forms, scripts/real_world_fatbins.py extracts NVIDIA's). cudyn must never crash. A crash is
 # recorded (the mutant is written to OUT/crash<N>.bin for a regression test) and the run resumes
 # after it, so one call finds several. SHARDS runs that many ranges of the plan side by side.
-#   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240]
+#   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] [CAMPAIGN_DIR=dir] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240]
 #   MUTANTS_COUNT: 0 (default) = every mutant of the plan; fewer spreads them over every field.
+#   CAMPAIGN_DIR: every image in that folder joins the corpus (the real-world campaign images
+#   `scripts/real_world_fatbins.py --subset ... --also LIST` writes to OUT/.campaign).
+#   MUTANTS_FIELDS=regex and MUTANTS_KINDS=fields,records,multi,bounds,splice,ptx (see
+#   cpp-tests/mutants.cpp) narrow the plan, e.g. to the fields a change loosened.
 # Needs a configured build-gpu (scripts/gpu-suite.sh), or configures one against .prefix.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,7 +33,11 @@ cmake --build build-gpu -j "$(nproc)" >/dev/null || exit 1
 d=build-gpu/cpp-tests/device
 m=build-gpu/cpp-tests/mutants
 images=("$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin")
-export MUTANTS_STRUCTURED=1 MUTANTS_EXTRA="$out/compressed.fatbin${CAMPAIGN_EXTRA:+:$CAMPAIGN_EXTRA}"
+extra=${CAMPAIGN_EXTRA:-}
+if [ -n "${CAMPAIGN_DIR:-}" ]; then
+  for f in "$CAMPAIGN_DIR"/*; do [ -f "$f" ] && extra="${extra:+$extra:}$f"; done
+fi
+export MUTANTS_STRUCTURED=1 MUTANTS_EXTRA="$out/compressed.fatbin${extra:+:$extra}"
 total=$("$m" "${images[@]}" "$count" --plan-size) || exit 1
 echo "structured campaign: $total mutants from $from, $shards shard(s), ${budget}s"
 start=$(date +%s)

@@ -1,83 +1,478 @@
 #!/usr/bin/env python3
-"""Fill a folder with real-world fatbins: the `.nv_fatbin` sections of NVIDIA's own libraries in
-their pip wheels, one file per fatbin container (magic 0xBA55ED50). NVIDIA's binaries are not
-redistributed with cudyn; this script downloads the wheels (pip) and extracts them locally.
+"""The real-world corpus: every fatbin container and every bare device ELF in NVIDIA's wheels.
+NVIDIA's binaries are not redistributed with cudyn; this script reads wheels (downloaded here
+with pip, or already in a folder) and writes what it finds to a folder of your own.
 
-  usage: scripts/real_world_fatbins.py OUT [--max-mib N] [WHEEL_SPEC...]
+  extract:  scripts/real_world_fatbins.py OUT [--wheels DIR]... [--max-mib N] [WHEEL_SPEC...]
+  subset:   scripts/real_world_fatbins.py --subset MIB CORPUS OUT [--also LIST]
 
-Default wheels: nvJPEG for CUDA 12 (LZ4-compressed entries) and CUDA 13 (zstd), and cuRAND for
-CUDA 13. --max-mib bounds the total written (default 48), keeping the corpus small enough to
-carry to a GPU machine; containers are taken smallest library first, largest container last.
-Used by tests/real_world_fatbins.rs (CUDYN_REAL_FATBINS=OUT) and the GPU corpus load
-(scripts/gpu-corpus.sh).
+extract: every file of every wheel is scanned: each section of an ELF shared object or object
+(`.nv_fatbin`, `__nv_relfatbin`, `.cask_resource`, `.data`, `.rodata`, ... all of them, and the
+bytes between sections), each member of a static archive (`.a`), and any other file as it is.
+A fatbin container is its magic 0xBA55ED50 at an address that is a multiple of 8 (by sh_addr;
+in an object file or archive member, from the start of its section), followed by a version 1,
+16-byte header whose payload lies within the section; a bare device ELF is an ELF64 little-endian header with e_machine 190 (EM_CUDA) whose tables
+lie within the section, outside any container. Each distinct one (by SHA-256) is written once,
+as `<wheel>_<file>_<sha>.fatbin|.cubin`, and every place it was found is a line of
+`OUT/.manifest.tsv` (wheel, file, section or member, offset in it, size, sha256, entry count,
+the entries' codes). With no wheel named, the default set is the CUDA 12 and 13 wheels of
+every NVIDIA library that carries device code (DEFAULT below). --max-mib stops writing past
+that many MiB (default: no limit); files are taken smallest first.
+
+subset: a diverse selection of CORPUS (made by extract) of at most MIB MiB, for carrying to a
+GPU machine (e.g. `--subset 48 /corpus .corpus`): for every wheel its smallest and largest
+container that fit, one compressed and one plain where it has both, one of every kind of
+place (section name) and, where CORPUS/.verdicts-baseline.tsv or CORPUS/.verdicts.tsv exists
+(written by `cargo run --release --example corpus_verdicts -- CORPUS`), the smallest image of
+every refusal class, the images named in LIST (one name a line: e.g. the evidence behind a
+rule), then more of the smallest images of each wheel in turn until the budget is spent.
+Writes OUT/.manifest.tsv for what it took, and OUT/.campaign/: for the structured mutation
+campaign (scripts/gpu-structured.sh CAMPAIGN_DIR=OUT/.campaign), each LIST image of up to
+256 KiB and its first ELF entry as a bare cubin of up to 512 KiB, decompressed (with the `lz4`
+and `zstandard` Python packages, where they are installed), so that every field of the real
+cubins gets mutated.
+
+Used by tests/real_world_fatbins.rs (CUDYN_REAL_FATBINS=OUT), examples/corpus_verdicts.rs, the
+GPU corpus load (corpus_load in scripts/gpu-report.sh) and the structured campaign
+(CAMPAIGN_EXTRA in scripts/gpu-structured.sh).
 """
-import os, struct, subprocess, sys, tempfile, zipfile
+import collections
+import hashlib
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import zipfile
 
-DEFAULT = ["nvidia-nvjpeg-cu12==12.4.0.76", "nvidia-nvjpeg==13.0.1.86", "nvidia-curand==10.4.0.35"]
-MAGIC = 0xBA55ED50
+# Every NVIDIA wheel with device code in it, CUDA 13 and CUDA 12 flavours, and older releases
+# of the big libraries (CUDA 12.1-12.4 and 13.0 era).
+DEFAULT = """
+nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
+nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
+nvidia-cufft==12.5.0.14 nvidia-cufft-cu12==11.4.1.4 nvidia-cufft==12.0.0.61 nvidia-cufft-cu12==11.0.2.54
+nvidia-cusparse==12.9.4.2 nvidia-cusparse-cu12==12.5.10.65 nvidia-cusparse==12.6.3.3
+nvidia-cusparse-cu12==12.1.0.106
+nvidia-npp==13.2.0.93 nvidia-npp-cu12==12.4.1.87 nvidia-npp==13.0.1.2 nvidia-npp-cu12==12.0.2.50
+nvidia-cudnn-cu13==9.28.1.4 nvidia-cudnn-cu12==9.28.0.42 nvidia-cudnn-cu13==9.13.0.50
+nvidia-cudnn-cu12==9.1.0.70 nvidia-cudnn-jit-cu13==9.27.0.42
+nvidia-nccl-cu13==2.32.3 nvidia-nccl-cu12==2.32.3 nvidia-nccl-cu13==2.27.7 nvidia-nccl-cu12==2.20.5
+nvidia-cusolver==12.4.1.2 nvidia-cusolver-cu12==11.7.5.82 nvidia-cusolver==12.0.3.29
+nvidia-cusolver-cu12==11.4.5.107
+nvidia-cusparselt-cu13==0.10.0 nvidia-cusparselt-cu12==0.8.1
+nvidia-cudss-cu13==1.0.0.35 nvidia-cudss-cu12==1.0.0.35
+nvidia-libnvcomp-cu13==6.0.0.12 nvidia-libnvcomp-cu12==6.0.0.12
+nvidia-nvshmem-cu13==3.8.0 nvidia-nvshmem-cu12==3.8.0
+nvidia-cuda-cupti==13.5.25 nvidia-cuda-cupti-cu12==12.9.79 nvidia-cuda-cupti==13.0.85
+nvidia-cuda-cupti-cu12==12.4.127
+nvidia-cufftmp-cu13==12.1.3.2 nvidia-cufftmp-cu12==11.4.0.6.post1
+nvidia-libmathdx-cu13==0.4.2.37 nvidia-libmathdx-cu12==0.3.1.9 nvidia-mathdx==25.6.0
+nvidia-nvjpeg2k-cu13==0.11.0.51 nvidia-nvjpeg2k-cu12==0.11.0.51
+nvidia-nvimgcodec-cu13==0.9.0.20 nvidia-nvimgcodec-cu12==0.9.0.20
+nvidia-nvtiff-cu13==0.8.0.82 nvidia-nvtiff-cu12==0.8.0.82
+nvidia-curand==10.4.5.25 nvidia-curand-cu12==10.3.10.19 nvidia-curand-cu12==10.3.2.106
+nvidia-nvjpeg==13.3.2.43 nvidia-nvjpeg-cu12==12.4.0.76 nvidia-nvjpeg==13.0.1.86
+nvidia-cuda-runtime==13.5.37 nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-runtime==13.0.96
+nvidia-cuda-runtime-cu12==12.1.105
+nvidia-cuda-nvcc==13.5.37 nvidia-cuda-nvcc-cu12==12.9.86
+nvidia-cusolvermp-cu13==0.9.1.9318.post1 nvidia-cusolvermp-cu12==0.9.1.9318.post1
+nvidia-cublasmp-cu13==0.10.0.3695 nvidia-cublasmp-cu12==0.10.0.3695
+nvidia-dali-cuda130==2.4.0
+""".split()
+
+FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
+ELF_MAGIC = b"\x7fELF"
+EM_CUDA = 190
 
 
-def sections(elf):
-    if elf[:4] != b"\x7fELF" or elf[4] != 2:
-        return
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
-    hdrs = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
-    stroff = hdrs[shstrndx][4]
-    for h in hdrs:
-        name = elf[stroff + h[0]:elf.index(b"\0", stroff + h[0])].decode()
-        yield name, h[4], h[5]
+# ---- where bytes lie: sections of an ELF, members of an archive ------------------------------
+
+def elf_regions(b, base=0):
+    """(start, end, label, address) of every section with file bytes of the ELF64 LE at b, and of
+    the bytes outside them (label "(outside sections)"); `address` is where the start is loaded
+    (sh_addr; 0 in an object file), for the alignment of what lies inside. None if b is no such
+    ELF with a sane table."""
+    if len(b) < 64 or b[:4] != ELF_MAGIC or b[4] != 2 or b[5] != 1:
+        return None
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3A)
+    if shoff == 0 or shentsize < 64 or shoff + shnum * shentsize > len(b):
+        return None
+    hdrs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+    names = hdrs[shstrndx] if shstrndx < shnum else None
+
+    def name(h):
+        if not names or names[4] + h[0] >= len(b):
+            return "?"
+        s = b[names[4] + h[0]:b.find(b"\0", names[4] + h[0])]
+        return s.decode("utf-8", "replace") or "(unnamed)"
+
+    spans = sorted((h[4], min(h[4] + h[5], len(b)), name(h), h[3]) for h in hdrs if h[1] != 8 and h[5] > 0 and h[4] < len(b))
+    out, at = [], 0
+    for lo, hi, n, addr in spans:
+        start = max(lo, at)  # overlapping sections: each byte once
+        if start > at:
+            out.append((base + at, base + start, "(outside sections)", at))
+        if hi > start:
+            out.append((base + start, base + hi, n, addr + start - lo))
+        at = max(at, hi)
+    if at < len(b):
+        out.append((base + at, base + len(b), "(outside sections)", at))
+    return out
 
 
-def containers(blob):
-    off = 0
-    while off + 16 <= len(blob):
-        magic, ver, hsize, psize = struct.unpack_from("<IHHQ", blob, off)
-        if magic != MAGIC:
-            off += 8  # padding between containers
+def ar_members(b):
+    """(start, end, name) of every member of a System V / GNU ar archive."""
+    if not b.startswith(b"!<arch>\n"):
+        return None
+    out, at, longnames = [], 8, b""
+    while at + 60 <= len(b):
+        h = b[at:at + 60]
+        name = h[:16].decode("latin-1").rstrip()
+        try:
+            size = int(h[48:58].decode("latin-1").strip() or "0")
+        except ValueError:
+            break
+        lo, hi = at + 60, min(at + 60 + size, len(b))
+        if name == "//":
+            longnames = b[lo:hi]
+        elif name.startswith("/") and name[1:].isdigit() and longnames:
+            k = int(name[1:])
+            name = longnames[k:longnames.find(b"\n", k)].decode("latin-1").rstrip("/")
+        else:
+            name = name.rstrip("/")
+        if name not in ("", "/", "//", "/SYM64"):
+            out.append((lo, hi, name))
+        at = hi + (hi & 1)
+    return out
+
+
+def regions(b):
+    """(start, end, place, address) of the parts of a file to scan: ELF sections, archive members'
+    sections, or the whole file."""
+    r = elf_regions(b)
+    if r is not None:
+        return r
+    members = ar_members(b)
+    if members is not None:
+        out = []
+        for lo, hi, name in members:
+            sub = elf_regions(b[lo:hi], lo)
+            out += [(a, z, f"{name}:{s}", addr) for a, z, s, addr in sub] if sub else [(lo, hi, name, 0)]
+        return out
+    return [(0, len(b), "(file)", 0)]
+
+
+# ---- what is found in them --------------------------------------------------------------------
+
+def entry_codes(c):
+    """Entry count and codes ('sm_90', 'compute_90', 'lto_90', '+z'/'+l' for zstd/LZ4) of a container."""
+    codes, off, total = [], 16, len(c)
+    while off + 64 <= total:
+        kind, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
+        arch, = struct.unpack_from("<I", c, off + 28)
+        flags, = struct.unpack_from("<Q", c, off + 40)
+        if hs < 64 or off + hs + ps > total:
+            codes.append("?")
+            break
+        name = {1: "compute", 2: "sm", 8: "lto"}.get(kind, f"kind{kind}")
+        suffix = "a" if flags & 0x100000 else ("f" if flags & 0x200000 else "")
+        comp = "+l" if flags & 0x2000 else ("+z" if flags & 0x8000 else "")
+        codes.append(f"{name}_{arch}{suffix}{comp}")
+        off += hs + ps
+    return codes
+
+
+def device_elf_size(b, at, end):
+    """Bytes of the device ELF at b[at:], as far as its tables reach; None if it is none."""
+    if at + 64 > end or b[at + 4] != 2 or b[at + 5] != 1:
+        return None
+    if struct.unpack_from("<H", b, at + 18)[0] != EM_CUDA:
+        return None
+    phoff, shoff = struct.unpack_from("<QQ", b, at + 32)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", b, at + 54)
+    size = 64
+    if phnum:
+        size = max(size, phoff + phnum * phentsize)
+    if shnum:
+        size = max(size, shoff + shnum * shentsize)
+        if at + shoff + shnum * 64 > end or shentsize < 64:
+            return None
+        for i in range(shnum):
+            _, ty, _, _, off, sz = struct.unpack_from("<IIQQQQ", b, at + shoff + i * shentsize)
+            if ty != 8:
+                size = max(size, off + sz)
+    for i in range(phnum):
+        if at + phoff + (i + 1) * 56 > end:
+            return None
+        off, = struct.unpack_from("<Q", b, at + phoff + i * 56 + 8)
+        filesz, = struct.unpack_from("<Q", b, at + phoff + i * 56 + 32)
+        size = max(size, off + filesz)
+    return size if at + size <= end else None
+
+
+def scan(b, lo, hi, addr):
+    """(offset, size, kind) of every container and bare device ELF in b[lo:hi], which is loaded
+    at `addr` (containers are 8-aligned there)."""
+    found, covered = [], []
+    at = b.find(FATBIN_MAGIC, lo, hi)
+    while at >= 0:
+        nxt = at + 4
+        if (addr + at - lo) % 8 == 0 and at + 16 <= hi:
+            ver, hsize, psize = struct.unpack_from("<HHQ", b, at + 4)
+            if ver == 1 and hsize == 16 and at + 16 + psize <= hi:
+                found.append((at, 16 + psize, "fatbin"))
+                covered.append((at, at + 16 + psize))
+                nxt = at + 16 + psize
+        at = b.find(FATBIN_MAGIC, nxt, hi)
+    # Device ELFs in the gaps between containers (those inside one are its entries).
+    gaps, at = [], lo
+    for a, z in covered:
+        gaps.append((at, a))
+        at = z
+    gaps.append((at, hi))
+    for glo, ghi in gaps:
+        at = b.find(ELF_MAGIC, glo, ghi)
+        while at >= 0:
+            nxt = at + 4
+            size = device_elf_size(b, at, ghi)
+            if size:
+                found.append((at, size, "cubin"))
+                nxt = at + size
+            at = b.find(ELF_MAGIC, nxt, ghi)
+    return found
+
+
+def wheel_name(path):
+    base = os.path.basename(path)
+    parts = base.split("-")
+    return f"{parts[0]}-{parts[1]}" if len(parts) > 1 else base
+
+
+def safe(s):
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", s)[:60]
+
+
+def extract(out, wheels, cap):
+    os.makedirs(out, exist_ok=True)
+    rows, written, seen = [], 0, {}
+    pending = []  # (size, filename, bytes) when a cap is set: smallest first
+    for whl in wheels:
+        wname = wheel_name(whl)
+        n_here = 0
+        with zipfile.ZipFile(whl) as z:
+            for info in z.infolist():
+                if info.is_dir() or info.file_size < 64:
+                    continue
+                with z.open(info) as f:
+                    head = f.read(8)
+                # Text, headers, Python: no device code (a fatbin inside would need 8-aligned binary bytes).
+                if info.filename.endswith((".py", ".h", ".hpp", ".cuh", ".txt", ".md", ".json", ".pyi", ".cmake", ".pc")):
+                    continue
+                b = z.read(info)
+                fname = info.filename
+                for lo, hi, place, addr in regions(b):
+                    for at, size, kind in scan(b, lo, hi, addr):
+                        blob = b[at:at + size]
+                        sha = hashlib.sha256(blob).hexdigest()
+                        codes = entry_codes(blob) if kind == "fatbin" else ["elf"]
+                        if sha not in seen:
+                            ext = "fatbin" if kind == "fatbin" else "cubin"
+                            lib = safe(os.path.basename(fname).split(".so")[0].split(".a")[0])
+                            fn = f"{safe(wname)}_{lib}_{sha[:16]}.{ext}"
+                            seen[sha] = fn
+                            if cap is None:
+                                with open(os.path.join(out, fn), "wb") as o:
+                                    o.write(blob)
+                                written += size
+                            else:
+                                pending.append((size, fn, blob))
+                        rows.append((wname, fname, place, at - lo, size, sha, seen[sha], len(codes), ",".join(codes)))
+                        n_here += 1
+                del b
+        print(f"{wname}: {n_here} containers/device ELFs", file=sys.stderr, flush=True)
+    if cap is not None:
+        keep = set()
+        for size, fn, blob in sorted(pending, key=lambda p: p[0]):
+            if written + size > cap << 20:
+                continue
+            with open(os.path.join(out, fn), "wb") as o:
+                o.write(blob)
+            written += size
+            keep.add(fn)
+        rows = [r for r in rows if r[6] in keep]
+    with open(os.path.join(out, ".manifest.tsv"), "w") as m:
+        m.write("wheel\tfile\tplace\toffset\tsize\tsha256\timage\tentries\tcodes\n")
+        for r in rows:
+            m.write("\t".join(map(str, r)) + "\n")
+    distinct = len({r[5] for r in rows})
+    print(f"{len(rows)} found, {distinct} distinct, {written / 2**20:.1f} MiB written to {out}")
+
+
+# ---- subset -----------------------------------------------------------------------------------
+
+def read_tsv(path):
+    with open(path) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        return [dict(zip(head, line.rstrip("\n").split("\t"))) for line in f]
+
+
+def subset(budget_mib, corpus, out, also=None):
+    rows = read_tsv(os.path.join(corpus, ".manifest.tsv"))
+    by_image = {}
+    for r in rows:
+        by_image.setdefault(r["image"], r)
+    size = {i: int(r["size"]) for i, r in by_image.items()}
+    verdicts = {}
+    for name in (".verdicts-baseline.tsv", ".verdicts.tsv"):
+        p = os.path.join(corpus, name)
+        if os.path.exists(p):
+            for v in read_tsv(p):
+                verdicts.setdefault(v["class"], []).append(v["image"])
+    budget, chosen, used = budget_mib << 20, [], 0
+
+    def take(i):
+        nonlocal used
+        if i in chosen or i not in size or used + size[i] > budget or not os.path.exists(os.path.join(corpus, i)):
+            return False
+        chosen.append(i)
+        used += size[i]
+        return True
+
+    # The smallest of every refusal class first: they are why the subset exists.
+    for cls in sorted(verdicts):
+        if cls != "accepted":
+            for i in sorted(set(verdicts[cls]), key=lambda i: (size.get(i, 1 << 62), i)):
+                if take(i):
+                    break
+    for name in open(also).read().split() if also else []:
+        if name not in chosen and not take(name):
+            print(f"not taken (absent, or past the budget): {name}", file=sys.stderr)
+    per_wheel = collections.defaultdict(list)
+    for r in rows:
+        per_wheel[r["wheel"]].append(r["image"])
+    for w in per_wheel:
+        per_wheel[w] = sorted(set(per_wheel[w]), key=lambda i: (size[i], i))
+    # Per wheel: smallest, compressed and plain, and the largest that fits a per-wheel share.
+    share = budget // (4 * max(1, len(per_wheel)))
+    for w, imgs in sorted(per_wheel.items()):
+        take(imgs[0])
+        comp = [i for i in imgs if "+z" in by_image[i]["codes"] or "+l" in by_image[i]["codes"]]
+        plain = [i for i in imgs if i not in comp]
+        for group in (comp, plain):
+            if group:
+                take(group[0])
+        big = [i for i in imgs if size[i] <= share]
+        if big:
+            take(big[-1])
+    # One of every place kind (the section or member a container came from).
+    places = collections.defaultdict(list)
+    for r in rows:
+        places[re.sub(r"^.*:", "", r["place"])].append(r["image"])
+    for p, imgs in sorted(places.items()):
+        for i in sorted(set(imgs), key=lambda i: (size[i], i)):
+            if take(i):
+                break
+    # Then round-robin over the wheels, smallest first, until nothing more fits.
+    progress = True
+    while progress:
+        progress = False
+        for w, imgs in sorted(per_wheel.items()):
+            for i in imgs:
+                if i not in chosen and size[i] <= share:
+                    progress |= take(i)
+                    break
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):  # a subset replaces the last one
+        p = os.path.join(out, f)
+        if os.path.isfile(p) and (f.endswith((".fatbin", ".cubin")) or f == ".manifest.tsv"):
+            os.remove(p)
+    for i in chosen:
+        with open(os.path.join(corpus, i), "rb") as s, open(os.path.join(out, i), "wb") as d:
+            d.write(s.read())
+    with open(os.path.join(out, ".manifest.tsv"), "w") as m:
+        cols = list(rows[0].keys())
+        m.write("\t".join(cols) + "\n")
+        for r in rows:
+            if r["image"] in chosen:
+                m.write("\t".join(r[c] for c in cols) + "\n")
+    wheels = len({by_image[i]["wheel"] for i in chosen})
+    print(f"{len(chosen)} images from {wheels} wheels, {used / 2**20:.1f} MiB in {out}")
+    if also:
+        campaign(corpus, os.path.join(out, ".campaign"), open(also).read().split())
+
+
+def first_elf_entry(c):
+    """The first ELF entry's cubin of container c, decompressed; None if it cannot be had."""
+    off = 16
+    while off + 64 <= len(c):
+        kind, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
+        csize, = struct.unpack_from("<I", c, off + 16)
+        flags, _, usize = struct.unpack_from("<QQQ", c, off + 40)
+        if hs < 64:
+            return None
+        if kind == 2:
+            p = c[off + hs:off + hs + ps]
+            try:
+                if flags & 0x2000:
+                    import lz4.block
+                    return lz4.block.decompress(p[:csize], uncompressed_size=usize)
+                if flags & 0x8000:
+                    import zstandard
+                    return zstandard.ZstdDecompressor().decompress(p[:csize], max_output_size=usize)
+            except ImportError:
+                return None
+            return p
+        off += hs + ps
+    return None
+
+
+def campaign(corpus, out, names):
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        os.remove(os.path.join(out, f))
+    n = 0
+    for name in names:
+        p = os.path.join(corpus, name)
+        if not os.path.exists(p):
             continue
-        end = off + hsize + psize
-        yield blob[off:end]
-        off = (end + 7) & ~7
+        data = open(p, "rb").read()
+        if len(data) <= 256 << 10:
+            open(os.path.join(out, name), "wb").write(data)
+            n += 1
+        cubin = None if data[:4] == ELF_MAGIC else first_elf_entry(data)
+        if cubin and len(cubin) <= 512 << 10 and cubin[:4] == ELF_MAGIC:
+            open(os.path.join(out, name.rsplit(".", 1)[0] + ".e0.cubin"), "wb").write(cubin)
+            n += 1
+    print(f"{n} campaign images in {out}")
 
 
 def main():
     args = sys.argv[1:]
-    if not args:
+    if not args or args[0] in ("-h", "--help"):
         sys.exit(__doc__)
-    out, specs, cap = args[0], [], 48
+    if args[0] == "--subset":
+        if len(args) not in (4, 6) or (len(args) == 6 and args[4] != "--also"):
+            sys.exit(__doc__)
+        return subset(int(args[1]), args[2], args[3], args[5] if len(args) == 6 else None)
+    out, specs, dirs, cap = args[0], [], [], None
     i = 1
     while i < len(args):
         if args[i] == "--max-mib":
             cap = int(args[i + 1]); i += 2
+        elif args[i] == "--wheels":
+            dirs.append(args[i + 1]); i += 2
         else:
             specs.append(args[i]); i += 1
-    specs = specs or DEFAULT
-    os.makedirs(out, exist_ok=True)
-    budget = cap << 20
+    wheels = sorted(os.path.join(d, f) for d in dirs for f in os.listdir(d) if f.endswith(".whl"))
+    if not specs and not dirs:
+        specs = DEFAULT
     with tempfile.TemporaryDirectory() as tmp:
         for spec in specs:
             subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, spec], check=True)
-        found = []
-        for whl in sorted(os.listdir(tmp)):
-            with zipfile.ZipFile(os.path.join(tmp, whl)) as z:
-                for n in z.namelist():
-                    if ".so" not in os.path.basename(n):
-                        continue
-                    elf = z.read(n)
-                    for name, off, size in sections(elf) or []:
-                        if name == ".nv_fatbin":
-                            for j, c in enumerate(containers(elf[off:off + size])):
-                                found.append((whl.split("-")[0] + "-" + whl.split("-")[1], os.path.basename(n).split(".so")[0], j, c))
-        found.sort(key=lambda f: len(f[3]))
-        written = 0
-        for pkg, lib, j, c in found:
-            if written + len(c) > budget:
-                continue
-            with open(os.path.join(out, f"{pkg}_{lib}_{j:03d}.fatbin"), "wb") as f:
-                f.write(c)
-            written += len(c)
-        print(f"{len(os.listdir(out))} fatbins, {written >> 20} MiB in {out} (of {len(found)} found)")
+        wheels += sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".whl"))
+        extract(out, wheels, cap)
 
 
 main()

@@ -3,7 +3,9 @@
 `MUTANTS_STRUCTURED=1 mutants <cubin> <fatbin> 0 --validate-only` (or a GPU run) on stdin and
 prints, per structure and field (all images, plain and LZ4-wrapped, bit flips and boundary
 values together), how many mutants there were, how many cudyn refused, and how many it passed on
-to CUDA — on the GPU those are the ones CUDA's loader read through cudyn.
+to CUDA — on the GPU those are the ones CUDA's loader read through cudyn. Mutations that are not
+one field (records relabelled, several fields at once, truncation and extension, spliced
+entries, PTX: cpp-tests/mutants.cpp) are rows of their own, their label in brackets.
   usage: ... | scripts/structured_table.py > table.md
 """
 import collections

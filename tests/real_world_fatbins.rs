@@ -1,7 +1,8 @@
-//! No false refusals: every fatbin (or cubin) in `$CUDYN_REAL_FATBINS` (a folder; see docs/hardening.md
-//! for how to fill it from the `.nv_fatbin` sections of NVIDIA's libraries) must pass
+//! No false refusals: every fatbin (or cubin) in `$CUDYN_REAL_FATBINS` (a folder filled by
+//! `scripts/real_world_fatbins.py` from NVIDIA's wheels; see docs/hardening.md) must pass
 //! validation. NVIDIA's binaries are not redistributed here, so without the variable the test
-//! says so and checks nothing.
+//! says so and checks nothing. For the whole corpus, with every refusal grouped by reason and
+//! counts per wheel, run `cargo run --release --example corpus_verdicts -- DIR`.
 
 use cudyn::image::{inspect, CodeKind};
 
@@ -11,7 +12,14 @@ fn every_real_world_fatbin_passes() {
         eprintln!("CUDYN_REAL_FATBINS not set: no real-world fatbins to check");
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    // The images: regular files not starting with '.' (the manifest, verdicts and the campaign
+    // folder `scripts/real_world_fatbins.py` writes beside them start with one).
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
     files.sort();
     assert!(!files.is_empty(), "no files in {dir:?}");
     let (mut entries, mut compressed, mut refused) = (0, 0, Vec::new());

@@ -132,7 +132,11 @@ fn child(case: &str) {
             // cubin holding a kernel): they are none, so the link fails on their contents,
             // with both logs read in full.
             let f = cudyn::link::link(&[input], &[]).expect_err("the fake link's output is no cubin");
-            assert!(f.error.message.contains("nvJitLink's output is not an image cudyn accepts"), "{}", f.error.message);
+            assert!(
+                f.error.message.contains("nvJitLink's output is not an image cudyn accepts"),
+                "{}",
+                f.error.message
+            );
             assert!(f.log.ends_with(&"I".repeat(4095)), "the info log, read in full");
         }
         other => panic!("unknown case {other}"),

@@ -138,76 +138,78 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     let e_shstrndx = h.u16::<62>();
     let mut shnum = u64::from(e_shnum);
     let mut shstrndx = u64::from(e_shstrndx);
-    let mut arch_specific_compat = false;
-    if shoff == 0 {
-        if shnum != 0 {
-            return Err(ImageError::Malformed(format!(
-                "ELF header lists {shnum} sections but no section header table (e_shoff = 0)"
-            )));
-        }
-    } else {
-        const TABLE: &str = "the ELF section header table";
-        if shentsize != ELF64_SHDR_LEN {
-            return Err(ImageError::Malformed(format!(
-                "ELF section header entry size e_shentsize is {shentsize}, not {ELF64_SHDR_LEN}"
-            )));
-        }
-        // Section 0 first: it carries the real count / string table index when they overflow
-        // the header's 16-bit fields.
-        check_range(d, shoff, shentsize, TABLE)?;
-        let sec0 = to_usize(shoff, TABLE)?;
-        if shnum == 0 {
-            shnum = field_u64(d, sec0, 32, TABLE)?;
-            if shnum == 0 {
-                return Err(ImageError::Malformed("ELF has a section header table but zero sections".into()));
-            }
-        }
-        if shstrndx == u64::from(SHN_XINDEX) {
-            shstrndx = u64::from(field_u32(d, sec0, 40, TABLE)?);
-        }
-        let size = shnum.checked_mul(shentsize).ok_or_else(|| overflow(TABLE))?;
-        len = len.max(check_range(d, shoff, size, TABLE)?);
-        // Every toolkit writes a section name table, and CUDA's loader finds sections by name:
-        // on the H200 a cubin whose e_shstrndx was 0 (none) crashed it (structured campaign).
-        if shstrndx == 0 {
-            return Err(ImageError::Malformed("ELF header names no section name table (e_shstrndx = 0)".into()));
-        }
-        if shstrndx >= shnum {
-            return Err(ImageError::Malformed(format!(
-                "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
-            )));
-        }
-        // The whole table is in bounds (just checked): from here its headers are read without
-        // further checks, and sections.rs reads the same table.
-        let secs = Sections::new(d, shoff, h.u16::<58>(), shnum)
-            .ok_or_else(|| ImageError::Malformed("section header table truncated".into()))?;
-        // One walk over the table: every section's contents in bounds, then the consistency of
-        // the tables CUDA's loader walks (sections.rs).
-        let extended = e_shnum == 0 || e_shstrndx == SHN_XINDEX;
-        let walk = sections::check(d, secs, shstrndx, extended)?;
-        len = len.max(walk.end);
-        arch_specific_compat = walk.arch_specific;
-    }
-
     let (sm, accel) = if abi_version >= 8 {
         ((flags >> 8) & 0xff, flags & EF_CUDA_ACCELERATORS_V2 != 0)
     } else {
         (flags & 0xff, flags & EF_CUDA_ACCELERATORS_V1 != 0)
     };
+    // CUDA's loader finds kernels, their parameters and their code through the section table:
+    // every toolkit writes one (all 76,860 distinct cubins of NVIDIA's wheels, bare and in
+    // fatbins), and a cubin cut at a section boundary with e_shnum and e_phnum set to 0
+    // crashed CUDA's loader on the H200 (issue 21's independent mutation generator).
+    if shoff == 0 {
+        return Err(ImageError::Malformed(if shnum != 0 {
+            format!("ELF header lists {shnum} sections but no section header table (e_shoff = 0)")
+        } else {
+            "cubin has no section header table (e_shoff = 0): CUDA finds its kernels through it".to_string()
+        }));
+    }
+    const TABLE: &str = "the ELF section header table";
+    if shentsize != ELF64_SHDR_LEN {
+        return Err(ImageError::Malformed(format!(
+            "ELF section header entry size e_shentsize is {shentsize}, not {ELF64_SHDR_LEN}"
+        )));
+    }
+    // Section 0 first: it carries the real count / string table index when they overflow
+    // the header's 16-bit fields.
+    check_range(d, shoff, shentsize, TABLE)?;
+    let sec0 = to_usize(shoff, TABLE)?;
+    if shnum == 0 {
+        shnum = field_u64(d, sec0, 32, TABLE)?;
+        if shnum == 0 {
+            return Err(ImageError::Malformed("ELF has a section header table but zero sections".into()));
+        }
+    }
+    if shstrndx == u64::from(SHN_XINDEX) {
+        shstrndx = u64::from(field_u32(d, sec0, 40, TABLE)?);
+    }
+    let size = shnum.checked_mul(shentsize).ok_or_else(|| overflow(TABLE))?;
+    len = len.max(check_range(d, shoff, size, TABLE)?);
+    // Every toolkit writes a section name table, and CUDA's loader finds sections by name:
+    // on the H200 a cubin whose e_shstrndx was 0 (none) crashed it (structured campaign).
+    if shstrndx == 0 {
+        return Err(ImageError::Malformed("ELF header names no section name table (e_shstrndx = 0)".into()));
+    }
+    if shstrndx >= shnum {
+        return Err(ImageError::Malformed(format!(
+            "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
+        )));
+    }
+    // The whole table is in bounds (just checked): from here its headers are read without
+    // further checks, and sections.rs reads the same table.
+    let secs = Sections::new(d, shoff, h.u16::<58>(), shnum)
+        .ok_or_else(|| ImageError::Malformed("section header table truncated".into()))?;
+    // One walk over the table: every section's contents in bounds, then the consistency of
+    // the tables CUDA's loader walks (sections.rs).
+    let extended = e_shnum == 0 || e_shstrndx == SHN_XINDEX;
+    let walk = sections::check(d, secs, shstrndx, extended, sm)?;
+    len = len.max(walk.end);
+    let arch_specific_compat = walk.arch_specific;
+
     if sm < 10 {
         return Err(ImageError::Malformed(format!(
             "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) name no SM architecture"
         )));
     }
-    check_e_flags(flags, abi_version, sm)?;
+    check_e_flags(flags, abi_version)?;
     let variant = if accel || arch_specific_compat { ArchVariant::A } else { ArchVariant::None };
     Ok(CubinInfo { len: to_usize(len, WHAT)?, sm, variant })
 }
 
 /// The ELF header's words that no offset or size check covers, against what toolkits write
-/// (nvcc 13: OS ABI 0x41, ABI version 8, e_version 1; the cubins of NVIDIA's CUDA 12
-/// libraries: OS ABI 0x33, ABI version 7, e_version 129): the identification bytes, the type
-/// (executable, or relocatable for -rdc), no entry point, a 64-byte header.
+/// (nvcc 13: OS ABI 0x41, ABI version 8; NVIDIA's CUDA 12 libraries: OS ABI 0x33, ABI version
+/// 7): the identification bytes, the type (executable, or relocatable for -rdc), a version,
+/// no entry point, a 64-byte header.
 fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
     let bad = |what: String| Err(ImageError::Malformed(format!("ELF header: {what}")));
     let ident = h.bytes::<6, 10>();
@@ -227,8 +229,11 @@ fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
     if !matches!(e_type, ET_REL | ET_EXEC) {
         return bad(format!("type e_type is {e_type}, not executable (2) or relocatable (1)"));
     }
-    if !matches!(e_version, 1 | 129) {
-        return bad(format!("version e_version is {e_version}, not 1 or 129"));
+    // ABI 8 cubins write 1; ABI 7 ones the CUDA release that built them (75 to 130 in NVIDIA's
+    // wheels: 7.5 to 13.0), which no table can pin: the field is a version, not an offset or a
+    // size, so only EV_NONE (0, no version: not an ELF file) is refused.
+    if e_version == 0 {
+        return bad("version e_version is 0 (EV_NONE)".into());
     }
     if e_entry != 0 {
         return bad(format!("entry point e_entry is {e_entry:#x}, not 0"));
@@ -239,20 +244,17 @@ fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
     Ok(())
 }
 
-/// e_flags holds only what toolkits write. Seen in nvcc 12.x/13.0 output and the CUDA 12
-/// libraries' fatbins: ABI version 8: flag bits 0x2/0x4 (and 0x8, accelerators) in byte 0, the
-/// SM in byte 1, byte 2 zero, bits 0x1-0x8 in byte 3 (0x05, 0x06, 0x09, 0x0a, 0x0e, 0x0f);
-/// ABI version 7: the SM in byte 0, bits 0x1/0x4 (and 0x8, accelerators) in byte 1, the
-/// virtual SM (10..=SM) in byte 2, byte 3 zero. On the H200 a cubin whose e_flags gained bit 0
-/// crashed CUDA's loader (structured campaign, 2026-12-01).
-fn check_e_flags(flags: u32, abi_version: u8, sm: u32) -> Result<(), ImageError> {
-    let [b0, _, b2, b3] = flags.to_le_bytes();
-    let ok = if abi_version >= 8 {
-        b0 & !0x0e == 0 && b2 == 0 && b3 & !0x0f == 0
-    } else {
-        let b1 = flags.to_le_bytes()[1];
-        b1 & !0x0d == 0 && (10..=sm).contains(&u32::from(b2)) && b3 == 0
-    };
+/// e_flags: the SM (read by the caller) and flag bits. The flag bytes CUDA's loader acts on hold
+/// only the bits toolkits write: on the H200 a cubin whose e_flags gained bit 0 crashed CUDA's
+/// loader (structured campaign, 2026-12-01). ABI version 8: bits 0x2/0x4 (and 0x8,
+/// accelerators) in byte 0, the SM in byte 1, byte 2 zero; byte 3 is not checked, as its values
+/// vary over the whole byte in NVIDIA's wheels (0x05-0x07 from nvcc, and 19 other values up to
+/// 0xff in cuBLASLt and cuDNN, among 39,019 ABI 8 cubins). ABI version 7: the SM in byte 0, bits
+/// 0x1/0x4 (and 0x8) in byte 1, in byte 2 a virtual SM (an SM number, 10 or more; cuBLAS 12.1
+/// builds sm_50 code from compute_60, so it is not bounded by the SM), byte 3 zero.
+fn check_e_flags(flags: u32, abi_version: u8) -> Result<(), ImageError> {
+    let [b0, b1, b2, b3] = flags.to_le_bytes();
+    let ok = if abi_version >= 8 { b0 & !0x0e == 0 && b2 == 0 } else { b1 & !0x0d == 0 && b2 >= 10 && b3 == 0 };
     if ok {
         Ok(())
     } else {

@@ -31,7 +31,16 @@ const SHT_NOTE: u32 = 7;
 const SHT_NOBITS: u32 = 8;
 const SHT_REL: u32 = 9;
 const SHT_CUDA_INFO: u32 = 0x7000_0000;
-/// A second table of 24-byte symbols in newer cubins (linked from type 0x7000_0016 sections).
+/// `.nv.callgraph`: (caller, callee) pairs of 32-bit symbol indices.
+const SHT_CUDA_CALLGRAPH: u32 = 0x7000_0001;
+/// `.nv.shared.<kernel>` (and `.nv_debug.shared`) in some toolkits' cubins instead of NOBITS:
+/// shared memory, with no bytes in the file (its sh_offset + sh_size runs past the image in 50
+/// cubins of NCCL 2.20 and DALI 2.4, which CUDA loads).
+const SHT_CUDA_SHARED: u32 = 0x7000_000a;
+/// `.nv.shared.reserved.<n>`: shared memory the driver reserves.
+const SHT_CUDA_SHARED_RESERVED: u32 = 0x7000_0015;
+/// A second table of 24-byte symbols in newer cubins (`.nv.merc.symtab`, linked from type
+/// 0x7000_0016 sections); like a symbol table, its sh_info is one past its last local symbol.
 const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
@@ -43,6 +52,15 @@ const SHF_INFO_LINK: u64 = 0x40;
 const SHF_KNOWN: u64 = 0x1 | 0x2 | 0x4 | 0x10 | 0x20 | SHF_INFO_LINK | 0xfff0_0000;
 /// The 64-bit data relocation.
 const R_CUDA_64: u32 = 2;
+/// Relocation types index the loader's table of relocation kinds: 1 to 115 in NVIDIA's wheels
+/// (and 0x1_0001 to 0x1_003d in the `.nv.merc` relocation sections, which are not checked
+/// here). A type past this bound is no kind any table holds (type 0xffffffff crashed CUDA's
+/// loader on the H200: issue 21).
+const R_CUDA_TYPE_LIMIT: u32 = 0x100;
+/// `.nv.callgraph` entries at and above this are markers (0xfffffffc to 0xffffffff), not symbols.
+const CALLGRAPH_MARKER_MIN: u32 = 0xffff_fffc;
+/// Note type of `.note.nv.tkinfo` (the tools that built the cubin), named "NVIDIA Corp".
+const NOTE_NV_TKINFO: u32 = 2000;
 /// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
 const SHT_CUDA_COMPAT: u32 = 0x7000_0086;
 /// `.nv.compat` attribute whose value 1 marks arch-specific ('a') code, found empirically.
@@ -188,6 +206,21 @@ fn bad(msg: String) -> Result<(), String> {
     Err(msg)
 }
 
+/// Whether sections of type `ty` have their contents in the file: all but the null section,
+/// NOBITS and shared memory (`SHT_CUDA_SHARED`), whose sh_offset and sh_size only place it.
+fn has_file_bytes(ty: u32) -> bool {
+    !matches!(ty, SHT_NULL | SHT_NOBITS | SHT_CUDA_SHARED)
+}
+
+/// Shared-memory sections: their symbols place variables in the shared memory of a block, which
+/// the section's size does not bound (the driver's reserved area is laid out by the driver:
+/// NCCL's `__nv_reservedSMEM_gb10b_war_var` lies at [0x10, 0x90) of a 128-byte
+/// `.nv.shared.reserved.0`; 887 such symbols in NVIDIA's wheels). CUDA copies no file bytes for
+/// them.
+fn is_shared_memory(ty: u32) -> bool {
+    matches!(ty, SHT_CUDA_SHARED | SHT_CUDA_SHARED_RESERVED)
+}
+
 /// What the walk over the section table found that `inspect_cubin` reports.
 pub(super) struct Walk {
     /// The furthest end of a section's contents.
@@ -204,8 +237,9 @@ pub(super) struct Walk {
 /// section-name table; every section's name; then section by section, its header (alignment,
 /// info link) and the string, symbol, relocation or `.nv.info` table it holds; then the kernel
 /// symbols. One pass over the headers refuses bad contents ranges at once and notes whether a
-/// name or a header is bad; which one is the first is looked up only then.
-pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool) -> Result<Walk, ImageError> {
+/// name or a header is bad; which one is the first is looked up only then. `sm`: the SM the
+/// ELF header names (the kernels' parameter bank must be laid out for it).
+pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool, sm: u32) -> Result<Walk, ImageError> {
     let malformed = ImageError::Malformed;
     let n = secs.count() as u64;
     // The name table first, for the pass's use (its error comes after the pass's range errors).
@@ -251,15 +285,17 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
         check_placement(d, i, s).map_err(malformed)?;
         match s.ty() {
             // The section-name table passed this check above.
-            SHT_STRTAB if i as u64 == shstrndx => Ok(()),
-            SHT_STRTAB => string_table(d, secs, i as u64, "string table").map(|_| ()),
+            SHT_STRTAB if i as u64 == shstrndx => check_symbol_info(secs, i, s),
+            SHT_STRTAB => string_table(d, secs, i as u64, "string table").and_then(|_| check_symbol_info(secs, i, s)),
             SHT_SYMTAB => {
                 let kernels = if symtab_seen { None } else { kernels.as_mut() };
                 symtab_seen = true;
                 check_symtab(d, secs, i, s, kernels)
             }
             SHT_RELA | SHT_REL => check_relocs(d, secs, i, s),
-            SHT_CUDA_INFO => check_nv_info(d, secs, i, s),
+            SHT_CUDA_INFO => check_nv_info(d, secs, i, s, sm),
+            SHT_CUDA_CALLGRAPH => check_callgraph(d, secs, i, s).and_then(|()| check_symbol_info(secs, i, s)),
+            SHT_CUDA_SYMBOLS => check_cuda_symbols(secs, i, s),
             SHT_CUDA_COMPAT => {
                 // No check, but it can say the code is arch-specific.
                 arch_specific |= s.body(d).is_some_and(compat_says_arch_specific);
@@ -286,13 +322,14 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool)
 
 /// Where a section's contents sit, and (for notes) how they are laid out, as toolkits write
 /// them: a section with contents starts at a multiple of its alignment, and a note section is
-/// whole records (12-byte header, name and description each padded to 4 bytes) that end exactly
-/// at its end. On the H200 a cubin whose `.note.nv.tkinfo` had been moved (sh_offset changed,
-/// even by one byte) crashed CUDA's loader (structured campaign); nvcc 12.x/13.0 output and
-/// the nvJPEG/cuRAND wheels' fatbins always keep both.
+/// whole records (12-byte header, name and description each padded to 4 bytes) that end at its
+/// end; the last record's description may end the section unpadded (CUPTI's libnvperf cubins
+/// end a 455-byte `.note.nv.tkinfo` so). On the H200 a cubin whose `.note.nv.tkinfo` had been
+/// moved (sh_offset changed, even by one byte) crashed CUDA's loader (structured campaign);
+/// nvcc 12.x/13.0 output and every cubin of NVIDIA's wheels keep both.
 fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
     let ty = s.ty();
-    if ty == SHT_NULL || ty == SHT_NOBITS {
+    if !has_file_bytes(ty) {
         return Ok(());
     }
     let align = s.align();
@@ -305,10 +342,44 @@ fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
         while !rest.is_empty() {
             let bad = || format!("section {i} (a note) does not hold whole note records");
             let (head, after) = rest.split_first_chunk::<12>().ok_or_else(bad)?;
-            let word = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]) as usize;
+            let word = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
+            let (name_len, desc_len, note_type) = (word(0) as usize, word(4) as usize, word(8));
             let pad = |n: usize| n.checked_add(3).map(|v| v & !3);
-            let len = pad(word(0)).zip(pad(word(4))).and_then(|(a, b)| a.checked_add(b)).ok_or_else(bad)?;
-            rest = after.get(len..).ok_or_else(bad)?;
+            let name_padded = pad(name_len).ok_or_else(bad)?;
+            let desc_end = name_padded.checked_add(desc_len).ok_or_else(bad)?;
+            let name = after.get(..name_len).ok_or_else(bad)?;
+            let desc = after.get(name_padded..desc_end).ok_or_else(bad)?;
+            if note_type == NOTE_NV_TKINFO && name == b"NVIDIA Corp\0" {
+                check_tkinfo(desc).map_err(|why| format!("section {i}: its tool note (.note.nv.tkinfo) {why}"))?;
+            }
+            // The next record, or the end: exactly, or after an unpadded last description.
+            rest = match after.get(pad(desc_end).ok_or_else(bad)?..) {
+                Some(next) => next,
+                None if after.len() == desc_end => &[],
+                None => return Err(bad()),
+            };
+        }
+    }
+    Ok(())
+}
+
+/// The description of a `.note.nv.tkinfo` record: a 24-byte header (a version word, then the
+/// offsets of five strings: object file, tool, tool version, build, tool arguments) and the
+/// strings, NUL-terminated, after it. Each offset lies in the strings and its string ends
+/// there, as in all 39,019 such notes of NVIDIA's wheels: CUDA's loader reads them (an altered
+/// description crashed it on the H200: issue 21's independent mutation generator).
+fn check_tkinfo(desc: &[u8]) -> Result<(), String> {
+    let Some((head, strings)) = desc.split_first_chunk::<24>() else {
+        return Err(format!("is {} bytes, shorter than its 24-byte header", desc.len()));
+    };
+    for k in 1..6 {
+        let at = u32::from_le_bytes([head[4 * k], head[4 * k + 1], head[4 * k + 2], head[4 * k + 3]]);
+        let ends = strings.get(at as usize..).is_some_and(|s| s.contains(&0));
+        if !ends {
+            return Err(format!(
+                "names string {k} at {at:#x}, which is not a NUL-terminated string of its {} bytes of strings",
+                strings.len()
+            ));
         }
     }
     Ok(())
@@ -518,8 +589,7 @@ fn check_headers(
     let limit = kernels.as_ref().map_or(0, |k| name_limit(k.names));
     let mut pass = Pass { end: 0, bad_name: false, bad_header: false };
     for (i, s) in secs.iter().enumerate() {
-        let ty = s.ty();
-        if ty != SHT_NULL && ty != SHT_NOBITS {
+        if has_file_bytes(s.ty()) {
             pass.end = pass.end.max(check_range(d, s.offset(), s.size(), "an ELF section's contents")?);
         }
         if let Some(k) = kernels.as_deref_mut() {
@@ -548,25 +618,34 @@ fn header_ok(s: Sh<'_>, n: u64) -> bool {
     let align_ok = align & align.wrapping_sub(1) == 0;
     // info - 1 < n - 1 says 1 <= info < n (info 0 wraps to the largest value).
     let info_ok = (s.flags() & SHF_INFO_LINK == 0) | (u64::from(s.info()).wrapping_sub(1) < n.wrapping_sub(1));
-    // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table).
-    let link_ok = u64::from(s.link()) < n;
+    // sh_link is 0 (none) or a section (CUDA follows it to the symbol or string table), except
+    // in the kinds whose symbols are those of the cubin's symbol table whatever sh_link says
+    // (`symbols_of`): CUDA 12.1-era cubins of cuBLAS, cuFFT and CUPTI link their relocations,
+    // `.nv.info` and callgraph to section 5 (an `.nv.info`, or past the last section), and
+    // CUDA loads them.
+    let ty = s.ty();
+    let any_link = (ty == SHT_REL) | (ty == SHT_RELA) | (ty == SHT_CUDA_INFO) | (ty == SHT_CUDA_CALLGRAPH);
+    let link_ok = any_link | (u64::from(s.link()) < n);
     let flags_ok = s.flags() & !SHF_KNOWN == 0;
     let ranged_ok = info_in_range(s, n);
     align_ok & info_ok & link_ok & flags_ok & ranged_ok
 }
 
-/// sh_info holds what toolkits put there: in a .text section (PROGBITS + EXECINSTR) a symbol
-/// index and the barrier count, in the symbol table the first global symbol's index (checked
-/// with the symbols), in every other section 0 or a section index. On the H200 a .nv.shared
-/// section whose sh_info was set high crashed CUDA's loader (structured campaign); in nvcc
-/// 12.x/13.0 output and the nvJPEG/cuRAND wheels' fatbins no other section's sh_info is ever
-/// past the section count.
+/// sh_info holds what its section's kind puts there: in a section linked to a table of symbols
+/// a symbol index (a `.text` section's low 24 bits, its high 8 the register count; all 32 in
+/// `.nv.capmerc.text.*`), in a symbol table (SYMTAB or `.nv.merc.symtab`) one past its last
+/// local symbol, in a note nothing (ELF gives a note's sh_info no meaning; `.note.nv.cuinfo`
+/// holds 0xffffffff in 122 cubins of cuBLAS 13.0), in every other section 0 or a section
+/// index. Those linked and those of a symbol table are checked where their tables are read
+/// (`check_symbol_info`, `check_symtab`, `check_cuda_symbols`). On the H200 a .nv.shared
+/// section whose sh_info was set high crashed CUDA's loader (structured campaign): its sh_info
+/// is a section index.
 fn info_in_range(s: Sh<'_>, n: u64) -> bool {
     let info = u64::from(s.info());
-    let text = (s.ty() == SHT_PROGBITS) & (s.flags() & 0x4 != 0);
-    // The symbol table's info is checked against its symbols where the table is read.
-    let symtab = s.ty() == SHT_SYMTAB;
-    text | symtab | (info < n)
+    let ty = s.ty();
+    let text = (ty == SHT_PROGBITS) & (s.flags() & 0x4 != 0);
+    let symtab = (ty == SHT_SYMTAB) | (ty == SHT_CUDA_SYMBOLS);
+    text | symtab | (ty == SHT_NOTE) | (s.link() != 0) | (info < n)
 }
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
@@ -657,15 +736,23 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
 /// type 0x7000_0085 that newer cubins have) and has no info link names a symbol of it in
 /// sh_info: in a `.text.<kernel>` section (PROGBITS) the low 24 bits (the kernel's symbol;
 /// the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
-/// 13 and of NVIDIA's CUDA 12 libraries; CUDA's loader reads the kernel's symbol through it.
+/// 13 and of NVIDIA's wheels; CUDA's loader reads the kernel's symbol through it. A section
+/// linked to anything else holds 0 or a section index there, as unlinked ones do (`header_ok`).
 fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
-    if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB) {
+    let exempt = matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB | SHT_CUDA_SYMBOLS | SHT_NOTE);
+    if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || exempt {
         return Ok(());
     }
-    let Some(table) = secs.get(s.link() as usize) else { return Ok(()) }; // refused by header_ok
-    if table.entsize() != SYM_LEN as u64 || !matches!(table.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS) {
+    let table = secs.get(s.link() as usize); // past the table only where `header_ok` lets it
+    let Some(table) =
+        table.filter(|t| t.entsize() == SYM_LEN as u64 && matches!(t.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS))
+    else {
+        let text = s.ty() == SHT_PROGBITS && s.flags() & 0x4 != 0;
+        if !text && u64::from(s.info()) >= secs.count() as u64 {
+            return bad(format!("section {i}'s sh_info {} is past what it can refer to", s.info()));
+        }
         return Ok(());
-    }
+    };
     let nsyms = table.size() / SYM_LEN as u64;
     let symbol = if s.ty() == SHT_PROGBITS { s.info() & 0x00ff_ffff } else { s.info() };
     if u64::from(symbol) >= nsyms {
@@ -730,7 +817,10 @@ fn check_symtab(
             // A symbol defined in a section lies inside it.
             Some(sec) => {
                 let (value, size) = (sym.u64::<8>(), sym.u64::<16>());
-                if value.checked_add(size).is_none_or(|end| end > sec.size()) {
+                let end = value.checked_add(size);
+                let inside =
+                    if is_shared_memory(sec.ty()) { end.is_some() } else { end.is_some_and(|e| e <= sec.size()) };
+                if !inside {
                     return Err(err_symbol_extent(k, value, size, shndx, sec.size()));
                 }
             }
@@ -740,6 +830,50 @@ fn check_symtab(
     }
     if let Some(k) = kernels.filter(|k| k.deferred) {
         match_by_hash(b, strtab, secs, k);
+    }
+    Ok(())
+}
+
+/// `.nv.merc.symtab`: whole 24-byte symbols, and an sh_info (one past its last local symbol) of
+/// at most their count, as in a symbol table. Its symbols are not otherwise read here.
+fn check_cuda_symbols(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+    if s.entsize() != SYM_LEN as u64 || s.size() % SYM_LEN as u64 != 0 {
+        return check_symbol_info(secs, i, s); // not a table of symbols: no symbol count to hold to
+    }
+    let count = s.size() / SYM_LEN as u64;
+    if u64::from(s.info()) > count {
+        return bad(format!("symbol table {i} (.nv.merc): its info {} is past its {count} symbols", s.info()));
+    }
+    Ok(())
+}
+
+/// The symbol table whose symbols section `s` names: the one its sh_link names, or, where that
+/// is no symbol table, the cubin's first: relocation sections of cuBLAS 12.1 and the callgraphs
+/// of cuFFT 12.1 link to section 5 (an `.nv.info`) while their symbols are those of the one
+/// symbol table, and CUDA loads them.
+fn symbols_of<'a>(secs: Sections<'a>, s: Sh<'_>) -> Option<Sh<'a>> {
+    secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).or_else(|| secs.iter().find(|t| t.ty() == SHT_SYMTAB))
+}
+
+/// `.nv.callgraph`: (caller, callee) pairs of 32-bit symbol indices or markers (0xfffffffc to
+/// 0xffffffff). Every caller is a symbol of the symbol table, or a marker, in all 58,951
+/// callgraphs of NVIDIA's wheels; CUDA's loader looks callers up (a callgraph index past the
+/// symbol table crashed it on the H200: issue 21). Callees are not checked: 46 cubins of cuFFT
+/// 12.1 and cuFFTMp 11.4/12.1 name callees far past their symbol tables (0x39ff in a table of
+/// 99), and CUDA loads them.
+fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+    let b = s.body(d).ok_or_else(|| format!("callgraph section {i} out of range"))?;
+    if b.len() % 8 != 0 {
+        return bad(format!("callgraph section {i}: its {} bytes are not 8-byte entries", b.len()));
+    }
+    let nsyms = symbols_of(secs, s).map_or(0, |t| t.size() / SYM_LEN as u64);
+    for (k, e) in records::<8>(b).enumerate() {
+        let caller = e.u32::<0>();
+        if caller < CALLGRAPH_MARKER_MIN && u64::from(caller) >= nsyms {
+            return bad(format!(
+                "callgraph section {i}: entry {k}'s caller is symbol {caller}, which does not exist ({nsyms} symbols)"
+            ));
+        }
     }
     Ok(())
 }
@@ -754,15 +888,25 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
             s.size()
         ));
     }
-    let symtab = secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).ok_or_else(|| {
+    let symtab = symbols_of(secs, s).ok_or_else(|| {
         format!("relocation section {i}: its symbol table (section {}) is not a symbol table", s.link())
     })?;
     let nsyms = symtab.size() / SYM_LEN as u64;
     let target = secs
         .get(s.info() as usize)
         .ok_or_else(|| format!("relocation section {i}: target section {} does not exist", s.info()))?;
+    // CUDA patches the target's bytes: it must have some (a relocation into the NOBITS
+    // `.nv.global` crashed CUDA's loader on the H200: issue 21; no relocation section of
+    // NVIDIA's wheels targets a section without file bytes).
+    if !has_file_bytes(target.ty()) {
+        return bad(format!(
+            "relocation section {i}: its target, section {} of type {:#x}, has no bytes in the file to patch",
+            s.info(),
+            target.ty()
+        ));
+    }
     let b = s.body(d).ok_or_else(|| format!("relocation section {i} out of range"))?;
-    let (target_size, target_nobits) = (target.size(), target.ty() == SHT_NOBITS);
+    let target_size = target.size();
     // `want` is 16 or 24, so every entry holds the REL_READ_LEN bytes read here.
     for (k, r) in b.chunks_exact(want as usize).filter_map(|r| Rec::<REL_READ_LEN>::at(r, 0)).enumerate() {
         let offset = r.u64::<0>();
@@ -770,19 +914,23 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
         if sym >= nsyms {
             return Err(err_reloc_symbol(k, i, sym, nsyms));
         }
+        let r_type = r.u64::<8>() as u32;
+        if r_type >= R_CUDA_TYPE_LIMIT {
+            return Err(err_reloc_type(k, i, r_type));
+        }
         // The bytes it patches lie within the target: 8 for R_CUDA_64 (type 2, the data
         // relocation of every cubin; nvcc places some exactly 8 bytes before a section's end),
         // at least 4 for every other type (32-bit data, or a field of an 8- or 16-byte
         // instruction that starts at the offset).
-        let width = if r.u64::<8>() as u32 == R_CUDA_64 { 8 } else { 4 };
-        if !target_nobits && offset.checked_add(width).is_none_or(|end| end > target_size) {
+        let width = if r_type == R_CUDA_64 { 8 } else { 4 };
+        if offset.checked_add(width).is_none_or(|end| end > target_size) {
             return Err(err_reloc_offset(k, i, offset, width, target_size));
         }
     }
     Ok(())
 }
 
-/// How long a known `.nv.info` attribute's payload is.
+/// How long a known `.nv.info` attribute's payload is, and what it holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Len {
     /// Formats 1 to 3: the value is in the record's header.
@@ -790,44 +938,55 @@ enum Len {
     Fixed(usize),
     /// Any number of 32-bit words.
     Words,
-    /// 32-bit instruction offsets into the described kernel's code.
-    Offsets,
+    /// Records of `n` 32-bit words whose first is an instruction offset into the described
+    /// kernel's code (`n` = 1: a plain list of offsets).
+    Offsets(usize),
+    /// 32-bit indices of symbols of the symbol table.
+    Symbols,
 }
 
 /// The `.nv.info` attributes toolkits write, each with its format and payload length: every
 /// one seen in the cubins of nvcc 13.0 (sm_75 to sm_121, -G, -lineinfo, -rdc, clusters,
-/// cooperative groups, printf, dynamic shared memory) and of NVIDIA's CUDA 12 nvJPEG and cuRAND
-/// libraries, always in that format and length. Attributes not listed are walked over by their
-/// declared length (format 4) and otherwise not checked: see docs/hardening.md.
+/// cooperative groups, printf, dynamic shared memory) and of NVIDIA's wheels (76,860 cubins,
+/// 41 million records), always in that format and length. An attribute whose payload lists
+/// instruction offsets has the first word of every record inside the kernel's code in every
+/// one of those cubins (the lists, pairs and 3- and 4-word records below). Attributes not
+/// listed are walked over by their declared length (format 4) and otherwise not checked: see
+/// docs/hardening.md.
 const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
-    (0x04, 1, Len::Value),     // CTAIDZ_USED
-    (0x05, 4, Len::Fixed(12)), // MAX_THREADS
-    (0x0a, 4, Len::Fixed(8)),  // PARAM_CBANK: symbol, offset and size
-    (0x0f, 4, Len::Fixed(4)),
-    (0x11, 4, Len::Fixed(8)),  // FRAME_SIZE: symbol, size
-    (0x12, 4, Len::Fixed(8)),  // MIN_STACK_SIZE: symbol, size
-    (0x17, 4, Len::Fixed(12)), // KPARAM_INFO
-    (0x19, 3, Len::Value),     // CBANK_PARAM_SIZE
-    (0x1b, 3, Len::Value),     // MAXREG_COUNT
-    (0x1c, 4, Len::Offsets),   // EXIT_INSTR_OFFSETS
-    (0x1d, 4, Len::Offsets),   // S2RCTAID_INSTR_OFFSETS
-    (0x1e, 4, Len::Fixed(4)),  // CRS_STACK_SIZE
-    (0x23, 4, Len::Fixed(8)),  // MAX_STACK_SIZE: symbol, size
-    (0x28, 4, Len::Offsets),   // COOP_GROUP_INSTR_OFFSETS
-    (0x29, 4, Len::Words),     // COOP_GROUP_MASK_REGIDS
+    (0x04, 1, Len::Value),      // CTAIDZ_USED
+    (0x05, 4, Len::Fixed(12)),  // MAX_THREADS
+    (0x0a, 4, Len::Fixed(8)),   // PARAM_CBANK: symbol, offset and size
+    (0x0f, 4, Len::Symbols),    // EXTERNS: 4 to 128 bytes
+    (0x11, 4, Len::Fixed(8)),   // FRAME_SIZE: symbol, size
+    (0x12, 4, Len::Fixed(8)),   // MIN_STACK_SIZE: symbol, size
+    (0x17, 4, Len::Fixed(12)),  // KPARAM_INFO
+    (0x19, 3, Len::Value),      // CBANK_PARAM_SIZE
+    (0x1b, 3, Len::Value),      // MAXREG_COUNT
+    (0x1c, 4, Len::Offsets(1)), // EXIT_INSTR_OFFSETS
+    (0x1d, 4, Len::Offsets(1)), // S2RCTAID_INSTR_OFFSETS
+    (0x1e, 4, Len::Fixed(4)),   // CRS_STACK_SIZE
+    (0x23, 4, Len::Fixed(8)),   // MAX_STACK_SIZE: symbol, size
+    (0x25, 4, Len::Offsets(1)), // LD_CACHEMOD_INSTR_OFFSETS
+    (0x27, 4, Len::Offsets(1)), // ATOM_SYS_INSTR_OFFSETS
+    (0x28, 4, Len::Offsets(1)), // COOP_GROUP_INSTR_OFFSETS
+    (0x29, 4, Len::Words),      // COOP_GROUP_MASK_REGIDS
     (0x2a, 1, Len::Value),
-    (0x2f, 4, Len::Fixed(8)), // REGCOUNT: symbol, count
+    (0x2e, 4, Len::Offsets(2)), // ATOM16_EMUL_INSTR_REG_MAP: (offset, register) pairs
+    (0x2f, 4, Len::Fixed(8)),   // REGCOUNT: symbol, count
     (0x30, 1, Len::Value),
-    (0x31, 4, Len::Offsets), // INT_WARP_WIDE_INSTR_OFFSETS
-    (0x34, 4, Len::Words),   // INDIRECT_BRANCH_TARGETS
+    (0x31, 4, Len::Offsets(1)), // INT_WARP_WIDE_INSTR_OFFSETS
+    (0x34, 4, Len::Words),      // INDIRECT_BRANCH_TARGETS
     (0x35, 1, Len::Value),
-    (0x36, 4, Len::Fixed(4)), // SW_WAR
-    (0x37, 4, Len::Fixed(4)), // CUDA_API_VERSION
+    (0x36, 4, Len::Fixed(4)),   // SW_WAR
+    (0x37, 4, Len::Fixed(4)),   // CUDA_API_VERSION
+    (0x39, 4, Len::Offsets(4)), // MBARRIER_INSTR_OFFSETS: 16-byte records
     (0x3d, 4, Len::Fixed(12)),
     (0x3e, 1, Len::Value),
+    (0x40, 4, Len::Offsets(3)), // INSTR_REG_MAP: 12-byte records
     (0x41, 1, Len::Value),
-    (0x44, 4, Len::Words),
-    (0x46, 4, Len::Fixed(4)),
+    (0x44, 4, Len::Offsets(2)), // UNUSED_LOAD_BYTE_OFFSET: (offset, mask) pairs
+    (0x46, 4, Len::Offsets(1)), // SYSCALL_OFFSETS: 4 to 232 bytes
     (0x4a, 2, Len::Value),
     (0x4c, 2, Len::Value),
     (0x50, 3, Len::Value),
@@ -836,21 +995,36 @@ const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
     (0x5f, 3, Len::Value),
 ];
 
-/// `.nv.info*`: 4-byte records (format, attribute, 16-bit value); format 4 carries that many
-/// bytes after the header. The records must tile the section exactly.
-#[inline(never)] // its own function: its loop keeps its values in registers
-fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
-    let nsecs = secs.count() as u64;
-    if s.link() != 0 && secs.get(s.link() as usize).is_none_or(|t| t.ty() != SHT_SYMTAB) {
-        return bad(format!(".nv.info section {i}: linked section {} is not a symbol table", s.link()));
+/// Where the kernel parameters sit in constant bank 0 for code of SM `sm`, for the generations
+/// whose layout is known: the driver's launch data fills the bank below it. 2.15 million
+/// kernels of NVIDIA's wheels, sm_50 to sm_121, all have their PARAM_CBANK attribute at their
+/// generation's base; an sm_80 cubin labelled sm_90 in its entry header and e_flags (params at
+/// 0x160 where sm_90 code has them at 0x210) crashed CUDA's loader on the H200 (issue 21). Other
+/// SMs (later generations) are not checked.
+fn param_base(sm: u32) -> Option<u64> {
+    match sm {
+        50..=69 => Some(0x140),
+        70..=89 => Some(0x160),
+        90..=99 => Some(0x210),
+        100..=129 => Some(0x380),
+        _ => None,
     }
+}
+
+/// `.nv.info*`: 4-byte records (format, attribute, 16-bit value); format 4 carries that many
+/// bytes after the header. The records must tile the section exactly. `sm`: the SM the cubin
+/// is labelled for, whose parameter-bank layout PARAM_CBANK must follow.
+#[inline(never)] // its own function: its loop keeps its values in registers
+fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> Result<(), String> {
+    let nsecs = secs.count() as u64;
     if u64::from(s.info()) >= nsecs {
         return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
     }
     // Attributes whose payload starts with a symbol index (register count, frame and stack
-    // sizes, parameter bank): the index must name a symbol of the linked table.
-    let nsyms =
-        secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).map_or(u64::MAX, |t| t.size() / SYM_LEN as u64);
+    // sizes, parameter bank) or lists symbols: the index must name a symbol of the linked
+    // table, or of the cubin's symbol table where it links to none.
+    let symtab = symbols_of(secs, s);
+    let nsyms = symtab.map_or(0, |t| t.size() / SYM_LEN as u64);
     // The described section's size (a kernel's code), for the attributes that list
     // instruction offsets in it; 0 for the global .nv.info, where they have no place.
     let code_size = if s.info() != 0 { secs.get(s.info() as usize).map_or(0, |t| t.size()) } else { 0 };
@@ -866,20 +1040,28 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
             let len_ok = match shape {
                 Len::Value => true,
                 Len::Fixed(n) => len == n,
-                Len::Words | Len::Offsets => len % 4 == 0,
+                Len::Words | Len::Symbols => len % 4 == 0,
+                Len::Offsets(n) => len % (4 * n.max(1)) == 0,
             };
             if format != want || (format == 4 && !len_ok) {
                 return Err(err_nv_info_shape(i, at(rest), attr, format, len));
             }
-            if shape == Len::Offsets {
+            let words = payload.get(..len).unwrap_or_default();
+            let mut words = words.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+            match shape {
                 // Instruction offsets in the kernel's code: 8-byte aligned, an instruction's
                 // 8 bytes inside it (the loader may patch there).
-                let words = payload.get(..len).unwrap_or_default();
-                let mut offsets =
-                    words.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
-                if let Some(o) = offsets.find(|&o| o % 8 != 0 || o + 8 > code_size) {
-                    return Err(err_nv_info_offset(i, attr, o, code_size));
+                Len::Offsets(n) => {
+                    if let Some(o) = words.step_by(n.max(1)).find(|&o| o % 8 != 0 || o + 8 > code_size) {
+                        return Err(err_nv_info_offset(i, attr, o, code_size));
+                    }
                 }
+                Len::Symbols => {
+                    if let Some(sym) = words.find(|&sym| sym >= nsyms) {
+                        return Err(err_nv_info_symbol(i, attr, sym, nsyms));
+                    }
+                }
+                _ => {}
             }
         }
         if matches!(format, 1..=3) {
@@ -895,6 +1077,14 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
             if sym >= nsyms {
                 return Err(err_nv_info_symbol(i, attr, sym, nsyms));
             }
+            if attr == 0x0a && len == 8 {
+                if let (Some(t), Some(p)) = (symtab, payload.get(4..8)) {
+                    let (offset, size) =
+                        (u64::from(u16::from_le_bytes([p[0], p[1]])), u64::from(u16::from_le_bytes([p[2], p[3]])));
+                    check_param_bank(d, secs, t, sym, offset, size, sm)
+                        .map_err(|why| format!(".nv.info section {i}: {why}"))?;
+                }
+            }
         }
         let Some(next) = payload.get(len..) else {
             return Err(err_nv_info(i, at(rest), "runs past the section"));
@@ -903,6 +1093,41 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<()
     }
     if !rest.is_empty() {
         return Err(err_nv_info(i, at(rest), "is cut short"));
+    }
+    Ok(())
+}
+
+/// PARAM_CBANK: a kernel's parameters are `size` bytes at `offset` of the constant bank whose
+/// section symbol `sym` names. The driver writes them there at every launch: they lie inside
+/// that section (offset + size is its size exactly in all 1.86 million of NVIDIA's wheels), and
+/// at the base of `sm`'s generation (`param_base`).
+#[cold]
+#[inline(never)]
+fn check_param_bank(
+    d: &[u8],
+    secs: Sections<'_>,
+    symtab: Sh<'_>,
+    sym: u64,
+    offset: u64,
+    size: u64,
+    sm: u32,
+) -> Result<(), String> {
+    if let Some(base) = param_base(sm).filter(|&b| b != offset) {
+        return Err(format!(
+            "the kernel parameters are at {offset:#x} of constant bank 0, where sm_{sm} code has them at {base:#x} (code of another GPU generation labelled sm_{sm}?)"
+        ));
+    }
+    let bank = symtab
+        .body(d)
+        .and_then(|b| Rec::<SYM_LEN>::at(b, usize::try_from(sym).ok()?.checked_mul(SYM_LEN)?))
+        .and_then(|r| secs.get(usize::from(r.u16::<6>())));
+    if let Some(bank) = bank.filter(|b| b.ty() != SHT_NULL) {
+        if offset + size > bank.size() {
+            return Err(format!(
+                "the kernel parameters ({size} bytes at {offset:#x}) run past their constant bank ({} bytes)",
+                bank.size()
+            ));
+        }
     }
     Ok(())
 }
@@ -926,7 +1151,7 @@ fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
         format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
     } else if s.flags() & SHF_INFO_LINK != 0 && (s.info() == 0 || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
-    } else if u64::from(s.link()) >= n {
+    } else if u64::from(s.link()) >= n && !matches!(s.ty(), SHT_REL | SHT_RELA | SHT_CUDA_INFO | SHT_CUDA_CALLGRAPH) {
         format!("section {i} links to section {}, which does not exist", s.link())
     } else {
         format!("section {i}'s sh_info {} is past what it can refer to", s.info())
@@ -972,6 +1197,14 @@ fn err_symbol_extent(k: usize, value: u64, size: u64, shndx: u16, section_size: 
 #[inline(never)]
 fn err_reloc_symbol(k: usize, i: usize, sym: u64, nsyms: u64) -> String {
     format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)")
+}
+
+#[cold]
+#[inline(never)]
+fn err_reloc_type(k: usize, i: usize, r_type: u32) -> String {
+    format!(
+        "relocation {k} of section {i}: type {r_type:#x} is no relocation type (they are below {R_CUDA_TYPE_LIMIT:#x})"
+    )
 }
 
 #[cold]
@@ -1088,7 +1321,9 @@ mod tests {
                             && (flags & 0x40 == 0 || (info != 0 && u64::from(info) < n))
                             && u64::from(link) < n
                             && flags & !0xfff0_0077 == 0
-                            && u64::from(info) < n; // a section of type 0: info is an index
+                            // a section of type 0: info is an index, unless it is linked
+                            // (then check_symbol_info reads it)
+                            && (link != 0 || u64::from(info) < n);
                         assert_eq!(super::header_ok(s, n), plain, "align {align} info {info} flags {flags:#x} n {n}");
                     }
                 }
