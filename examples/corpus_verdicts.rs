@@ -3,7 +3,11 @@
 //! the containers, entries and bytes found and refused, and every refusal grouped by its reason
 //! (the message with its numbers and names taken out), with counts and the smallest example.
 //!
-//!   usage: cargo run --release --example corpus_verdicts -- DIR [--threads N] [--out FILE]
+//!   usage: cargo run --release --example corpus_verdicts -- DIR [--threads N] [--out FILE] [--sm SM]
+//!
+//! With `--sm SM`, each image goes through what a load on a GPU of compute capability SM does
+//! instead (`image::prepare`: the entries that GPU runs, decompressed and checked); an image
+//! with nothing for that GPU counts as passed and is tallied apart.
 //!
 //! Writes one line per image to FILE (default DIR/.verdicts.tsv: image, verdict, class,
 //! message), which `real_world_fatbins.py --subset` reads to take one image of every class. A
@@ -95,8 +99,11 @@ fn main() {
     let mut dir = None;
     let mut threads = 2usize;
     let mut out = None;
+    let mut sm: Option<u32> = None;
+    let no_binary = AtomicUsize::new(0);
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--sm" => sm = args.next().and_then(|v| v.parse().ok()),
             "--threads" => threads = args.next().and_then(|v| v.parse().ok()).unwrap_or(2).max(1),
             "--out" => out = args.next().map(PathBuf::from),
             _ => dir = Some(PathBuf::from(a)),
@@ -126,7 +133,25 @@ fn main() {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = files.get(i) else { break };
                 let data = std::fs::read(dir.join(name)).unwrap_or_default();
-                let v = match inspect(&data) {
+                let checked = match sm {
+                    None => inspect(&data),
+                    Some(sm) => match cudyn::image::prepare(&data, &[sm], false) {
+                        Some(Ok(b)) => Ok(b.info),
+                        Some(Err(cudyn::image::PlanError::NoBinary { codes })) => {
+                            no_binary.fetch_add(1, Ordering::Relaxed);
+                            Ok(cudyn::image::ImageInfo {
+                                kind: cudyn::CodeKind::Fatbin,
+                                len: data.len(),
+                                codes,
+                                compressed: false,
+                                ptx_isa: None,
+                            })
+                        }
+                        Some(Err(cudyn::image::PlanError::Image(e))) => Err(e),
+                        None => inspect(&data),
+                    },
+                };
+                let v = match checked {
                     Ok(info) => Verdict {
                         image: name.clone(),
                         bytes: data.len() as u64,
@@ -242,6 +267,9 @@ fn main() {
         for (class, (n, size, image, msg)) in by_count {
             println!("  {n:6}  {class}\n          e.g. {image} ({size} bytes): {msg}");
         }
+    }
+    if let Some(sm) = sm {
+        println!("prepared for sm_{sm}: {} image(s) hold nothing that GPU runs (NO_BINARY_FOR_DEVICE)", no_binary.into_inner());
     }
     println!("verdicts written to {}", out.display());
     std::process::exit(i32::from(refused > 0));

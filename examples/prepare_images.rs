@@ -5,9 +5,10 @@
 //! cudyn and compares), and `<name>.handed` (the image cudyn builds for that GPU, so raw CUDA can
 //! be timed on it too). Runs on a machine without a GPU.
 //!
-//!   cargo run --release --example prepare_images -- SM IN OUT [MAX_MIB]
+//!   cargo run --release --example prepare_images -- SM IN OUT [MAX_MIB] [--no-handed]
 //!
-//! MAX_MIB bounds the bytes written (images taken in name order, each library's smallest first).
+//! MAX_MIB bounds the bytes written (images taken in name order). `--no-handed` leaves out the
+//! built images (to carry a larger corpus to the GPU).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -97,7 +98,8 @@ fn main() {
     }
     let sm: u32 = args[1].parse().expect("SM: a number such as 90");
     let (input, output) = (Path::new(&args[2]), Path::new(&args[3]));
-    let cap = args.get(4).map_or(u64::MAX, |m| m.parse::<u64>().expect("MAX_MIB") << 20);
+    let handed = !args.iter().any(|a| a == "--no-handed");
+    let cap = args.get(4).filter(|a| *a != "--no-handed").map_or(u64::MAX, |m| m.parse::<u64>().expect("MAX_MIB") << 20);
     std::fs::create_dir_all(output).expect("creating OUT");
     let mut names: Vec<_> = std::fs::read_dir(input).expect("reading IN").map(|e| e.unwrap().path()).collect();
     names.sort();
@@ -123,7 +125,7 @@ fn main() {
                 continue;
             }
         };
-        let size = (data.len() + built.image.len()) as u64;
+        let size = (data.len() + if handed { built.image.len() } else { 0 }) as u64;
         if written + size > cap {
             continue;
         }
@@ -133,7 +135,9 @@ fn main() {
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         std::fs::write(output.join(&name), &data).unwrap();
-        std::fs::write(output.join(format!("{name}.handed")), &built.image).unwrap();
+        if handed {
+            std::fs::write(output.join(format!("{name}.handed")), &built.image).unwrap();
+        }
         let list: String = vars.iter().map(|v| format!("{v}\n")).collect();
         std::fs::write(output.join(format!("{name}.globals")), list).unwrap();
         written += size;

@@ -1,46 +1,99 @@
 #!/usr/bin/env bash
 # Everything the GPU figures in docs/ come from, in one call on a GPU machine (after
-# scripts/install-prefix.sh here): the suite, compute-sanitizer, the soak, the hostile-image
-# run (cudyn, then raw cuLibraryLoadData for comparison, time-capped), the benchmark and the
-# cuda.core reference row, with the chart. Results go to DIR. About 6 minutes on an H200
-# (the raw mutant pass runs MUTANTS_RAW_JOBS children side by side, default 8, and stops itself
-# after MUTANTS_RAW_SECONDS, default 200, reporting how many mutants it got through).
-# With CORPUS=folder (scripts/real_world_fatbins.py fills one) it also loads every real-world
-# image there (corpus_load: same verdict as raw CUDA, first-sight load cost), and with
-# CACHE_COMPARE=1 it runs the compile-cache comparison (cache_compare; jitify2's rows when the
-# build was configured with -DCUDYN_JITIFY2_DIR) and cuda.core's cache beside it.
-#   usage: scripts/gpu-report.sh DIR [PREFIX=.prefix]
+# scripts/install-prefix.sh here), stage by stage; results go to DIR.
+#   usage: [STAGES="suite bench ..."] scripts/gpu-report.sh DIR [PREFIX=.prefix]
+# Stages (default: all but campaign), in this order:
+#   suite     the CMake/ctest suite (scripts/gpu-suite.sh) without hostile.mutants_10000
+#   bench     launch ratios against raw cuLaunchKernelEx/cudaLaunchKernel, loads, per-call costs
+#             (cpp-tests/bench/launch_bench.cu); BENCH_ROUNDS (11)
+#   corpus    every real-world image in CORPUS (scripts/real_world_fatbins.py --subset fills
+#             one; examples/prepare_images.rs adds `.globals`/`.handed`): the same verdict,
+#             kernels, module loads, globals and managed variables as raw CUDA, then first-sight
+#             and repeated load cost (corpus_load); CORPUS_ROUNDS (5)
+#   cost      a first-sight load taken apart (load_cost) over COST_DIR (images with `.handed`)
+#   campaign  the structured hostile-image campaign (scripts/gpu-structured.sh) over nvcc's
+#             forms and CAMPAIGN_DIR, SHARDS (16) side by side for CAMPAIGN_SECONDS (420);
+#             MUTANTS_FIELDS / MUTANTS_KINDS narrow it
+#   hostile   10,000 random mutants through cudyn, then raw for comparison (MUTANTS_RAW_SECONDS)
+#   plant     libraries planted in the working directory and an empty LD_LIBRARY_PATH entry:
+#             cudyn doctor must never run them
+#   cache     the compile cache beside jitify2 and cuda.core (cache_compare, cuda_core_cache.py)
+#   reference cuda.core's launch row and the chart
+#   sanitize  compute-sanitizer over the GPU tests (scripts/gpu-sanitize.sh)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:?usage: gpu-report.sh DIR [PREFIX]}
 prefix=${2:-.prefix}
+stages=" ${STAGES:-suite bench corpus hostile plant cache reference sanitize} "
+want() { [[ "$stages" == *" $1 "* ]]; }
 mkdir -p "$out"
-# The suite without hostile.mutants_10000: the hostile-image run below makes the same pass.
-bash scripts/gpu-suite.sh "$prefix" -E '^hostile\.mutants_10000$' > "$out/suite.log" 2>&1
-grep -E "tests passed|Failed|\*\*\*" "$out/suite.log" | tail -15
 export CUDA_PATH=${CUDA_PATH:-/usr/local/cuda} CUDYN_REQUIRE_GPU=1
-export LD_LIBRARY_PATH="$CUDA_PATH/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 b=build-gpu/cpp-tests
 d=$b/device
-echo "== hostile images"
-timeout 300 "$b/mutants" "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 10000 > "$out/mutants.txt" 2>&1
-echo "cudyn pass: exit $?"; tail -8 "$out/mutants.txt"
-export MUTANTS_RAW_SECONDS=${MUTANTS_RAW_SECONDS:-200}
-timeout $((MUTANTS_RAW_SECONDS + 60)) "$b/mutants" "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 10000 --raw-only > "$out/mutants-raw.txt" 2>&1
-echo "raw pass: exit $?"; tail -12 "$out/mutants-raw.txt"
-echo "== benchmark"
-"$b/launch_bench" "$d/interop_kernels.fatbin" "$out/bench.json" > "$out/bench.txt" 2>&1; cat "$out/bench.txt"
-python3 benches/cuda_core_reference.py "$out/cuda_core.json" > "$out/cuda_core.txt" 2>&1; cat "$out/cuda_core.txt"
-python3 benches/plot.py "$out/bench.json" "$out/cuda_core.json" > "$out/launch-overhead.svg" 2>/dev/null
-if [ -n "${CORPUS:-}" ]; then
-  echo "== real-world images"
-  "$b/corpus_load" "$CORPUS" 7 > "$out/corpus.txt" 2>&1; echo "corpus_load: exit $?"; tail -34 "$out/corpus.txt"
+if want suite; then
+  echo "== suite"
+  bash scripts/gpu-suite.sh "$prefix" -E '^hostile\.mutants_10000$' > "$out/suite.log" 2>&1
+  grep -E "tests passed|Failed|\*\*\*|Not Run" "$out/suite.log" | tail -25
+elif [ ! -f build-gpu/build.ninja ]; then
+  # Configure and build as the suite does, without running it.
+  bash scripts/gpu-suite.sh "$prefix" -R '^$' > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 fi
-if [ -n "${CACHE_COMPARE:-}" ]; then
+export LD_LIBRARY_PATH="$CUDA_PATH/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if want bench; then
+  echo "== benchmark"
+  "$b/launch_bench" "$d/interop_kernels.fatbin" "$out/bench.json" "${BENCH_ROUNDS:-11}" > "$out/bench.txt" 2>&1
+  cat "$out/bench.txt"
+fi
+if want corpus && [ -n "${CORPUS:-}" ]; then
+  echo "== real-world images"
+  "$b/corpus_load" "$CORPUS" "${CORPUS_ROUNDS:-5}" > "$out/corpus.txt" 2>&1
+  echo "corpus_load: exit $?"
+  grep -E "^MISMATCH|^verdicts|first sight, all|worst first-sight|^repeated" "$out/corpus.txt" | head -40
+fi
+if want cost && [ -n "${COST_DIR:-}" ]; then
+  echo "== first-sight load taken apart"
+  "$b/load_cost" "$COST_DIR" 7 > "$out/load_cost.txt" 2>&1
+  cat "$out/load_cost.txt"
+fi
+if want campaign; then
+  echo "== structured campaign"
+  bash scripts/campaign_corpus.sh "$out/forms" > "$out/forms.log" 2>&1 || { tail -20 "$out/forms.log"; }
+  SHARDS=${SHARDS:-16} CAMPAIGN_EXTRA=$(ls "$out"/forms/* 2>/dev/null | paste -sd:) \
+    bash scripts/gpu-structured.sh "$out/campaign" 0 "${CAMPAIGN_SECONDS:-420}" > "$out/campaign.log" 2>&1
+  echo "gpu-structured: exit $?"
+  tail -25 "$out/campaign.log"
+fi
+if want hostile; then
+  echo "== hostile images"
+  timeout 300 "$b/mutants" "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 10000 > "$out/mutants.txt" 2>&1
+  echo "cudyn pass: exit $?"; tail -8 "$out/mutants.txt"
+  export MUTANTS_RAW_SECONDS=${MUTANTS_RAW_SECONDS:-200}
+  timeout $((MUTANTS_RAW_SECONDS + 60)) "$b/mutants" "$d/interop_kernels.sm_90.cubin" "$d/interop_kernels.fatbin" 10000 --raw-only > "$out/mutants-raw.txt" 2>&1
+  echo "raw pass: exit $?"; tail -12 "$out/mutants-raw.txt"
+fi
+if want plant; then
+  echo "== planted libraries"
+  plant=$(mktemp -d)
+  printf '__attribute__((constructor)) static void c(void){ __builtin_trap(); }\n' > "$plant/p.c"
+  for n in libcuda.so.1 libnvrtc.so.13 libcudart.so.13 libnvJitLink.so.13 libdl.so.2 libm.so.6 librt.so.1 libpthread.so.0 libstdc++.so.6; do
+    gcc -shared -fPIC -o "$plant/$n" "$plant/p.c" -Wl,-soname,$n
+  done
+  (cd "$plant" && LD_LIBRARY_PATH=":$CUDA_PATH/lib64" "$OLDPWD/$prefix/bin/cudyn" doctor; echo "doctor with planted libraries: exit $? (0: none ran)")
+  gcc -shared -fPIC -o "$plant/libnvidia-ptxjitcompiler.so.1" "$plant/p.c"
+  (cd "$plant" && LD_LIBRARY_PATH=":$CUDA_PATH/lib64" "$OLDPWD/$prefix/bin/cudyn" doctor; echo "doctor with a planted PTX JIT compiler too: exit $? (1: the driver refused, nothing ran)")
+  rm -rf "$plant"
+fi
+if want cache; then
   echo "== compile cache"
   CUDYN_CACHE_DIR="$out/cache-compare" "$b/cache_compare" 7 > "$out/cache_compare.txt" 2>&1; cat "$out/cache_compare.txt"
   python3 benches/cuda_core_cache.py 5 > "$out/cuda_core_cache.txt" 2>&1; tail -6 "$out/cuda_core_cache.txt"
 fi
-echo "== compute-sanitizer"
-bash scripts/gpu-sanitize.sh build-gpu > "$out/sanitize.txt" 2>&1
-echo "sanitizers: exit $?"; grep -cE " rc=0 " "$out/sanitize.txt"
+if want reference; then
+  python3 benches/cuda_core_reference.py "$out/cuda_core.json" > "$out/cuda_core.txt" 2>&1; cat "$out/cuda_core.txt"
+  [ -f "$out/bench.json" ] && python3 benches/plot.py "$out/bench.json" "$out/cuda_core.json" > "$out/launch-overhead.svg" 2>/dev/null
+fi
+if want sanitize; then
+  echo "== compute-sanitizer"
+  bash scripts/gpu-sanitize.sh build-gpu > "$out/sanitize.txt" 2>&1
+  echo "sanitizers: exit $?"; grep -cE " rc=0 " "$out/sanitize.txt"
+fi
