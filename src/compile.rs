@@ -176,33 +176,31 @@ pub fn effective_options(
     Ok((o, sm, target))
 }
 
+/// The key of a compile: what decides the code, named so that it is the same wherever the
+/// sources and the toolkit are installed. The options and every header lookup come in through
+/// `includes` (the scan's digest, `cache::scan_includes`), with include folders by their labels;
+/// NVRTC by its build ID (`Toolchain::portable_identity`).
 fn cache_key(
     source: &str,
     name: &str,
     opts: &CompileOptions,
-    effective: &[String],
     target: CodeKind,
-    nvrtc_file: &[u8],
+    nvrtc: &[u8],
     includes: &[u8; 32],
 ) -> crate::cache::Key {
-    // The NVRTC by its file (canonical path, device, inode, size, mtime): any upgrade or
-    // replacement changes it, which its version number alone would not always.
-    let mut k = KeyBuilder::new("cudyn-compile-v3");
+    let mut k = KeyBuilder::new("cudyn-compile-v4");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
-        .part("nvrtc-file", nvrtc_file)
+        .part("nvrtc", nvrtc)
         .part("target", &(target as u32).to_le_bytes())
         .part("name", name.as_bytes())
         .part("source", source.as_bytes());
-    for o in effective {
-        k.part("option", o.as_bytes());
-    }
     for (n, c) in &opts.headers {
         k.part("header-name", n.as_bytes()).part("header", c.as_bytes());
     }
     for e in &opts.name_expressions {
         k.part("name-expression", e.as_bytes());
     }
-    k.part("include-files", includes);
+    k.part("options-and-includes", includes);
     k.finish()
 }
 
@@ -330,6 +328,7 @@ fn compile_cached(
     let mut effective = base.to_vec();
     effective.extend(tc.include_options.iter().cloned());
     let identity = tc.identity();
+    let portable = tc.portable_identity();
     let cwd = std::env::current_dir().ok();
     let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref(), &identity);
     // The memory tier: the same inputs in this process, with no header changed since.
@@ -345,8 +344,8 @@ fn compile_cached(
         let nv = nvrtc()?;
         Ok(tc.is_file(nv.lib.path().as_deref()).then_some(nv))
     };
-    let Some(deps) = dependencies(c, source, name, opts, &effective, cwd.as_deref(), &inputs, |digest| {
-        cache_key(source, name, opts, &effective, target, &identity, digest)
+    let Some(deps) = dependencies(c, source, name, opts, base, &tc.include_dirs, cwd.as_deref(), &inputs, |digest| {
+        cache_key(source, name, opts, target, &portable, digest)
     }) else {
         // Includes the scan cannot follow: never cached.
         let Some(nv) = load()? else { return Ok(None) };
@@ -425,7 +424,8 @@ fn dependencies(
     source: &str,
     name: &str,
     opts: &CompileOptions,
-    effective: &[String],
+    options: &[String],
+    toolkit: &[std::path::PathBuf],
     cwd: Option<&std::path::Path>,
     inputs: &[u8],
     key_of: impl FnOnce(&[u8; 32]) -> crate::cache::Key,
@@ -443,7 +443,7 @@ fn dependencies(
             }
         }
     }
-    let scan = crate::cache::scan_includes(source, name, &opts.headers, effective, cwd?).ok()?;
+    let scan = crate::cache::scan_includes(source, name, &opts.headers, options, toolkit, cwd?).ok()?;
     Some(Deps { key: key_of(&scan.digest), checks: scan.checks, fresh: scan.fresh, from_manifest: false })
 }
 
