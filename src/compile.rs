@@ -223,6 +223,36 @@ fn encode_payload(c: &Compiled) -> Vec<u8> {
 
 /// Parse a cached payload; None on anything malformed (the entry is then recompiled).
 pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
+    decode_any(p).filter(|c| c.kind == kind)
+}
+
+/// Whether `payload` is what a compile stores: its fields well formed and its code a cubin,
+/// PTX or LTO-IR that cudyn's image checks accept. What an import asks of every entry.
+pub fn check_payload(payload: &[u8]) -> std::result::Result<(), String> {
+    let c = decode_any(payload).ok_or("not a compile result cudyn wrote (malformed fields or no code)")?;
+    if !matches!(c.kind, CodeKind::Cubin | CodeKind::Ptx | CodeKind::LtoIr) {
+        return Err(format!("its code is {}, not cubin, PTX or LTO-IR", c.kind.c_name()));
+    }
+    crate::image::inspect(&c.code).map(drop).map_err(|e| format!("its code is refused: {e}"))
+}
+
+/// Imports the bundle at `path` into `cache` (see `Cache::import`): refused whole, with the
+/// reason, if anything in it is damaged or is not code a compile could have stored.
+pub fn import_bundle(cache: &Cache, path: &std::path::Path) -> Result<crate::cache::ImportReport> {
+    cache.import(path, |_, p| check_payload(p)).map_err(|e| {
+        let status = if e.kind() == std::io::ErrorKind::InvalidData { Status::InvalidImage } else { Status::Io };
+        Error::new(status, crate::error::io_text(&e))
+    })
+}
+
+/// Writes `cache`'s entries to a bundle at `path` (see `Cache::export`); the number written.
+pub fn export_bundle(cache: &Cache, path: &std::path::Path) -> Result<u64> {
+    cache
+        .export(path)
+        .map_err(|e| Error::new(Status::Io, format!("exporting the cache to {}: {}", path.display(), crate::error::io_text(&e))))
+}
+
+fn decode_any(p: &[u8]) -> Option<Compiled> {
     fn u32_at(p: &[u8], at: &mut usize) -> Option<u32> {
         let b = p.get(*at..at.checked_add(4)?)?;
         *at += 4;
@@ -247,7 +277,8 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
         lowered.push((a, b));
     }
     let code = p.get(at..)?.to_vec();
-    if code.is_empty() || crate::image::code_kind_of(&code) != kind {
+    let kind = crate::image::code_kind_of(&code);
+    if code.is_empty() || kind == CodeKind::Unknown {
         return None;
     }
     Some(Compiled { code, kind, log, lowered, sm, from_cache: true })
@@ -366,7 +397,9 @@ fn compile_cached(
         }
     };
     if let Some(p) = c.get(&deps.key) {
-        if let Some(hit) = decode_payload(&p, target) {
+        // Code a layer or the folder holds is served only if cudyn's image checks pass it (a
+        // few microseconds; the memory tier then remembers the checked result).
+        if let Some(hit) = decode_payload(&p, target).filter(|h| crate::image::inspect(&h.code).is_ok()) {
             remember(&hit);
             return Ok(Some(hit));
         }
@@ -514,6 +547,17 @@ pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
         let Some(lib) = nv.lib.path().and_then(|p| std::fs::canonicalize(p).ok()) else { return Vec::new() };
         crate::cuda::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
     })
+}
+
+/// Every file on disk a compile of `source` with `opts` could read, as the cache's include scan
+/// finds them (the toolkit's headers beside the NVRTC the search finds included): for a build
+/// system's dependency list. Empty when the scan cannot follow the includes.
+pub fn files_read(source: &str, name: &str, opts: &CompileOptions) -> Vec<std::path::PathBuf> {
+    let tc = crate::cache::toolchain::located_nvrtc().cloned().or_else(|| nvrtc().ok().and_then(|nv| loaded_toolchain(nv).cloned()));
+    let (Some(tc), Ok((base, _, _)), Ok(cwd)) = (tc, effective_options(opts, default_sm), std::env::current_dir()) else {
+        return Vec::new();
+    };
+    crate::cache::scan_includes(source, name, &opts.headers, &base, &tc.include_dirs, &cwd).map(|s| s.files).unwrap_or_default()
 }
 
 /// Compile through the process-wide cache (see `global_cache`).

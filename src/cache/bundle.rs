@@ -166,7 +166,10 @@ impl Bundle {
                     return Err(bad(path, "its index is not in strictly ascending key order (a key twice?)"));
                 }
             }
-            if offset != next || elen < ENTRY_HEADER_LEN as u64 || elen > max_entry {
+            if elen > max_entry {
+                return Err(bad(path, format!("entry {} holds {elen} bytes, more than one entry may ({max_entry})", index.len())));
+            }
+            if offset != next || elen < ENTRY_HEADER_LEN as u64 {
                 return Err(bad(path, format!("index record {} does not describe the bytes that follow", index.len())));
             }
             next = offset.checked_add(elen).ok_or_else(|| bad(path, "an entry runs past the end"))?;

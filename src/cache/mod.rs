@@ -115,6 +115,8 @@ pub struct Cache {
     write_refused: Option<String>,
     max_bytes: u64,
     layers: std::sync::RwLock<Vec<std::sync::Arc<Layer>>>,
+    /// Layers the environment named that were refused, with why.
+    refused: std::sync::Mutex<Vec<String>>,
     hits: AtomicU64,
     misses: AtomicU64,
     seq: AtomicU64,
@@ -389,8 +391,10 @@ impl Cache {
             }
         };
         for l in layers {
-            // A refused layer is not an error of the cache: it is named in `layer_errors`.
-            let _ = c.add_layer(&l);
+            // A refused layer is not an error of the cache: it is named in `refused_layers`.
+            if let Err(e) = c.add_layer(&l) {
+                c.refused.lock().unwrap_or_else(|e| e.into_inner()).push(crate::error::io_text(&e));
+            }
         }
         if c.fd.is_none() && c.layers().is_empty() {
             return Err(Error::new(Status::Io, c.write_refused.take().unwrap_or_default()));
@@ -420,6 +424,7 @@ impl Cache {
             write_refused: Some(why).filter(|w| !w.is_empty()),
             max_bytes,
             layers: Default::default(),
+            refused: Default::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             seq: AtomicU64::new(0),
@@ -447,6 +452,11 @@ impl Cache {
     /// The layers in the order they are consulted.
     pub fn layers(&self) -> Vec<std::sync::Arc<Layer>> {
         self.layers.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The layers the environment named that were refused, each with why.
+    pub fn refused_layers(&self) -> Vec<String> {
+        self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Why this cache stores nothing (no usable folder of its own), if so.
@@ -866,7 +876,7 @@ impl Cache {
         let fd = self.fd()?;
         let file = fs::File::open(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {}", path.display(), crate::error::io_text(&e))))?;
-        let b = Bundle::open(file, path, self.entry_limit())?;
+        let b = Bundle::open(file, path, ENTRY_MAX_BYTES)?;
         let mut total: u64 = 0;
         b.verify(|k, payload| {
             total += (ENTRY_HEADER_LEN + payload.len()) as u64;
