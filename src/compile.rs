@@ -365,7 +365,11 @@ fn compile_cached(
     // The memory tier: the same inputs in this process, with no header changed since.
     let slot = memory_slot(&inputs);
     if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
-        if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.checks) {
+        if m.inputs == inputs
+            && c.entry_stamp(&m.key) == Some(m.entry)
+            && crate::cache::unchanged(&m.files)
+            && m.folders_unchanged()
+        {
             c.count_memory_hit();
             return Ok(Some(m.compiled.clone()));
         }
@@ -383,16 +387,21 @@ fn compile_cached(
         return run_nvrtc(nv, source, name, opts, &effective, target, sm).map(Some);
     };
     let remember = |compiled: &Compiled| {
-        deps.save_manifest(c, &inputs);
+        deps.save_manifest(c, &inputs, manifest_pays(source, opts));
         let Some(entry) = c.entry_stamp(&deps.key) else { return };
         if !deps.fresh {
+            let (folders, files) = deps.checks.iter().cloned().partition(|c| c.folder().is_some());
             let m = Remembered {
                 key: deps.key,
                 entry,
                 inputs: inputs.clone(),
-                checks: deps.checks.clone(),
+                folders,
+                files,
+                watched: std::sync::atomic::AtomicU64::new(u64::MAX),
                 compiled: Compiled { from_cache: true, ..compiled.clone() },
             };
+            // Notices are armed on the first repeat, not here: a process that compiles this
+            // once never pays for them.
             c.remember(slot, std::sync::Arc::new(m));
         }
     };
@@ -432,8 +441,8 @@ struct Deps {
 impl Deps {
     /// Writes the manifest for `inputs`, unless there is nothing to gain (no lookups), it came
     /// from one, or a header is too new to trust its stamp.
-    fn save_manifest(&self, c: &Cache, inputs: &[u8]) {
-        if self.from_manifest || self.fresh || self.checks.is_empty() {
+    fn save_manifest(&self, c: &Cache, inputs: &[u8], pays: bool) {
+        if self.from_manifest || self.fresh || !pays {
             return;
         }
         let mut m = self.key.0.to_vec();
@@ -442,8 +451,17 @@ impl Deps {
     }
 }
 
+/// Whether a compile's inputs are worth a manifest (see `dependencies`).
+fn manifest_pays(source: &str, opts: &CompileOptions) -> bool {
+    const LONG: usize = 16 << 10;
+    source.contains("include")
+        || opts.headers.iter().any(|(_, h)| h.contains("include"))
+        || opts.options.iter().any(|o| o.contains("-include"))
+        || source.len() + opts.headers.iter().map(|(_, h)| h.len()).sum::<usize>() > LONG
+}
+
 fn manifest_key(inputs: &[u8]) -> crate::cache::Key {
-    let mut k = KeyBuilder::new("cudyn-deps-v1");
+    let mut k = KeyBuilder::new("cudyn-deps-v2");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes()).part("inputs", inputs);
     k.finish()
 }
@@ -463,10 +481,9 @@ fn dependencies(
     inputs: &[u8],
     key_of: impl FnOnce(&[u8; 32]) -> crate::cache::Key,
 ) -> Option<Deps> {
-    let might_read_files = source.contains("include")
-        || opts.headers.iter().any(|(_, h)| h.contains("include"))
-        || opts.options.iter().any(|o| o.contains("-include"));
-    if might_read_files {
+    // A manifest saves a later process the scan: worth its read when headers may be read, or
+    // when the texts are long enough that lexing them costs more than reading a small file.
+    if manifest_pays(source, opts) {
         if let Some(m) = c.get_manifest(&manifest_key(inputs)) {
             let key = m.get(..32).and_then(|k| <[u8; 32]>::try_from(k).ok());
             if let (Some(key), Some((checks, rest))) = (key, m.get(32..).and_then(crate::cache::decode_checks)) {
@@ -488,8 +505,40 @@ struct Remembered {
     /// memory tier no longer answers.
     entry: [i64; 5],
     inputs: Vec<u8>,
-    checks: Vec<crate::cache::Check>,
+    /// The checks of folders as wholes (sealed toolkit folders, absent names): answered by
+    /// change notices while `watched` holds, by `stat` otherwise.
+    folders: Vec<crate::cache::Check>,
+    /// The checks of files (the caller's own headers): `stat` every time.
+    files: Vec<crate::cache::Check>,
+    /// The notice generation under which `folders` were last found unchanged (MAX: none).
+    watched: std::sync::atomic::AtomicU64,
     compiled: Compiled,
+}
+
+impl Remembered {
+    /// Whether the folder checks still hold: no notice since they were last found so, or their
+    /// `stat`s now (and then notices are armed again).
+    fn folders_unchanged(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let g = self.watched.load(Relaxed);
+        if g != u64::MAX && crate::cache::watch::unchanged_since(g) {
+            return true;
+        }
+        if !crate::cache::unchanged(&self.folders) {
+            return false;
+        }
+        self.arm();
+        true
+    }
+
+    /// Watches the folders, then checks them once more: a change between the two is seen by
+    /// one or the other.
+    fn arm(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let g = crate::cache::watch::arm(self.folders.iter().filter_map(|c| c.folder()))
+            .filter(|_| crate::cache::unchanged(&self.folders));
+        self.watched.store(g.unwrap_or(u64::MAX), Relaxed);
+    }
 }
 
 /// Every input of a compile as one unambiguous byte string (length-prefixed parts).

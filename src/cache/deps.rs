@@ -55,7 +55,9 @@ pub struct IncludeScan {
 /// One lookup of a scan: the path, and its kind (0: an error, with errno in `stamp[0]`;
 /// 1: a file, with its stamp; 2: a folder; 3: something else; 4: a folder with its stamp,
 /// standing for every name absent from it — see `listing` — or, in a sealed toolkit folder,
-/// for every file in it).
+/// for every file in it; 5: names absent from one of the program's own folders, `names`: the
+/// folder's stamp says they still are while it holds, and when it does not (that folder, often
+/// the working directory, changes for other reasons) each name is checked, never a rescan).
 ///
 /// A sealed folder is one of the toolkit's include folders (beside NVRTC) whose files the scan
 /// found owned by root and writable by no one else. Adding, removing, renaming or replacing a
@@ -68,18 +70,20 @@ pub struct Check {
     path: PathBuf,
     kind: u8,
     stamp: [i64; 7],
+    names: Vec<std::ffi::OsString>,
 }
 
 impl Check {
     fn now(path: &Path) -> Check {
         match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => Check { path: path.to_path_buf(), kind: 1, stamp: stamp(&m) },
-            Ok(m) if m.is_dir() => Check { path: path.to_path_buf(), kind: 2, stamp: [0; 7] },
-            Ok(_) => Check { path: path.to_path_buf(), kind: 3, stamp: [0; 7] },
+            Ok(m) if m.is_file() => Check { path: path.to_path_buf(), kind: 1, stamp: stamp(&m), names: Vec::new() },
+            Ok(m) if m.is_dir() => Check { path: path.to_path_buf(), kind: 2, stamp: [0; 7], names: Vec::new() },
+            Ok(_) => Check { path: path.to_path_buf(), kind: 3, stamp: [0; 7], names: Vec::new() },
             Err(e) => Check {
                 path: path.to_path_buf(),
                 kind: 0,
                 stamp: [e.raw_os_error().unwrap_or(0) as i64, 0, 0, 0, 0, 0, 0],
+                names: Vec::new(),
             },
         }
     }
@@ -88,15 +92,29 @@ impl Check {
     /// added to it, removed or renamed (mtime), and when its permissions change (ctime).
     fn listing(dir: &Path) -> Option<Check> {
         let m = std::fs::metadata(dir).ok()?;
-        m.is_dir().then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m) })
+        m.is_dir().then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m), names: Vec::new() })
     }
 
     /// Whether this lookup still gives the same answer.
     fn holds(&self) -> bool {
-        if self.kind == 4 {
-            Check::listing(&self.path).as_ref() == Some(self)
-        } else {
-            Check::now(&self.path) == *self
+        match self.kind {
+            4 => Check::listing(&self.path).is_some_and(|l| l.stamp == self.stamp),
+            5 => {
+                Check::listing(&self.path).is_some_and(|l| l.stamp == self.stamp)
+                    || self.names.iter().all(|n| truly_absent(&self.path.join(n)))
+            }
+            _ => Check::now(&self.path) == *self,
+        }
+    }
+
+    /// For a check of a folder (kinds 4 and 5), the folder and the names in it that matter
+    /// (None: all of them): what change notices (`watch.rs`) can stand for, where a file's own
+    /// stamp cannot. None for a file's check.
+    pub(crate) fn folder(&self) -> Option<(&Path, Option<&[std::ffi::OsString]>)> {
+        match self.kind {
+            4 => Some((&self.path, None)),
+            5 => Some((&self.path, Some(&self.names))),
+            _ => None,
         }
     }
 
@@ -104,6 +122,11 @@ impl Check {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Absent, not even a dangling link (whose target can appear without its folder changing).
+fn truly_absent(p: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// The check that stands for "`missing` is absent", when its folder's listing can: `missing`
@@ -119,7 +142,7 @@ fn listing_for(missing: &Path) -> Option<Check> {
     }
     let dir = missing.parent().filter(|d| !d.as_os_str().is_empty())?;
     let m = std::fs::metadata(dir).ok()?;
-    (m.is_dir() && !too_new(&m)).then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m) })
+    (m.is_dir() && !too_new(&m)).then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m), names: Vec::new() })
 }
 
 /// `checks` as bytes (for a manifest on disk): per check its kind, stamp and path.
@@ -131,9 +154,18 @@ pub fn encode_checks(checks: &[Check]) -> Vec<u8> {
         for x in c.stamp {
             v.extend_from_slice(&x.to_le_bytes());
         }
-        let p = c.path.as_os_str().as_bytes();
-        v.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        v.extend_from_slice(p);
+        let mut put = |b: &[u8]| {
+            v.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            v.extend_from_slice(b);
+        };
+        put(c.path.as_os_str().as_bytes());
+        if c.kind == 5 {
+            v.extend_from_slice(&(c.names.len() as u32).to_le_bytes());
+            for n in &c.names {
+                v.extend_from_slice(&(n.len() as u32).to_le_bytes());
+                v.extend_from_slice(n.as_bytes());
+            }
+        }
     }
     v
 }
@@ -163,7 +195,18 @@ pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
         }
         let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
         let path = PathBuf::from(std::ffi::OsStr::from_bytes(&take(&mut b, len)?));
-        out.push(Check { path, kind, stamp });
+        let mut names = Vec::new();
+        if kind == 5 {
+            let count = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+            if count > b.len() / 4 {
+                return None;
+            }
+            for _ in 0..count {
+                let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                names.push(std::ffi::OsStr::from_bytes(&take(&mut b, len)?).to_os_string());
+            }
+        }
+        out.push(Check { path, kind, stamp, names });
     }
     Some((out, b))
 }
@@ -641,6 +684,7 @@ fn scan_pass(
     let mut checked: HashSet<PathBuf> = HashSet::new();
     let mut known_dirs: HashSet<PathBuf> = HashSet::new();
     let mut listed: HashSet<PathBuf> = HashSet::new();
+    let mut by_name: HashMap<PathBuf, usize> = HashMap::new();
     let mut fresh = false;
     let mut total: u64 = 0;
     let mut paste = lex::PastePieces::default();
@@ -725,26 +769,45 @@ fn scan_pass(
                                         checks.push(l);
                                     }
                                 }
-                                None => checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m) }),
+                                None => checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m), names: Vec::new() }),
                             }
                         }
-                        Ok(m) if m.is_dir() => checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7] }),
-                        Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7] }),
+                        Ok(m) if m.is_dir() => checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7], names: Vec::new() }),
+                        Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7], names: Vec::new() }),
                         // Not there: what proves it is the first component missing (or not a
                         // folder) on the way — `dir/cuda` absent covers every `dir/cuda/...` —
                         // so that many lookups share one check.
                         Err(_) => {
                             let w = first_missing(c, &mut known_dirs);
                             if w == *c || checked.insert(w.clone()) {
-                                // Not for the program's own folders (usually the working
-                                // directory, whose listing changes often for other reasons).
-                                match listing_for(&w).filter(|l| !source_dirs.iter().any(|s| s.abs == l.path)) {
-                                    Some(l) => {
-                                        if listed.insert(l.path.clone()) {
-                                            checks.push(l);
+                                let parent = w.parent().map(Path::to_path_buf).unwrap_or_default();
+                                let mut by_folder = false;
+                                // The program's own folders (usually the working directory,
+                                // whose listing changes often for other reasons): by name, with
+                                // the folder's stamp as the fast answer.
+                                if source_dirs.iter().any(|s| s.abs == parent) && truly_absent(&w) {
+                                    let name = w.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+                                    match by_name.get(&parent) {
+                                        Some(&i) => checks[i].names.push(name),
+                                        None => {
+                                            let folder = std::fs::metadata(&parent).ok();
+                                            // A stamp that could hide a change is never matched.
+                                            let st = folder.filter(|m| m.is_dir() && !too_new(m)).map_or([-1; 7], |m| stamp(&m));
+                                            by_name.insert(parent.clone(), checks.len());
+                                            checks.push(Check { path: parent, kind: 5, stamp: st, names: vec![name] });
                                         }
                                     }
-                                    None => checks.push(Check::now(&w)),
+                                    by_folder = true;
+                                }
+                                if !by_folder {
+                                    match listing_for(&w).filter(|l| !source_dirs.iter().any(|s| s.abs == l.path)) {
+                                        Some(l) => {
+                                            if listed.insert(l.path.clone()) {
+                                                checks.push(l);
+                                            }
+                                        }
+                                        None => checks.push(Check::now(&w)),
+                                    }
                                 }
                             }
                         }
@@ -882,6 +945,18 @@ mod tests {
         std::fs::create_dir_all(td.join("inc/sub")).unwrap();
         std::fs::write(td.join("inc/sub/c.h"), "").unwrap();
         assert!(!unchanged(&s.checks));
+        // Names absent from the program's own folder: one check for them all, which survives the
+        // folder changing for other reasons and fails when one of the names appears.
+        let s = scan_includes("#include \"n1.h\"\n#include \"n2.h\"\n", "p.cu", &[], &[], &[], &td).unwrap();
+        let own: Vec<&Check> = s.checks.iter().filter(|c| c.kind == 5).collect();
+        assert_eq!(own.len(), 1, "{:?}", s.checks);
+        assert_eq!(own[0].names.len(), 2);
+        let (back, _) = decode_checks(&encode_checks(&s.checks)).unwrap();
+        assert_eq!(back, s.checks);
+        std::fs::write(td.join("unrelated.txt"), "").unwrap();
+        assert!(unchanged(&s.checks), "an unrelated file in the program's folder is no change");
+        std::fs::write(td.join("n2.h"), "").unwrap();
+        assert!(!unchanged(&s.checks), "a header appearing in the program's folder is a change");
         let _ = std::fs::remove_dir_all(&td);
     }
 

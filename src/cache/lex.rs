@@ -178,7 +178,9 @@ impl PastePieces {
 
 /// Whether `w` is a piece of a clock macro's name (not the whole name).
 fn is_fragment(w: &str) -> bool {
-    w.len() < 13
+    let first = w.as_bytes().first().copied().unwrap_or(0);
+    (first == b'_' || first.is_ascii_uppercase())
+        && w.len() < 13
         && w.bytes().all(|c| c == b'_' || c.is_ascii_uppercase())
         && !TIME_MACROS.contains(&w)
         && TIME_MACROS.iter().any(|m| m.contains(w))
@@ -308,17 +310,41 @@ pub(crate) fn time_macro_by_pasting(fragments: &[&str]) -> bool {
 }
 
 fn contains(h: &[u8], n: &[u8]) -> bool {
-    h.windows(n.len()).any(|w| w == n)
+    let Some((&first, rest)) = n.split_first() else { return true };
+    let mut at = 0;
+    while let Some(p) = h[at..].iter().position(|&c| c == first) {
+        let i = at + p;
+        if h[i + 1..].starts_with(rest) {
+            return true;
+        }
+        at = i + 1;
+    }
+    false
 }
 
 fn has_trigraph(t: &[u8]) -> bool {
-    t.windows(3).any(|w| w[0] == b'?' && w[1] == b'?' && b"=/'()!<>-".contains(&w[2]))
+    let mut at = 0;
+    while let Some(p) = t[at..].iter().position(|&c| c == b'?') {
+        let i = at + p;
+        if t.get(i + 1) == Some(&b'?') && t.get(i + 2).is_some_and(|c| b"=/'()!<>-".contains(c)) {
+            return true;
+        }
+        at = i + 1;
+    }
+    false
 }
 
 fn has_digit_separator(t: &[u8]) -> bool {
-    t.windows(3).any(|w| w[1] == b'\'' && w[0].is_ascii_alphanumeric() && (w[2].is_ascii_alphanumeric() || w[2] == b'_'))
+    let mut at = 0;
+    while let Some(p) = t[at..].iter().position(|&c| c == b'\'') {
+        let i = at + p;
+        if i > 0 && t[i - 1].is_ascii_alphanumeric() && t.get(i + 1).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_') {
+            return true;
+        }
+        at = i + 1;
+    }
+    false
 }
-
 fn has_blank_splice(t: &[u8]) -> bool {
     let mut i = 0;
     while let Some(p) = t[i..].iter().position(|&c| c == b'\\') {
@@ -335,7 +361,11 @@ fn has_blank_splice(t: &[u8]) -> bool {
 
 /// Phases 1–2: trigraphs replaced (if the dialect has them) and line splices removed. With
 /// `map`, the source offset of each byte kept (to find a raw string's end in the source).
-fn logical(src: &[u8], d: Dialect, map: bool) -> (Vec<u8>, Vec<u32>) {
+fn logical(src: &[u8], d: Dialect, map: bool) -> (std::borrow::Cow<'_, [u8]>, Vec<u32>) {
+    // Most texts have nothing for phases 1–2 to do: no copy then.
+    if !map && !src.contains(&b'\\') && !(d.trigraphs && contains(src, b"??")) {
+        return (std::borrow::Cow::Borrowed(src), Vec::new());
+    }
     let mut out = Vec::with_capacity(src.len());
     let mut pos = Vec::new();
     let mut i = 0;
@@ -367,7 +397,7 @@ fn logical(src: &[u8], d: Dialect, map: bool) -> (Vec<u8>, Vec<u32>) {
         }
         i += len;
     }
-    (out, pos)
+    (std::borrow::Cow::Owned(out), pos)
 }
 
 fn trigraph(c: u8) -> Option<u8> {
@@ -435,7 +465,9 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
     // Code's parenthesised groups and the identifier (or closed group's callee) before a `(`.
     let mut groups: Vec<Group> = Vec::new();
     let mut depth = 0usize;
-    let mut callee: Option<String> = None;
+    let mut callee: Option<std::borrow::Cow<str>> = None;
+    let mut idents: std::collections::HashSet<u64, std::hash::BuildHasherDefault<Prehashed>> = Default::default();
+    let mut recent = [0u64; 256];
     let mut i = 0;
     let end_directive = |line: &mut Vec<u8>, out: &mut Lexed| {
         define_pieces(line, &mut out.paste);
@@ -517,7 +549,7 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
         if ident_start(c) || (c == b'\\' && matches!(next, Some(b'u' | b'U'))) {
             let (word, end) = identifier(&b, i);
             let after = b.get(end).copied();
-            if matches!(after, Some(b'"')) && d.raw_strings && matches!(word.as_str(), "R" | "LR" | "uR" | "UR" | "u8R") {
+            if matches!(after, Some(b'"')) && d.raw_strings && matches!(&*word, "R" | "LR" | "uR" | "UR" | "u8R") {
                 if let Some(stop) = raw_string_end(&b, &map, src, end, d) {
                     if dir != Dir::None {
                         line.extend(b[i..stop].iter().map(|&c| if c == b'\n' { b' ' } else { c }));
@@ -527,7 +559,7 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
                     continue;
                 }
             }
-            if matches!(after, Some(b'"' | b'\'')) && matches!(word.as_str(), "L" | "u" | "U" | "u8") {
+            if matches!(after, Some(b'"' | b'\'')) && matches!(&*word, "L" | "u" | "U" | "u8") {
                 // A prefix: the literal follows.
                 if dir != Dir::None {
                     line.extend_from_slice(&b[i..end]);
@@ -535,7 +567,7 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
                 i = end;
                 continue;
             }
-            if TIME_MACROS.contains(&word.as_str()) {
+            if word.len() >= 8 && word.starts_with("__") && TIME_MACROS.contains(&&*word) {
                 out.time_macros = true;
             }
             if in_code {
@@ -545,13 +577,19 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
                         add(&mut g.pieces, &word);
                     }
                 }
-                out.paste.code_idents.push(ident_hash(&word));
+                // Most identifiers repeat; a small direct-mapped memory of recent ones keeps
+                // the set from seeing each occurrence.
+                let h = ident_hash(&word);
+                if recent[(h as usize) & 255] != h {
+                    recent[(h as usize) & 255] = h;
+                    idents.insert(h);
+                }
                 callee = Some(word);
             } else {
                 line.extend_from_slice(word.as_bytes());
                 if dir == Dir::Name {
-                    dir = if matches!(word.as_str(), "include" | "include_next" | "import") { Dir::Header } else { Dir::Body };
-                } else if word == "__has_include" || word == "__has_include_next" {
+                    dir = if matches!(&*word, "include" | "include_next" | "import") { Dir::Header } else { Dir::Body };
+                } else if &*word == "__has_include" || &*word == "__has_include_next" {
                     has_include = 1;
                 }
             }
@@ -589,7 +627,7 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
             if c == b'(' {
                 if let Some(name) = callee.take() {
                     if groups.len() < MAX_GROUPS {
-                        groups.push(Group { callee: name, depth, pieces: Vec::new() });
+                        groups.push(Group { callee: name.into_owned(), depth, pieces: Vec::new() });
                     }
                 }
                 depth += 1;
@@ -602,7 +640,7 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
                         out.paste.in_calls.push((g.callee.clone(), g.pieces));
                     }
                     // `PICK(CAT)(...)`: a group right after a group belongs to the same callee.
-                    callee = Some(g.callee);
+                    callee = Some(std::borrow::Cow::Owned(g.callee));
                 }
             } else {
                 callee = None;
@@ -626,14 +664,39 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
             out.paste.in_calls.push((g.callee, g.pieces));
         }
     }
+    out.paste.code_idents = idents.into_iter().collect();
     out.paste.code_idents.sort_unstable();
-    out.paste.code_idents.dedup();
     out
 }
 
+/// A hasher for values that are hashes already (`ident_hash`).
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
 /// The identifier at `i` (universal character names decoded where they name ASCII) and where
-/// it ends.
-fn identifier(b: &[u8], i: usize) -> (String, usize) {
+/// it ends; borrowed from the text unless it holds a universal character name.
+fn identifier(b: &[u8], i: usize) -> (std::borrow::Cow<'_, str>, usize) {
+    let end = b[i..].iter().position(|&c| !ident_char(c)).map_or(b.len(), |p| i + p);
+    if b.get(end) != Some(&b'\\') && end > i {
+        return match std::str::from_utf8(&b[i..end]) {
+            Ok(w) => (std::borrow::Cow::Borrowed(w), end),
+            Err(_) => (String::from_utf8_lossy(&b[i..end]), end),
+        };
+    }
     let mut s = String::new();
     let mut j = i;
     while j < b.len() {
@@ -658,9 +721,9 @@ fn identifier(b: &[u8], i: usize) -> (String, usize) {
     }
     if j == i {
         // A lone backslash: not an identifier; step over it.
-        return (String::from("\\"), i + 1);
+        return (std::borrow::Cow::Borrowed("\\"), i + 1);
     }
-    (s, j)
+    (std::borrow::Cow::Owned(s), j)
 }
 
 /// The end of the pp-number starting at `i`.

@@ -37,6 +37,7 @@ mod key;
 mod layer;
 mod lex;
 pub mod toolchain;
+pub(crate) mod watch;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC, BUNDLE_VERSION, MAX_BUNDLE_ENTRIES};
 pub use deps::{decode_checks, encode_checks, scan_includes, unchanged, Check, IncludeScan};

@@ -212,14 +212,67 @@ const HWCAP_SUBDIRS: &[&str] = &[
 const DEFAULT_DIRS: &[&str] =
     &["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
 
+/// `DEFAULT_DIRS` that exist, each folder once (`/lib` is `/usr/lib` on merged-/usr systems).
+fn default_dirs() -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for d in DEFAULT_DIRS {
+        if let Ok(m) = std::fs::metadata(d) {
+            if m.is_dir() && !seen.contains(&(m.dev(), m.ino())) {
+                seen.push((m.dev(), m.ino()));
+                out.push(PathBuf::from(d));
+            }
+        }
+    }
+    out
+}
+
 fn present(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
+}
+
+/// The capability subfolders (`HWCAP_SUBDIRS`) that exist in `d`, remembered for the process
+/// (the location they serve is made once per process): a missing `glibc-hwcaps` or `tls`
+/// answers for everything below it, so a folder costs a few `stat`s, not one per subfolder
+/// and name.
+fn capability_subdirs(d: &Path) -> Vec<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static MEMO: Mutex<Option<HashMap<PathBuf, Vec<PathBuf>>>> = Mutex::new(None);
+    if let Some(v) = MEMO.lock().ok().and_then(|m| m.as_ref().and_then(|m| m.get(d).cloned())) {
+        return v;
+    }
+    let is_dir = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+    let mut found = Vec::new();
+    let mut tops: Vec<&str> = Vec::new();
+    for s in HWCAP_SUBDIRS {
+        let top = s.split('/').next().unwrap_or(s);
+        if !tops.contains(&top) {
+            tops.push(top);
+        }
+    }
+    for top in tops {
+        if !is_dir(&d.join(top)) {
+            continue;
+        }
+        for s in HWCAP_SUBDIRS.iter().filter(|s| s.split('/').next() == Some(top)) {
+            let p = d.join(s);
+            if *s == top || is_dir(&p) {
+                found.push(p);
+            }
+        }
+    }
+    if let Ok(mut m) = MEMO.lock() {
+        m.get_or_insert_with(HashMap::new).insert(d.to_path_buf(), found.clone());
+    }
+    found
 }
 
 /// The soname in folder `d`: At when the loader would take `d/name`, CannotTell when a
 /// capability subfolder holds it, Nowhere when `d` does not.
 fn in_folder(d: &Path, name: &str) -> Found {
-    if HWCAP_SUBDIRS.iter().any(|s| d.join(s).join(name).exists()) {
+    if capability_subdirs(d).iter().any(|s| s.join(name).exists()) {
         return Found::CannotTell;
     }
     let p = d.join(name);
@@ -281,7 +334,7 @@ pub fn resolve_soname(name: &str) -> Found {
         CacheLookup::Absent => {}
         CacheLookup::Conflict | CacheLookup::Malformed => return Found::CannotTell,
     }
-    if DEFAULT_DIRS.iter().any(|d| !matches!(in_folder(Path::new(d), name), Found::Nowhere)) {
+    if default_dirs().iter().any(|d| !matches!(in_folder(d, name), Found::Nowhere)) {
         return Found::CannotTell;
     }
     Found::Nowhere
