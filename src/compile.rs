@@ -364,14 +364,19 @@ fn compile_cached(
     let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref(), &identity);
     // The memory tier: the same inputs in this process, with no header changed since.
     let slot = memory_slot(&inputs);
+    // A change notice for a folder the compile read from: whatever it was (an edit in place of
+    // a toolkit header too, which folder stamps cannot show), the headers are read again.
+    let mut rescan = false;
     if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
-        if m.inputs == inputs
-            && c.entry_stamp(&m.key) == Some(m.entry)
-            && crate::cache::unchanged(&m.files)
-            && m.folders_unchanged()
-        {
-            c.count_memory_hit();
-            return Ok(Some(m.compiled.clone()));
+        if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.files) {
+            match m.folders() {
+                Folders::Unchanged => {
+                    c.count_memory_hit();
+                    return Ok(Some(m.compiled.clone()));
+                }
+                Folders::Notified => rescan = true,
+                Folders::Changed => {}
+            }
         }
     }
     // NVRTC, only when the cache cannot answer; None when it is not `tc`'s file.
@@ -379,7 +384,7 @@ fn compile_cached(
         let nv = nvrtc()?;
         Ok(tc.is_file(nv.lib.path().as_deref()).then_some(nv))
     };
-    let Some(deps) = dependencies(c, source, name, opts, base, &tc.include_dirs, cwd.as_deref(), &inputs, |digest| {
+    let Some(deps) = dependencies(c, source, name, opts, base, &tc.include_dirs, cwd.as_deref(), &inputs, rescan, |digest| {
         cache_key(source, name, opts, target, &portable, digest)
     }) else {
         // Includes the scan cannot follow: never cached.
@@ -479,11 +484,17 @@ fn dependencies(
     toolkit: &[std::path::PathBuf],
     cwd: Option<&std::path::Path>,
     inputs: &[u8],
+    rescan: bool,
     key_of: impl FnOnce(&[u8; 32]) -> crate::cache::Key,
 ) -> Option<Deps> {
+    if rescan {
+        // Notices said a folder changed, and its stamp may not show how: the manifest's folder
+        // checks cannot be trusted for these inputs now, in this process or the next.
+        c.remove_manifest(&manifest_key(inputs));
+    }
     // A manifest saves a later process the scan: worth its read when headers may be read, or
     // when the texts are long enough that lexing them costs more than reading a small file.
-    if manifest_pays(source, opts) {
+    if !rescan && manifest_pays(source, opts) {
         if let Some(m) = c.get_manifest(&manifest_key(inputs)) {
             let key = m.get(..32).and_then(|k| <[u8; 32]>::try_from(k).ok());
             if let (Some(key), Some((checks, rest))) = (key, m.get(32..).and_then(crate::cache::decode_checks)) {
@@ -515,20 +526,30 @@ struct Remembered {
     compiled: Compiled,
 }
 
+/// What became of a remembered compile's folders.
+enum Folders {
+    /// No notice since they were found unchanged, or (not watched) their `stat`s hold.
+    Unchanged,
+    /// A notice arrived: something in or on the way to them changed.
+    Notified,
+    /// Their `stat`s show a change.
+    Changed,
+}
+
 impl Remembered {
-    /// Whether the folder checks still hold: no notice since they were last found so, or their
-    /// `stat`s now (and then notices are armed again).
-    fn folders_unchanged(&self) -> bool {
+    /// Whether the folder checks still hold: no notice since they were last found so, or (when
+    /// notices are not armed yet) their `stat`s now, after which notices are armed.
+    fn folders(&self) -> Folders {
         use std::sync::atomic::Ordering::Relaxed;
         let g = self.watched.load(Relaxed);
-        if g != u64::MAX && crate::cache::watch::unchanged_since(g) {
-            return true;
+        if g != u64::MAX {
+            return if crate::cache::watch::unchanged_since(g) { Folders::Unchanged } else { Folders::Notified };
         }
         if !crate::cache::unchanged(&self.folders) {
-            return false;
+            return Folders::Changed;
         }
         self.arm();
-        true
+        Folders::Unchanged
     }
 
     /// Watches the folders, then checks them once more: a change between the two is seen by

@@ -122,6 +122,12 @@ impl Check {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Whether it checks a folder as a whole (a sealed toolkit folder, or names absent from a
+    /// folder), not one file.
+    pub fn is_folder(&self) -> bool {
+        self.folder().is_some()
+    }
 }
 
 /// Absent, not even a dangling link (whose target can appear without its folder changing).

@@ -585,6 +585,16 @@ impl Cache {
         self.lookup(key, MANIFEST_EXT)
     }
 
+    /// Removes the dependency manifest stored under `key`, if any.
+    pub fn remove_manifest(&self, key: &Key) {
+        if let Some(fd) = self.fd.as_ref() {
+            let name = Self::file_name(key, MANIFEST_EXT);
+            if fd.stat(&name).is_ok_and(|s| !s.is_dir()) {
+                let _ = fd.unlink(&name);
+            }
+        }
+    }
+
     /// Stores a dependency manifest under `key` (as `put` stores an entry).
     pub fn put_manifest(&self, key: &Key, payload: &[u8]) -> io::Result<()> {
         self.store(key, payload, MANIFEST_EXT)
