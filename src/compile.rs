@@ -419,11 +419,28 @@ fn compile_cached(
         }
     }
     let Some(nv) = load()? else { return Ok(None) };
-    let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
+    // NVRTC 13 reports the headers it processed in a time trace: on a miss after a scan, every
+    // one of them must be a file the scan found, or the result is not stored.
+    let trace = (nv.version >= 13000 && !deps.from_manifest).then(|| c.trace_target()).flatten();
+    let mut run_with = effective.clone();
+    if let Some((path, _)) = &trace {
+        run_with.push(format!("-fdevice-time-trace={path}"));
+    }
+    let out = run_nvrtc(nv, source, name, opts, &run_with, target, sm);
+    let reported = trace.map(|(_, file)| {
+        c.take_file(&file, crate::cache::trace::MAX_TRACE_BYTES).and_then(|j| crate::cache::trace::headers_in_trace(&j))
+    });
+    let out = out?;
+    let covered = match reported {
+        // A trace asked for and not readable: nothing to hold the scan against; it stands alone.
+        None | Some(None) => true,
+        Some(Some(headers)) => all_scanned(&headers, &deps.files, cwd.as_deref(), opts),
+    };
     // NVRTC read the headers after the scan did: store the result only if none changed
     // meanwhile, nor NVRTC's file. A cache that cannot be written is not an error: the code
     // is still good.
-    if crate::cache::unchanged(&deps.checks)
+    if covered
+        && crate::cache::unchanged(&deps.checks)
         && tc.is_file(nv.lib.path().as_deref())
         && c.put(&deps.key, &encode_payload(&out)).is_ok()
     {
@@ -432,9 +449,32 @@ fn compile_cached(
     Ok(Some(out))
 }
 
+/// Whether every header NVRTC reported processing (`reported`, paths as NVRTC formed them,
+/// relative to the working directory) is a file the scan found (`files`), by device and inode.
+/// In-memory headers and NVRTC's builtin header are not files; a reported path that does not
+/// resolve now counts as not found.
+fn all_scanned(reported: &[String], files: &[std::path::PathBuf], cwd: Option<&std::path::Path>, opts: &CompileOptions) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let found: std::collections::HashSet<(u64, u64)> = files.iter().filter_map(|f| id(f)).collect();
+    reported.iter().all(|r| {
+        if r == "__nv_nvrtc_builtin_header.h" || opts.headers.iter().any(|(n, _)| n == r) {
+            return true;
+        }
+        let p = std::path::Path::new(r);
+        let p = match cwd {
+            Some(c) if p.is_relative() => c.join(p),
+            _ => p.to_path_buf(),
+        };
+        id(&p).is_some_and(|i| found.contains(&i))
+    })
+}
+
 /// The key of a compile and what it depends on.
 struct Deps {
     key: crate::cache::Key,
+    /// The files the scan found (empty when the key came from a manifest).
+    files: Vec<std::path::PathBuf>,
     /// Every lookup of the include scan, to tell whether anything changed.
     checks: Vec<crate::cache::Check>,
     /// A header was changed in the last seconds: nothing about this compile is remembered.
@@ -499,13 +539,19 @@ fn dependencies(
             let key = m.get(..32).and_then(|k| <[u8; 32]>::try_from(k).ok());
             if let (Some(key), Some((checks, rest))) = (key, m.get(32..).and_then(crate::cache::decode_checks)) {
                 if rest.is_empty() && crate::cache::unchanged(&checks) {
-                    return Some(Deps { key: crate::cache::Key(key), checks, fresh: false, from_manifest: true });
+                    return Some(Deps {
+                        key: crate::cache::Key(key),
+                        files: Vec::new(),
+                        checks,
+                        fresh: false,
+                        from_manifest: true,
+                    });
                 }
             }
         }
     }
     let scan = crate::cache::scan_includes(source, name, &opts.headers, options, toolkit, cwd?).ok()?;
-    Some(Deps { key: key_of(&scan.digest), checks: scan.checks, fresh: scan.fresh, from_manifest: false })
+    Some(Deps { key: key_of(&scan.digest), files: scan.files, checks: scan.checks, fresh: scan.fresh, from_manifest: false })
 }
 
 /// A compile remembered in a cache's memory tier: its inputs (compared in full, the slot is

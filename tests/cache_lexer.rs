@@ -271,3 +271,31 @@ fn clock_macros_bypass_the_cache() {
     assert!(!compile(Some(&c), &src, &o).unwrap().from_cache);
     assert!(compile(Some(&c), &src, &o).unwrap().from_cache, "plain identifiers and literals must not stop caching");
 }
+
+/// Every miss is held against NVRTC's own account of the headers it read (its time trace): a
+/// header the scan did not find — here one it is made blind to — keeps the result out of the
+/// cache, and the code a miss stores is the code an uncached compile makes.
+#[test]
+fn a_header_the_scan_missed_is_never_stored() {
+    require_project_env();
+    let td = TempDir::new("blind");
+    fs::create_dir_all(td.join("inc")).unwrap();
+    fs::write(td.join("inc/cudyn-blind-probe.h"), header(0x12345)).unwrap();
+    let o = options(&td, &[]);
+    let src = format!("#include \"cudyn-blind-probe.h\"{KERNEL}");
+    let c = Cache::at(td.join("cache"), 64 << 20).unwrap();
+    cudyn::cache::blind_scan(&["cudyn-blind-probe.h"]);
+    let a = compile(Some(&c), &src, &o);
+    let b = compile(Some(&c), &src, &o);
+    cudyn::cache::blind_scan(&[]);
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert!(!a.from_cache && !b.from_cache, "a compile whose header the scan missed was stored");
+    assert_eq!(c.stats().entries, 0);
+    // Seen again, it is cached, and the stored code is what NVRTC makes without a cache.
+    let stored = compile(Some(&c), &src, &o).unwrap();
+    assert!(!stored.from_cache && c.stats().entries == 1);
+    assert_eq!(stored.code, compile(None, &src, &o).unwrap().code);
+    assert!(compile(Some(&c), &src, &o).unwrap().from_cache);
+    // The trace NVRTC wrote is gone from the cache folder.
+    assert!(fs::read_dir(c.dir()).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().ends_with(".json")));
+}

@@ -103,6 +103,11 @@ impl DirFd {
         Ok(DirFd(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
+    /// The descriptor's number (for `/proc/self/fd/N`, a path that reaches this very folder).
+    pub fn raw(&self) -> i32 {
+        self.0.as_raw_fd()
+    }
+
     pub fn stat_self(&self) -> io::Result<Stat> {
         fstat(&self.0)
     }

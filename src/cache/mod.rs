@@ -37,10 +37,11 @@ mod key;
 mod layer;
 mod lex;
 pub mod toolchain;
+pub mod trace;
 pub(crate) mod watch;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC, BUNDLE_VERSION, MAX_BUNDLE_ENTRIES};
-pub use deps::{decode_checks, encode_checks, scan_includes, unchanged, Check, IncludeScan};
+pub use deps::{blind_scan, decode_checks, encode_checks, scan_includes, unchanged, Check, IncludeScan};
 pub use layer::Layer;
 pub use entry::{decode_entry, encode_entry, EntryError, ENTRY_HEADER_LEN, ENTRY_MAGIC, ENTRY_VERSION};
 pub use key::{Key, KeyBuilder};
@@ -149,6 +150,8 @@ fn classify(name: &OsStr) -> Kind {
     };
     // Exactly the names `create_temp` makes: a user's `.cudyn-tmp.notes` is not one.
     if let Some(rest) = name.strip_prefix(TMP_PREFIX) {
+        // A trace NVRTC wrote for a compile (`trace_target`) ends in ".json".
+        let rest = rest.strip_suffix(".json").unwrap_or(rest);
         let parts: Vec<&str> = rest.split('.').collect();
         return match parts[..] {
             [pid, tid, seq, rnd] if is_decimal(pid) && is_decimal(tid) && is_decimal(seq) && is_hex(rnd, 16) => Kind::Temp,
@@ -583,6 +586,38 @@ impl Cache {
     /// counted in the hit/miss statistics).
     pub fn get_manifest(&self, key: &Key) -> Option<Vec<u8>> {
         self.lookup(key, MANIFEST_EXT)
+    }
+
+    /// A place NVRTC can write a file to in this cache's folder, named by a path that reaches the
+    /// folder through its open descriptor (`/proc/self/fd/N/...`, so a folder swapped in under
+    /// the cache's name is never written), and the file's name there once NVRTC has appended
+    /// ".json". None without a folder or /proc.
+    pub fn trace_target(&self) -> Option<(String, OsString)> {
+        let fd = self.fd.as_ref()?;
+        let proc_fd = PathBuf::from(format!("/proc/self/fd/{}", fd.raw()));
+        if !proc_fd.is_dir() {
+            return None;
+        }
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let stem = format!("{TMP_PREFIX}{}.{}.{seq}.{:016x}", std::process::id(), thread_tid(), random_u64(seq));
+        let path = proc_fd.join(&stem);
+        Some((path.to_str()?.to_string(), OsString::from(format!("{stem}.json"))))
+    }
+
+    /// The file `name` in the folder (a regular file, at most `max` bytes), removed once read;
+    /// None if it is not there or not such a file (it is removed all the same).
+    pub fn take_file(&self, name: &OsStr, max: u64) -> Option<Vec<u8>> {
+        let fd = self.fd.as_ref()?;
+        let out = fd.open_file(name, libc::O_RDONLY | libc::O_NONBLOCK, 0).ok().and_then(|f| {
+            let st = dirfd::fstat(&f).ok().filter(|s| s.is_file() && s.len <= max)?;
+            let mut v = Vec::new();
+            v.try_reserve_exact(st.len as usize + 1).ok()?;
+            (&f).take(max + 1).read_to_end(&mut v).ok()?;
+            Some(v)
+        });
+        self.clear_obstacle(fd, name);
+        let _ = fd.unlink(name);
+        out
     }
 
     /// Removes the dependency manifest stored under `key`, if any.
