@@ -247,9 +247,9 @@ pub fn import_bundle(cache: &Cache, path: &std::path::Path) -> Result<crate::cac
 
 /// Writes `cache`'s entries to a bundle at `path` (see `Cache::export`); the number written.
 pub fn export_bundle(cache: &Cache, path: &std::path::Path) -> Result<u64> {
-    cache
-        .export(path)
-        .map_err(|e| Error::new(Status::Io, format!("exporting the cache to {}: {}", path.display(), crate::error::io_text(&e))))
+    cache.export(path).map_err(|e| {
+        Error::new(Status::Io, format!("exporting the cache to {}: {}", path.display(), crate::error::io_text(&e)))
+    })
 }
 
 fn decode_any(p: &[u8]) -> Option<Compiled> {
@@ -384,9 +384,11 @@ fn compile_cached(
         let nv = nvrtc()?;
         Ok(tc.is_file(nv.lib.path().as_deref()).then_some(nv))
     };
-    let Some(deps) = dependencies(c, source, name, opts, base, &tc.include_dirs, cwd.as_deref(), &inputs, rescan, |digest| {
-        cache_key(source, name, opts, target, &portable, digest)
-    }) else {
+    let Some(deps) =
+        dependencies(c, source, name, opts, base, &tc.include_dirs, cwd.as_deref(), &inputs, rescan, |digest| {
+            cache_key(source, name, opts, target, &portable, digest)
+        })
+    else {
         // Includes the scan cannot follow: never cached.
         let Some(nv) = load()? else { return Ok(None) };
         return run_nvrtc(nv, source, name, opts, &effective, target, sm).map(Some);
@@ -453,7 +455,12 @@ fn compile_cached(
 /// relative to the working directory) is a file the scan found (`files`), by device and inode.
 /// In-memory headers and NVRTC's builtin header are not files; a reported path that does not
 /// resolve now counts as not found.
-fn all_scanned(reported: &[String], files: &[std::path::PathBuf], cwd: Option<&std::path::Path>, opts: &CompileOptions) -> bool {
+fn all_scanned(
+    reported: &[String],
+    files: &[std::path::PathBuf],
+    cwd: Option<&std::path::Path>,
+    opts: &CompileOptions,
+) -> bool {
     use std::os::unix::fs::MetadataExt;
     let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let found: std::collections::HashSet<(u64, u64)> = files.iter().filter_map(|f| id(f)).collect();
@@ -551,7 +558,13 @@ fn dependencies(
         }
     }
     let scan = crate::cache::scan_includes(source, name, &opts.headers, options, toolkit, cwd?).ok()?;
-    Some(Deps { key: key_of(&scan.digest), files: scan.files, checks: scan.checks, fresh: scan.fresh, from_manifest: false })
+    Some(Deps {
+        key: key_of(&scan.digest),
+        files: scan.files,
+        checks: scan.checks,
+        fresh: scan.fresh,
+        from_manifest: false,
+    })
 }
 
 /// A compile remembered in a cache's memory tier: its inputs (compared in full, the slot is
@@ -669,11 +682,16 @@ pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
 /// finds them (the toolkit's headers beside the NVRTC the search finds included): for a build
 /// system's dependency list. Empty when the scan cannot follow the includes.
 pub fn files_read(source: &str, name: &str, opts: &CompileOptions) -> Vec<std::path::PathBuf> {
-    let tc = crate::cache::toolchain::located_nvrtc().cloned().or_else(|| nvrtc().ok().and_then(|nv| loaded_toolchain(nv).cloned()));
-    let (Some(tc), Ok((base, _, _)), Ok(cwd)) = (tc, effective_options(opts, default_sm), std::env::current_dir()) else {
+    let tc = crate::cache::toolchain::located_nvrtc()
+        .cloned()
+        .or_else(|| nvrtc().ok().and_then(|nv| loaded_toolchain(nv).cloned()));
+    let (Some(tc), Ok((base, _, _)), Ok(cwd)) = (tc, effective_options(opts, default_sm), std::env::current_dir())
+    else {
         return Vec::new();
     };
-    crate::cache::scan_includes(source, name, &opts.headers, &base, &tc.include_dirs, &cwd).map(|s| s.files).unwrap_or_default()
+    crate::cache::scan_includes(source, name, &opts.headers, &base, &tc.include_dirs, &cwd)
+        .map(|s| s.files)
+        .unwrap_or_default()
 }
 
 /// Compile through the process-wide cache (see `global_cache`).

@@ -53,7 +53,15 @@ fn snapshot(dir: &Path) -> Vec<(String, u64, u64, i64, i64, i64, i64)> {
         .flatten()
         .map(|e| {
             let m = fs::symlink_metadata(e.path()).unwrap();
-            (e.file_name().to_string_lossy().into_owned(), m.ino(), m.size(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                m.ino(),
+                m.size(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.ctime_nsec(),
+            )
         })
         .collect();
     let m = fs::metadata(dir).unwrap();
@@ -117,7 +125,10 @@ fn a_bundle_made_in_one_folder_hits_in_another_without_nvrtc() {
     let c2 = Cache::at(b.join("cache"), 64 << 20).unwrap();
     c2.add_layer(&bundle).unwrap();
     let r = compile(&c2, &b);
-    assert!(!r.from_cache && contains(&r.code, &0x11111u32.to_le_bytes()), "a changed header was served from the bundle");
+    assert!(
+        !r.from_cache && contains(&r.code, &0x11111u32.to_le_bytes()),
+        "a changed header was served from the bundle"
+    );
 }
 
 /// A bundle of `entries` (key, payload): built with the crate's own writer, so that every outer
@@ -195,7 +206,11 @@ fn damaged_or_forged_bundles_are_refused_and_import_nothing() {
     for (name, path, why) in cases {
         let fresh = Cache::at(td.join(&format!("import-{name}")), 64 << 20).unwrap();
         let e = cudyn::compile::import_bundle(&fresh, &path).expect_err(name);
-        assert!(e.message.contains(path.to_str().unwrap()), "{name}: the message does not name the file: {}", e.message);
+        assert!(
+            e.message.contains(path.to_str().unwrap()),
+            "{name}: the message does not name the file: {}",
+            e.message
+        );
         assert!(e.message.contains(why), "{name}: the message does not say why ({why}): {}", e.message);
         assert_eq!(fresh.stats().entries, 0, "{name}: something was imported");
         // Used as a layer instead, it never gives a compile anything but the right code: a
@@ -262,7 +277,13 @@ fn a_read_only_layer_is_never_written() {
     let after = fs::metadata(&bundle).unwrap();
     assert_eq!(
         (after.ino(), after.size(), after.mtime_nsec(), after.ctime(), after.ctime_nsec()),
-        (bundle_before.ino(), bundle_before.size(), bundle_before.mtime_nsec(), bundle_before.ctime(), bundle_before.ctime_nsec()),
+        (
+            bundle_before.ino(),
+            bundle_before.size(),
+            bundle_before.mtime_nsec(),
+            bundle_before.ctime(),
+            bundle_before.ctime_nsec()
+        ),
         "the bundle layer was written"
     );
     // A layer others can write is refused, with the reason.

@@ -227,9 +227,19 @@ fn include_next_follows_the_later_folder() {
 #[test]
 fn pragma_operators_hide_no_include() {
     require_project_env();
-    never_stale("_Pragma with escapes", "_Pragma(\"message(\\\"\\\\\\\" /*\\\")\")\n#include \"x.h\"\n// */\n", "x.h", &[]);
+    never_stale(
+        "_Pragma with escapes",
+        "_Pragma(\"message(\\\"\\\\\\\" /*\\\")\")\n#include \"x.h\"\n// */\n",
+        "x.h",
+        &[],
+    );
     never_stale("_Pragma with a raw string", "_Pragma(R\"(message(\"/*\"))\")\n#include \"x.h\"\n// */\n", "x.h", &[]);
-    never_stale("character literals", "__device__ char c = '\"'; __device__ char d = '\\''; /* '\" */\n#include \"x.h\"\n", "x.h", &[]);
+    never_stale(
+        "character literals",
+        "__device__ char c = '\"'; __device__ char d = '\\''; /* '\" */\n#include \"x.h\"\n",
+        "x.h",
+        &[],
+    );
 }
 
 /// The clock macros make a compile's code depend on when it ran: such a compile is never

@@ -24,8 +24,13 @@ fn header(name: &str, v: u32) -> String {
 }
 
 fn compile(c: &Cache) -> Compiled {
-    compile_with(SRC, "sealed.cu", &CompileOptions { options: vec!["-arch=sm_90".into()], ..Default::default() }, Some(c))
-        .unwrap_or_else(|f| panic!("{:?}: {}\n{}", f.error.status, f.error.message, f.log))
+    compile_with(
+        SRC,
+        "sealed.cu",
+        &CompileOptions { options: vec!["-arch=sm_90".into()], ..Default::default() },
+        Some(c),
+    )
+    .unwrap_or_else(|f| panic!("{:?}: {}\n{}", f.error.status, f.error.message, f.log))
 }
 
 fn has(code: &[u8], v: u32) -> bool {
@@ -49,7 +54,11 @@ fn var(k: &str) -> String {
 }
 
 fn manifest_checks(dir: &Path) -> Vec<cudyn::cache::Check> {
-    let m = fs::read_dir(dir).unwrap().flatten().find(|e| e.file_name().to_string_lossy().ends_with(".cudyn-deps")).unwrap();
+    let m = fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".cudyn-deps"))
+        .unwrap();
     let bytes = fs::read(m.path()).unwrap();
     let (checks, _) = cudyn::cache::decode_checks(&bytes[cudyn::cache::ENTRY_HEADER_LEN + 32..]).unwrap();
     checks
@@ -66,7 +75,10 @@ fn child() {
             // The toolkit's headers are checked as folders, not one by one.
             let checks = manifest_checks(c.dir());
             assert!(checks.iter().any(|k| k.is_folder() && k.path() == inc), "{checks:?}");
-            assert!(!checks.iter().any(|k| k.path().ends_with("sealed_a.h")), "a sealed header checked by itself: {checks:?}");
+            assert!(
+                !checks.iter().any(|k| k.path().ends_with("sealed_a.h")),
+                "a sealed header checked by itself: {checks:?}"
+            );
             // Repeats: the memory tier, by notices.
             for _ in 0..3 {
                 assert!(compile(&c).from_cache);
@@ -75,7 +87,10 @@ fn child() {
             // A header replaced (a new file renamed over it): the next compile sees it.
             replace(&inc.join("sealed_a.h"), &header("A", 0x33333));
             let r = compile(&c);
-            assert!(!r.from_cache && has(&r.code, 0x33333), "a replaced toolkit header was served stale by the memory tier");
+            assert!(
+                !r.from_cache && has(&r.code, 0x33333),
+                "a replaced toolkit header was served stale by the memory tier"
+            );
             assert_eq!(c.stats().hits, hits);
             settle();
             assert!(compile(&c).from_cache);
@@ -114,7 +129,8 @@ fn toolkit_folders_are_checked_whole_and_never_stale() {
     let td = TempDir::new("sealed");
     // A toolkit of our own: the wheel's NVRTC copied, with an include folder beside it.
     let wheel = fs::canonicalize(
-        cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc).expect("the test environment's NVRTC"),
+        cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc)
+            .expect("the test environment's NVRTC"),
     )
     .unwrap();
     let lib = td.join("toolkit/lib");

@@ -685,7 +685,13 @@ fn cache(action: CacheAction) -> bool {
                 Ok(c) => (
                     c.layers()
                         .iter()
-                        .map(|l| (l.path().display().to_string(), if l.is_bundle() { "bundle" } else { "folder" }, l.entries()))
+                        .map(|l| {
+                            (
+                                l.path().display().to_string(),
+                                if l.is_bundle() { "bundle" } else { "folder" },
+                                l.entries(),
+                            )
+                        })
                         .collect::<Vec<_>>(),
                     c.refused_layers(),
                     c.write_refused().map(str::to_owned),
@@ -729,7 +735,12 @@ fn cache(action: CacheAction) -> bool {
         CacheAction::Export { file } => match status {
             Ok(c) => match cudyn::compile::export_bundle(c, &file) {
                 Ok(n) => {
-                    println!("{}: {n} entr{} from {}", file.display(), if n == 1 { "y" } else { "ies" }, c.dir().display());
+                    println!(
+                        "{}: {n} entr{} from {}",
+                        file.display(),
+                        if n == 1 { "y" } else { "ies" },
+                        c.dir().display()
+                    );
                     true
                 }
                 Err(e) => fail(&e.message),
@@ -788,7 +799,8 @@ fn make_bundle(
                 (p, n)
             }
         };
-        let text = String::from_utf8(read(&here.join(&path))?).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
+        let text =
+            String::from_utf8(read(&here.join(&path))?).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
         inputs.push((path, name, text));
     }
     absolute_include_options(&mut options, &here);

@@ -58,7 +58,7 @@ pub struct Record {
 /// Writes a bundle of `entries` (each a key and its complete entry file bytes) to `out`, in key
 /// order; a key given twice is written once.
 pub fn write_bundle(out: &mut impl Write, entries: &mut Vec<(Key, Vec<u8>)>) -> io::Result<()> {
-    entries.sort_by(|a, b| a.0 .0.cmp(&b.0 .0));
+    entries.sort_by_key(|e| e.0 .0);
     entries.dedup_by(|a, b| a.0 == b.0);
     let n = entries.len() as u64;
     if n > MAX_BUNDLE_ENTRIES {
@@ -167,7 +167,10 @@ impl Bundle {
                 }
             }
             if elen > max_entry {
-                return Err(bad(path, format!("entry {} holds {elen} bytes, more than one entry may ({max_entry})", index.len())));
+                return Err(bad(
+                    path,
+                    format!("entry {} holds {elen} bytes, more than one entry may ({max_entry})", index.len()),
+                ));
             }
             if offset != next || elen < ENTRY_HEADER_LEN as u64 {
                 return Err(bad(path, format!("index record {} does not describe the bytes that follow", index.len())));
@@ -278,7 +281,11 @@ mod tests {
     }
 
     fn open_bytes(b: &[u8]) -> io::Result<Bundle> {
-        let p = std::env::temp_dir().join(format!("cudyn-bundle-unit-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let p = std::env::temp_dir().join(format!(
+            "cudyn-bundle-unit-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
         std::fs::write(&p, b).unwrap();
         let f = File::open(&p).unwrap();
         let _ = std::fs::remove_file(&p);

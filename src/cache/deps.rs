@@ -148,7 +148,12 @@ fn listing_for(missing: &Path) -> Option<Check> {
     }
     let dir = missing.parent().filter(|d| !d.as_os_str().is_empty())?;
     let m = std::fs::metadata(dir).ok()?;
-    (m.is_dir() && !too_new(&m)).then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m), names: Vec::new() })
+    (m.is_dir() && !too_new(&m)).then(|| Check {
+        path: dir.to_path_buf(),
+        kind: 4,
+        stamp: stamp(&m),
+        names: Vec::new(),
+    })
 }
 
 /// `checks` as bytes (for a manifest on disk): per check its kind, stamp and path.
@@ -585,7 +590,10 @@ impl Pos {
     /// Inside a toolkit root, by a path with no `..` in it.
     fn in_toolkit(&self) -> bool {
         self.label.starts_with('T')
-            && self.rel.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+            && self
+                .rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
     }
 }
 
@@ -689,8 +697,11 @@ fn scan_pass(
             source_dirs.push(d);
         }
     }
-    let roots: Vec<Pos> =
-        so.dirs.iter().map(|(l, d)| Pos { label: Arc::from(l.as_str()), rel: PathBuf::new(), abs: d.clone() }).collect();
+    let roots: Vec<Pos> = so
+        .dirs
+        .iter()
+        .map(|(l, d)| Pos { label: Arc::from(l.as_str()), rel: PathBuf::new(), abs: d.clone() })
+        .collect();
     let mut learned = known.clone();
     let mut unresolved: Option<String> = None;
     let mut h = Sha256::new();
@@ -789,10 +800,14 @@ fn scan_pass(
                                         checks.push(l);
                                     }
                                 }
-                                None => checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m), names: Vec::new() }),
+                                None => {
+                                    checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m), names: Vec::new() })
+                                }
                             }
                         }
-                        Ok(m) if m.is_dir() => checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7], names: Vec::new() }),
+                        Ok(m) if m.is_dir() => {
+                            checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7], names: Vec::new() })
+                        }
                         Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7], names: Vec::new() }),
                         // Not there: what proves it is the first component missing (or not a
                         // folder) on the way — `dir/cuda` absent covers every `dir/cuda/...` —
@@ -812,7 +827,9 @@ fn scan_pass(
                                         None => {
                                             let folder = std::fs::metadata(&parent).ok();
                                             // A stamp that could hide a change is never matched.
-                                            let st = folder.filter(|m| m.is_dir() && !too_new(m)).map_or([-1; 7], |m| stamp(&m));
+                                            let st = folder
+                                                .filter(|m| m.is_dir() && !too_new(m))
+                                                .map_or([-1; 7], |m| stamp(&m));
                                             by_name.insert(parent.clone(), checks.len());
                                             checks.push(Check { path: parent, kind: 5, stamp: st, names: vec![name] });
                                         }
@@ -999,7 +1016,10 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let so = search_options(&o, &[], cwd).unwrap();
-        assert_eq!(so.dirs.iter().map(|d| d.1.clone()).collect::<Vec<_>>(), ["/a", "/w/b", "/c", "/d"].map(PathBuf::from));
+        assert_eq!(
+            so.dirs.iter().map(|d| d.1.clone()).collect::<Vec<_>>(),
+            ["/a", "/w/b", "/c", "/d"].map(PathBuf::from)
+        );
         assert_eq!(so.pre_includes, ["p.h", "q.h"]);
     }
 }

@@ -298,7 +298,8 @@ pub(crate) fn can_paste(name: &str, pieces: &[&str]) -> bool {
         if s.is_empty() {
             return true;
         }
-        depth < 16 && pieces.iter().any(|p| !p.is_empty() && s.starts_with(p) && build(&s[p.len()..], pieces, depth + 1))
+        depth < 16
+            && pieces.iter().any(|p| !p.is_empty() && s.starts_with(p) && build(&s[p.len()..], pieces, depth + 1))
     }
     let parts: Vec<&str> = pieces.iter().copied().filter(|p| *p != name).collect();
     build(name, &parts, 0)
@@ -338,7 +339,10 @@ fn has_digit_separator(t: &[u8]) -> bool {
     let mut at = 0;
     while let Some(p) = t[at..].iter().position(|&c| c == b'\'') {
         let i = at + p;
-        if i > 0 && t[i - 1].is_ascii_alphanumeric() && t.get(i + 1).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_') {
+        if i > 0
+            && t[i - 1].is_ascii_alphanumeric()
+            && t.get(i + 1).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_')
+        {
             return true;
         }
         at = i + 1;
@@ -363,7 +367,7 @@ fn has_blank_splice(t: &[u8]) -> bool {
 /// `map`, the source offset of each byte kept (to find a raw string's end in the source).
 fn logical(src: &[u8], d: Dialect, map: bool) -> (std::borrow::Cow<'_, [u8]>, Vec<u32>) {
     // Most texts have nothing for phases 1–2 to do: no copy then.
-    if !map && !src.contains(&b'\\') && !(d.trigraphs && contains(src, b"??")) {
+    if !(map || src.contains(&b'\\') || d.trigraphs && contains(src, b"??")) {
         return (std::borrow::Cow::Borrowed(src), Vec::new());
     }
     let mut out = Vec::with_capacity(src.len());
@@ -636,7 +640,8 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
                 callee = None;
                 if groups.last().is_some_and(|g| g.depth == depth) {
                     let g = groups.pop().unwrap_or_else(|| unreachable!());
-                    if !g.pieces.is_empty() && !out.paste.in_calls.iter().any(|(c, p)| *c == g.callee && *p == g.pieces) {
+                    if !g.pieces.is_empty() && !out.paste.in_calls.iter().any(|(c, p)| *c == g.callee && *p == g.pieces)
+                    {
                         out.paste.in_calls.push((g.callee.clone(), g.pieces));
                     }
                     // `PICK(CAT)(...)`: a group right after a group belongs to the same callee.
@@ -731,9 +736,9 @@ fn pp_number_end(b: &[u8], i: usize, d: Dialect) -> usize {
     let mut j = i + 1;
     while j < b.len() {
         let c = b[j];
-        if matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(b.get(j + 1), Some(b'+' | b'-')) {
-            j += 2;
-        } else if c == b'\'' && d.digit_separators && b.get(j + 1).is_some_and(|&x| ident_char(x)) {
+        let sign = matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(b.get(j + 1), Some(b'+' | b'-'));
+        let separator = c == b'\'' && d.digit_separators && b.get(j + 1).is_some_and(|&x| ident_char(x));
+        if sign || separator {
             j += 2;
         } else if ident_char(c) || c == b'.' {
             j += 1;
@@ -777,7 +782,11 @@ mod tests {
     use super::*;
 
     fn dirs(src: &str, std: Option<&str>) -> Vec<String> {
-        lex(src.as_bytes(), Dialect::for_std(std)).directives.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+        lex(src.as_bytes(), Dialect::for_std(std))
+            .directives
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
     }
 
     #[test]
@@ -785,7 +794,10 @@ mod tests {
         assert_eq!(dirs("# /* a */ include /* b */ \"x.h\" /* c */\n", None), ["# include \"x.h\""]);
         assert_eq!(dirs("#include /*\n*/ \"x.h\"\n", None), ["#include \"x.h\""]);
         assert_eq!(dirs("/*\n*/ #include \"x.h\"\n", None), ["#include \"x.h\""]);
-        assert_eq!(dirs("#include <a/*b.h>\n#include \"x.h\"\n// */\n", None), ["#include <a/*b.h>", "#include \"x.h\""]);
+        assert_eq!(
+            dirs("#include <a/*b.h>\n#include \"x.h\"\n// */\n", None),
+            ["#include <a/*b.h>", "#include \"x.h\""]
+        );
         assert_eq!(dirs("E #include \"x.h\"\n", None), Vec::<String>::new());
         assert_eq!(dirs("%:include \"x.h\"\n", None), ["#include \"x.h\""]);
         assert_eq!(dirs("#if __has_include(<a//b.h>)\n", None), ["#if __has_include(<a//b.h>)"]);
@@ -793,9 +805,13 @@ mod tests {
 
     #[test]
     fn raw_strings_digit_separators_trigraphs() {
-        assert!(dirs("const char* s = R\"(\" /*)\";\n#include \"x.h\"\n// */\n", None).contains(&"#include \"x.h\"".into()));
+        assert!(
+            dirs("const char* s = R\"(\" /*)\";\n#include \"x.h\"\n// */\n", None).contains(&"#include \"x.h\"".into())
+        );
         assert!(dirs("int a = 1'0 + '/*';\n#include \"x.h\"\n// */\n", None).contains(&"#include \"x.h\"".into()));
-        assert!(dirs("int a = 1'0 + '/*';\n#include \"x.h\"\n// */\n", Some("c++11")).contains(&"#include \"x.h\"".into()));
+        assert!(
+            dirs("int a = 1'0 + '/*';\n#include \"x.h\"\n// */\n", Some("c++11")).contains(&"#include \"x.h\"".into())
+        );
         assert!(dirs("??=include \"x.h\"\n", Some("c++14")).contains(&"#include \"x.h\"".into()));
         assert!(dirs("??=include \"x.h\"\n", Some("c++17")).contains(&"#include \"x.h\"".into()));
     }
@@ -815,7 +831,8 @@ mod tests {
         assert!(lex(b"#define C(a,b) a##b\n#define A __DA\n#define B TE__\n", d).paste.can_make_time_macro());
         let open = lex(b"#define C(a,b) a##b\n#define OPEN C(\nint x = OPEN __DA, TE__)[0];\n", d);
         assert!(open.paste.can_make_time_macro(), "{:?}", open.paste);
-        let lp = lex(b"#define C(a,b) a##b\n#define LP (\n#define RP )\n#define H LP\nint x = C H __DA, TE__ RP[0];\n", d);
+        let lp =
+            lex(b"#define C(a,b) a##b\n#define LP (\n#define RP )\n#define H LP\nint x = C H __DA, TE__ RP[0];\n", d);
         assert!(lp.paste.can_make_time_macro(), "{:?}", lp.paste);
         // Such macros defined but not used in code change nothing.
         let unused = lex(b"#define C(a,b) a##b\n#define LP (\nint x = f(__DA, TE__);\n", d);

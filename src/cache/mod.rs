@@ -42,9 +42,9 @@ pub(crate) mod watch;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC, BUNDLE_VERSION, MAX_BUNDLE_ENTRIES};
 pub use deps::{blind_scan, decode_checks, encode_checks, scan_includes, unchanged, Check, IncludeScan};
-pub use layer::Layer;
 pub use entry::{decode_entry, encode_entry, EntryError, ENTRY_HEADER_LEN, ENTRY_MAGIC, ENTRY_VERSION};
 pub use key::{Key, KeyBuilder};
+pub use layer::Layer;
 
 use crate::error::{Error, Status};
 use dirfd::{DirFd, Stat};
@@ -154,7 +154,9 @@ fn classify(name: &OsStr) -> Kind {
         let rest = rest.strip_suffix(".json").unwrap_or(rest);
         let parts: Vec<&str> = rest.split('.').collect();
         return match parts[..] {
-            [pid, tid, seq, rnd] if is_decimal(pid) && is_decimal(tid) && is_decimal(seq) && is_hex(rnd, 16) => Kind::Temp,
+            [pid, tid, seq, rnd] if is_decimal(pid) && is_decimal(tid) && is_decimal(seq) && is_hex(rnd, 16) => {
+                Kind::Temp
+            }
             _ => Kind::Other,
         };
     }
@@ -414,8 +416,9 @@ impl Cache {
     pub fn at(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Cache> {
         let dir = dir.into();
         let fd = prepare_dir(&dir)?;
-        fd.writable()
-            .map_err(|e| io::Error::new(e.kind(), format!("cache directory {} cannot be written: {e}", dir.display())))?;
+        fd.writable().map_err(|e| {
+            io::Error::new(e.kind(), format!("cache directory {} cannot be written: {e}", dir.display()))
+        })?;
         Ok(Cache { fd: Some(fd), ..Cache::layers_only(dir, max_bytes, String::new()) })
     }
 
@@ -578,7 +581,8 @@ impl Cache {
         if remove_tree(fd, name, 0, &mut budget).is_ok() {
             return;
         }
-        let junk = OsString::from(format!("{JUNK_PREFIX}{:016x}", random_u64(self.seq.fetch_add(1, Ordering::Relaxed))));
+        let junk =
+            OsString::from(format!("{JUNK_PREFIX}{:016x}", random_u64(self.seq.fetch_add(1, Ordering::Relaxed))));
         let _ = fd.rename(name, &junk);
     }
 
@@ -884,7 +888,9 @@ impl Cache {
                 continue;
             }
             let mut bytes = Vec::new();
-            if bytes.try_reserve_exact(st.len as usize + 1).is_err() || (&file).take(st.len + 1).read_to_end(&mut bytes).is_err() {
+            if bytes.try_reserve_exact(st.len as usize + 1).is_err()
+                || (&file).take(st.len + 1).read_to_end(&mut bytes).is_err()
+            {
                 continue;
             }
             if decode_entry(&key, &bytes).is_ok() {
@@ -895,14 +901,19 @@ impl Cache {
         let _ = total;
         let n = entries.len() as u64;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let base = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a bundle needs a file name"))?;
+        let base = path
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a bundle needs a file name"))?;
         let mut tmp_name = base.to_os_string();
-        tmp_name.push(format!(".cudyn-tmp.{}.{:016x}", std::process::id(), random_u64(self.seq.fetch_add(1, Ordering::Relaxed))));
+        tmp_name.push(format!(
+            ".cudyn-tmp.{}.{:016x}",
+            std::process::id(),
+            random_u64(self.seq.fetch_add(1, Ordering::Relaxed))
+        ));
         let tmp = dir.join(tmp_name);
         let result = (|| {
-            let mut f = std::io::BufWriter::new(
-                fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp)?,
-            );
+            let mut f =
+                std::io::BufWriter::new(fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp)?);
             write_bundle(&mut f, &mut entries)?;
             f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
             fs::rename(&tmp, path)
@@ -927,7 +938,10 @@ impl Cache {
         b.verify(|k, payload| {
             total += (ENTRY_HEADER_LEN + payload.len()) as u64;
             accept(k, payload).map_err(|why| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("{}: entry {k}: {why}; nothing imported", path.display()))
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: entry {k}: {why}; nothing imported", path.display()),
+                )
             })
         })?;
         if total > self.max_bytes {

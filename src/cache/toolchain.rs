@@ -120,7 +120,8 @@ pub fn elf_build_id(f: &std::fs::File) -> Option<Vec<u8>> {
         let notes = read(off, size as usize)?;
         let mut at = 0usize;
         while at + 12 <= notes.len() {
-            let (namesz, descsz, kind) = (u32_at(&notes, at)? as usize, u32_at(&notes, at + 4)? as usize, u32_at(&notes, at + 8)?);
+            let (namesz, descsz, kind) =
+                (u32_at(&notes, at)? as usize, u32_at(&notes, at + 4)? as usize, u32_at(&notes, at + 8)?);
             let name_at = at + 12;
             let desc_at = name_at.checked_add(namesz.checked_add(3)? & !3)?;
             let next = desc_at.checked_add(descsz.checked_add(3)? & !3)?;

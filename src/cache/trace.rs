@@ -134,7 +134,8 @@ pub fn headers_in_trace(json: &[u8]) -> Option<Vec<String>> {
     let mut out = Vec::new();
     for e in events {
         let Value::Obj(fields) = e else { continue };
-        let is_header = fields.iter().any(|(k, v)| k == "name" && matches!(v, Value::Str(s) if s == "Processing Header File"));
+        let is_header =
+            fields.iter().any(|(k, v)| k == "name" && matches!(v, Value::Str(s) if s == "Processing Header File"));
         if !is_header {
             continue;
         }
@@ -162,7 +163,10 @@ mod tests {
             {"args":{"detail":"inc/sub/y.h"},"dur":21,"name":"Processing Header File","ph":"X","ts":1.5e3},
             {"name":"Processing Header File","args":{"detail":"/abs/with \"quote\" \u00e9.h"}},
             {"args":{"detail":"prog.cu"},"name":"CUDA C++ Front-End"}]}"#;
-        assert_eq!(headers_in_trace(t).unwrap(), vec!["inc/sub/y.h".to_string(), "/abs/with \"quote\" é.h".to_string()]);
+        assert_eq!(
+            headers_in_trace(t).unwrap(),
+            vec!["inc/sub/y.h".to_string(), "/abs/with \"quote\" é.h".to_string()]
+        );
         for cut in 0..t.len() {
             let _ = headers_in_trace(&t[..cut]);
         }

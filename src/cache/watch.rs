@@ -43,13 +43,18 @@ const WHOLE_MASK: u32 = libc::IN_CREATE
     | libc::IN_CLOSE_WRITE
     | libc::IN_DELETE_SELF
     | libc::IN_MOVE_SELF;
-const PATH_MASK: u32 =
-    libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_ATTRIB | libc::IN_DELETE_SELF | libc::IN_MOVE_SELF;
+const PATH_MASK: u32 = libc::IN_CREATE
+    | libc::IN_DELETE
+    | libc::IN_MOVED_FROM
+    | libc::IN_MOVED_TO
+    | libc::IN_ATTRIB
+    | libc::IN_DELETE_SELF
+    | libc::IN_MOVE_SELF;
 
 /// Filesystems whose changes all pass through this kernel (statfs f_type).
 fn local_filesystem(p: &Path) -> bool {
     const LOCAL: [i64; 11] = [
-        0xEF53,     // ext2/3/4
+        0xEF53,      // ext2/3/4
         0x5846_5342, // xfs
         0x9123_683E, // btrfs
         0x0102_1994, // tmpfs
@@ -139,12 +144,12 @@ impl Inner {
                 }
                 match self.relevant.get(&wd) {
                     Some(None) => self.generation += 1,
-                    Some(Some(names)) => {
-                        if mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 || names.contains(name) {
-                            self.generation += 1;
-                        }
+                    Some(Some(names))
+                        if mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 || names.contains(name) =>
+                    {
+                        self.generation += 1
                     }
-                    None => {}
+                    _ => {}
                 }
             }
         }
