@@ -600,6 +600,9 @@ impl Remembered {
     /// notices are not armed yet) their `stat`s now, after which notices are armed.
     fn folders(&self) -> Folders {
         use std::sync::atomic::Ordering::Relaxed;
+        if self.folders.is_empty() {
+            return Folders::Unchanged;
+        }
         let g = self.watched.load(Relaxed);
         if g != u64::MAX {
             return if crate::cache::watch::unchanged_since(g) { Folders::Unchanged } else { Folders::Notified };
