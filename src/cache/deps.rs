@@ -717,7 +717,7 @@ fn scan_pass(
     let mut by_name: HashMap<PathBuf, usize> = HashMap::new();
     let mut fresh = false;
     let mut total: u64 = 0;
-    let mut paste = lex::PastePieces::default();
+    let mut texts: Vec<Arc<Lexed>> = Vec::new();
     let mut seen_paths: HashSet<PathBuf> = HashSet::new();
     let mut seen_lookups: HashSet<(Option<PathBuf>, Wanted)> = HashSet::new();
     let mut seen_memory: HashSet<String> = HashSet::new();
@@ -737,7 +737,7 @@ fn scan_pass(
         if item.lexed.time_macros {
             return Err(format!("{} {CLOCK}", item.what));
         }
-        paste.merge(&item.lexed.paste);
+        texts.push(item.lexed.clone());
         let mut found = includes_in_code(&item.lexed.directives, &item.what, &known.lookup_macros)?;
         for m in found.lookup_macros {
             if !learned.lookup_macros.contains(&m) {
@@ -874,7 +874,7 @@ fn scan_pass(
             }
         }
     }
-    if paste.can_make_time_macro() {
+    if lex::can_make_time_macro(&texts.iter().map(|t| &t.paste).collect::<Vec<_>>()) {
         return Err(format!("{name}: a `##` can paste pieces of a clock macro's name into one, and that {CLOCK}"));
     }
     if learned != *known {

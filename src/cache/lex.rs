@@ -145,23 +145,37 @@ impl PastePieces {
     }
 
     /// Whether these pieces, pasted, could make `__DATE__`, `__TIME__` or `__TIMESTAMP__`.
+    #[cfg(test)]
     pub fn can_make_time_macro(&self) -> bool {
-        if !self.pasting {
-            return false;
-        }
-        let mut pieces: Vec<&str> = self.in_defines.iter().map(String::as_str).collect();
-        for (callee, frags) in &self.in_calls {
-            if self.defined.contains(callee) {
+        can_make_time_macro(&[self])
+    }
+}
+
+/// Whether the pieces of all these texts (one translation unit's), pasted, could make
+/// `__DATE__`, `__TIME__` or `__TIMESTAMP__`. Nothing is merged: each text's pieces are
+/// looked at where they are.
+pub(crate) fn can_make_time_macro(texts: &[&PastePieces]) -> bool {
+    use std::collections::HashSet;
+    if !texts.iter().any(|t| t.pasting) {
+        return false;
+    }
+    let defined: HashSet<&str> = texts.iter().flat_map(|t| t.defined.iter().map(String::as_str)).collect();
+    let mut pieces: Vec<&str> = texts.iter().flat_map(|t| t.in_defines.iter().map(String::as_str)).collect();
+    for t in texts {
+        for (callee, frags) in &t.in_calls {
+            if defined.contains(callee.as_str()) {
                 pieces.extend(frags.iter().map(String::as_str));
             }
         }
-        // The unbalanced macros, and every macro that names one (it may expand to it).
-        let mut open: Vec<&str> = self.unbalanced.iter().map(String::as_str).collect();
+    }
+    // The unbalanced macros, and every macro that names one (it may expand to it).
+    let mut open: HashSet<&str> = texts.iter().flat_map(|t| t.unbalanced.iter().map(String::as_str)).collect();
+    if !open.is_empty() {
         loop {
-            let more: Vec<&str> = self
-                .mentions
+            let more: Vec<&str> = texts
                 .iter()
-                .filter(|(n, body)| !open.contains(&n.as_str()) && body.iter().any(|b| open.contains(&b.as_str())))
+                .flat_map(|t| t.mentions.iter())
+                .filter(|(n, body)| !open.contains(n.as_str()) && body.iter().any(|b| open.contains(b.as_str())))
                 .map(|(n, _)| n.as_str())
                 .collect();
             if more.is_empty() {
@@ -169,11 +183,12 @@ impl PastePieces {
             }
             open.extend(more);
         }
-        if open.iter().any(|u| self.code_idents.binary_search(&ident_hash(u)).is_ok()) {
-            pieces.extend(self.in_code.iter().map(String::as_str));
+        let hashes: Vec<u64> = open.iter().map(|u| ident_hash(u)).collect();
+        if texts.iter().any(|t| hashes.iter().any(|h| t.code_idents.binary_search(h).is_ok())) {
+            pieces.extend(texts.iter().flat_map(|t| t.in_code.iter().map(String::as_str)));
         }
-        time_macro_by_pasting(&pieces)
     }
+    time_macro_by_pasting(&pieces)
 }
 
 /// Whether `w` is a piece of a clock macro's name (not the whole name).
