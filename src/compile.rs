@@ -428,10 +428,15 @@ fn compile_cached(
     if let Some((path, _)) = &trace {
         run_with.push(format!("-fdevice-time-trace={path}"));
     }
-    let out = run_nvrtc(nv, source, name, opts, &run_with, target, sm);
-    let reported = trace.map(|(_, file)| {
+    let mut out = run_nvrtc(nv, source, name, opts, &run_with, target, sm);
+    let mut reported = trace.map(|(_, file)| {
         c.take_file(&file, crate::cache::trace::MAX_TRACE_BYTES).and_then(|j| crate::cache::trace::headers_in_trace(&j))
     });
+    // An NVRTC that does not know the trace option: the caller's compile, as asked, without it.
+    if matches!(&out, Err(f) if f.error.cuda_code == NVRTC_ERROR_INVALID_OPTION) && reported.is_some() {
+        out = run_nvrtc(nv, source, name, opts, &effective, target, sm);
+        reported = None;
+    }
     let out = out?;
     let covered = match reported {
         // A trace asked for and not readable: nothing to hold the scan against; it stands alone.
