@@ -15,6 +15,7 @@ foreach(_case hit compiled)
   endif()
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env CUDYN_CACHE_DIR=${WORK}/cache --unset=CUDYN_CACHE_LAYERS
+            "LSAN_OPTIONS=suppressions=${SRC}/lsan-nvrtc.supp"
             "${WORK}/app/${_name}" "${WORK}/share/kernel.cu" "${WORK}/share/include" ${_case}
     WORKING_DIRECTORY "${WORK}"
     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
