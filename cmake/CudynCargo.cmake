@@ -142,6 +142,9 @@ if(CUDYN_STRIP)
   endif()
 endif()
 
+# cudyn_add_kernel_bundle() for this build (installed beside the package config below).
+include(${CMAKE_CURRENT_LIST_DIR}/CudynBundle.cmake)
+
 add_library(cudyn_shared SHARED IMPORTED GLOBAL)
 set_target_properties(cudyn_shared PROPERTIES
   IMPORTED_LOCATION "${_link_dir}/libcudyn.so.${PROJECT_VERSION}"
@@ -188,7 +191,7 @@ configure_package_config_file(cmake/cudynConfig.cmake.in "${_fill_cfg_in}"
   PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
-install(FILES "${_cfg}" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake"
+install(FILES "${_cfg}" "${CMAKE_CURRENT_BINARY_DIR}/cudynConfigVersion.cmake" "${CMAKE_CURRENT_LIST_DIR}/CudynBundle.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudyn)
 set(CUDYN_STATIC_DEPS_PC "@CUDYN_NATIVE_STATIC_LIBS@")
 # Relocatable: the prefix is found from the .pc file's own folder, wherever the install moved.

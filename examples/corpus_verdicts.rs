@@ -269,7 +269,10 @@ fn main() {
         }
     }
     if let Some(sm) = sm {
-        println!("prepared for sm_{sm}: {} image(s) hold nothing that GPU runs (NO_BINARY_FOR_DEVICE)", no_binary.into_inner());
+        println!(
+            "prepared for sm_{sm}: {} image(s) hold nothing that GPU runs (NO_BINARY_FOR_DEVICE)",
+            no_binary.into_inner()
+        );
     }
     println!("verdicts written to {}", out.display());
     std::process::exit(i32::from(refused > 0));

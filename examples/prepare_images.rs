@@ -99,7 +99,8 @@ fn main() {
     let sm: u32 = args[1].parse().expect("SM: a number such as 90");
     let (input, output) = (Path::new(&args[2]), Path::new(&args[3]));
     let handed = !args.iter().any(|a| a == "--no-handed");
-    let cap = args.get(4).filter(|a| *a != "--no-handed").map_or(u64::MAX, |m| m.parse::<u64>().expect("MAX_MIB") << 20);
+    let cap =
+        args.get(4).filter(|a| *a != "--no-handed").map_or(u64::MAX, |m| m.parse::<u64>().expect("MAX_MIB") << 20);
     std::fs::create_dir_all(output).expect("creating OUT");
     let mut names: Vec<_> = std::fs::read_dir(input).expect("reading IN").map(|e| e.unwrap().path()).collect();
     names.sort();

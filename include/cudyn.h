@@ -2117,6 +2117,45 @@ const char *cudyn_cache_dir(void);
  */
 cudyn_status cudyn_cache_clear(uint64_t *removed);
 
+/**
+ * Add a read-only layer to the compile cache: a folder of entries, or a bundle file that
+ * `cudyn_cache_export` (or `cudyn cache export`) wrote. Layers are consulted, in the order
+ * added, before the cache's own folder, and never written. `CUDYN_CACHE_LAYERS` names layers
+ * too, and a bundle named `<program>.cudyn-bundle` beside the running executable is added on
+ * its own.
+ *
+ * @param path An absolute path. The file or folder, and every folder above it, must be owned
+ *             by root or by the user and not writable by group or others.
+ * @return CUDYN_SUCCESS; CUDYN_ERROR_INVALID_ARGUMENT for NULL; CUDYN_ERROR_IO when it cannot
+ *         be used (missing, relative, someone else's, writable by others); CUDYN_ERROR_INVALID_IMAGE
+ *         for a file that is not a bundle; the cache's status when the cache is off.
+ */
+cudyn_status cudyn_cache_add_layer(const char *path);
+
+/**
+ * Write every entry of the compile cache's folder to one bundle file (a temp file beside it,
+ * renamed into place when complete).
+ *
+ * @param path Where to write it (an existing folder; the file is replaced).
+ * @param[out] entries NULL, or the number of entries written. Unchanged on failure.
+ * @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT for NULL, CUDYN_ERROR_IO, or the cache's
+ *         status when the cache is off.
+ */
+cudyn_status cudyn_cache_export(const char *path, uint64_t *entries);
+
+/**
+ * Import a bundle into the compile cache's folder. The whole bundle is checked first (every
+ * checksum, every entry, and that each holds code cudyn's image checks accept); a bundle that
+ * fails is refused with the reason and nothing is imported.
+ *
+ * @param path The bundle.
+ * @param[out] added NULL, or the number of entries added (entries already present are kept).
+ * @return CUDYN_SUCCESS; CUDYN_ERROR_INVALID_IMAGE for a damaged or forged bundle;
+ *         CUDYN_ERROR_IO (unreadable, larger than CUDYN_CACHE_MAX_BYTES, a write failed);
+ *         CUDYN_ERROR_INVALID_ARGUMENT for NULL; the cache's status when the cache is off.
+ */
+cudyn_status cudyn_cache_import(const char *path, uint64_t *added);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

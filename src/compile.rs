@@ -181,33 +181,31 @@ pub fn effective_options(
     Ok((o, sm, target))
 }
 
+/// The key of a compile: what decides the code, named so that it is the same wherever the
+/// sources and the toolkit are installed. The options and every header lookup come in through
+/// `includes` (the scan's digest, `cache::scan_includes`), with include folders by their labels;
+/// NVRTC by its build ID (`Toolchain::portable_identity`).
 fn cache_key(
     source: &str,
     name: &str,
     opts: &CompileOptions,
-    effective: &[String],
     target: CodeKind,
-    nvrtc_file: &[u8],
+    nvrtc: &[u8],
     includes: &[u8; 32],
 ) -> crate::cache::Key {
-    // The NVRTC by its file (canonical path, device, inode, size, mtime): any upgrade or
-    // replacement changes it, which its version number alone would not always.
-    let mut k = KeyBuilder::new("cudyn-compile-v3");
+    let mut k = KeyBuilder::new("cudyn-compile-v4");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes())
-        .part("nvrtc-file", nvrtc_file)
+        .part("nvrtc", nvrtc)
         .part("target", &(target as u32).to_le_bytes())
         .part("name", name.as_bytes())
         .part("source", source.as_bytes());
-    for o in effective {
-        k.part("option", o.as_bytes());
-    }
     for (n, c) in &opts.headers {
         k.part("header-name", n.as_bytes()).part("header", c.as_bytes());
     }
     for e in &opts.name_expressions {
         k.part("name-expression", e.as_bytes());
     }
-    k.part("include-files", includes);
+    k.part("options-and-includes", includes);
     k.finish()
 }
 
@@ -230,6 +228,36 @@ fn encode_payload(c: &Compiled) -> Vec<u8> {
 
 /// Parse a cached payload; None on anything malformed (the entry is then recompiled).
 pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
+    decode_any(p).filter(|c| c.kind == kind)
+}
+
+/// Whether `payload` is what a compile stores: its fields well formed and its code a cubin,
+/// PTX or LTO-IR that cudyn's image checks accept. What an import asks of every entry.
+pub fn check_payload(payload: &[u8]) -> std::result::Result<(), String> {
+    let c = decode_any(payload).ok_or("not a compile result cudyn wrote (malformed fields or no code)")?;
+    if !matches!(c.kind, CodeKind::Cubin | CodeKind::Ptx | CodeKind::LtoIr) {
+        return Err(format!("its code is {}, not cubin, PTX or LTO-IR", c.kind.c_name()));
+    }
+    crate::image::inspect(&c.code).map(drop).map_err(|e| format!("its code is refused: {e}"))
+}
+
+/// Imports the bundle at `path` into `cache` (see `Cache::import`): refused whole, with the
+/// reason, if anything in it is damaged or is not code a compile could have stored.
+pub fn import_bundle(cache: &Cache, path: &std::path::Path) -> Result<crate::cache::ImportReport> {
+    cache.import(path, |_, p| check_payload(p)).map_err(|e| {
+        let status = if e.kind() == std::io::ErrorKind::InvalidData { Status::InvalidImage } else { Status::Io };
+        Error::new(status, crate::error::io_text(&e))
+    })
+}
+
+/// Writes `cache`'s entries to a bundle at `path` (see `Cache::export`); the number written.
+pub fn export_bundle(cache: &Cache, path: &std::path::Path) -> Result<u64> {
+    cache.export(path).map_err(|e| {
+        Error::new(Status::Io, format!("exporting the cache to {}: {}", path.display(), crate::error::io_text(&e)))
+    })
+}
+
+fn decode_any(p: &[u8]) -> Option<Compiled> {
     fn u32_at(p: &[u8], at: &mut usize) -> Option<u32> {
         let b = p.get(*at..at.checked_add(4)?)?;
         *at += 4;
@@ -254,7 +282,8 @@ pub fn decode_payload(p: &[u8], kind: CodeKind) -> Option<Compiled> {
         lowered.push((a, b));
     }
     let code = p.get(at..)?.to_vec();
-    if code.is_empty() || crate::image::code_kind_of(&code) != kind {
+    let kind = crate::image::code_kind_of(&code);
+    if code.is_empty() || kind == CodeKind::Unknown {
         return None;
     }
     Some(Compiled { code, kind, log, lowered, sm, from_cache: true })
@@ -335,14 +364,24 @@ fn compile_cached(
     let mut effective = base.to_vec();
     effective.extend(tc.include_options.iter().cloned());
     let identity = tc.identity();
+    let portable = tc.portable_identity();
     let cwd = std::env::current_dir().ok();
     let inputs = inputs_of(source, name, opts, &effective, target, cwd.as_deref(), &identity);
     // The memory tier: the same inputs in this process, with no header changed since.
     let slot = memory_slot(&inputs);
+    // A change notice for a folder the compile read from: whatever it was (an edit in place of
+    // a toolkit header too, which folder stamps cannot show), the headers are read again.
+    let mut rescan = false;
     if let Some(m) = c.recall(slot).and_then(|v| v.downcast::<Remembered>().ok()) {
-        if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.checks) {
-            c.count_memory_hit();
-            return Ok(Some(m.compiled.clone()));
+        if m.inputs == inputs && c.entry_stamp(&m.key) == Some(m.entry) && crate::cache::unchanged(&m.files) {
+            match m.folders() {
+                Folders::Unchanged => {
+                    c.count_memory_hit();
+                    return Ok(Some(m.compiled.clone()));
+                }
+                Folders::Notified => rescan = true,
+                Folders::Changed => {}
+            }
         }
     }
     // NVRTC, only when the cache cannot answer; None when it is not `tc`'s file.
@@ -350,39 +389,70 @@ fn compile_cached(
         let nv = nvrtc()?;
         Ok(tc.is_file(nv.lib.path().as_deref()).then_some(nv))
     };
-    let Some(deps) = dependencies(c, source, name, opts, &effective, cwd.as_deref(), &inputs, |digest| {
-        cache_key(source, name, opts, &effective, target, &identity, digest)
-    }) else {
+    let Some(deps) =
+        dependencies(c, source, name, opts, base, &tc.include_dirs, cwd.as_deref(), &inputs, rescan, |digest| {
+            cache_key(source, name, opts, target, &portable, digest)
+        })
+    else {
         // Includes the scan cannot follow: never cached.
         let Some(nv) = load()? else { return Ok(None) };
         return run_nvrtc(nv, source, name, opts, &effective, target, sm).map(Some);
     };
     let remember = |compiled: &Compiled| {
-        deps.save_manifest(c, &inputs);
+        deps.save_manifest(c, &inputs, manifest_pays(source, opts));
         let Some(entry) = c.entry_stamp(&deps.key) else { return };
         if !deps.fresh {
+            let (folders, files) = deps.checks.iter().cloned().partition(|c| c.folder().is_some());
             let m = Remembered {
                 key: deps.key,
                 entry,
                 inputs: inputs.clone(),
-                checks: deps.checks.clone(),
+                folders,
+                files,
+                watched: std::sync::atomic::AtomicU64::new(u64::MAX),
                 compiled: Compiled { from_cache: true, ..compiled.clone() },
             };
+            // Notices are armed on the first repeat, not here: a process that compiles this
+            // once never pays for them.
             c.remember(slot, std::sync::Arc::new(m));
         }
     };
     if let Some(p) = c.get(&deps.key) {
-        if let Some(hit) = decode_payload(&p, target) {
+        // Code a layer or the folder holds is served only if cudyn's image checks pass it (a
+        // few microseconds; the memory tier then remembers the checked result).
+        if let Some(hit) = decode_payload(&p, target).filter(|h| crate::image::inspect(&h.code).is_ok()) {
             remember(&hit);
             return Ok(Some(hit));
         }
     }
     let Some(nv) = load()? else { return Ok(None) };
-    let out = run_nvrtc(nv, source, name, opts, &effective, target, sm)?;
+    // NVRTC 13 reports the headers it processed in a time trace: on a miss after a scan, every
+    // one of them must be a file the scan found, or the result is not stored.
+    let trace = (nv.version >= 13000 && !deps.from_manifest).then(|| c.trace_target()).flatten();
+    let mut run_with = effective.clone();
+    if let Some((path, _)) = &trace {
+        run_with.push(format!("-fdevice-time-trace={path}"));
+    }
+    let mut out = run_nvrtc(nv, source, name, opts, &run_with, target, sm);
+    let mut reported = trace.map(|(_, file)| {
+        c.take_file(&file, crate::cache::trace::MAX_TRACE_BYTES).and_then(|j| crate::cache::trace::headers_in_trace(&j))
+    });
+    // An NVRTC that does not know the trace option: the caller's compile, as asked, without it.
+    if matches!(&out, Err(f) if f.error.cuda_code == NVRTC_ERROR_INVALID_OPTION) && reported.is_some() {
+        out = run_nvrtc(nv, source, name, opts, &effective, target, sm);
+        reported = None;
+    }
+    let out = out?;
+    let covered = match reported {
+        // A trace asked for and not readable: nothing to hold the scan against; it stands alone.
+        None | Some(None) => true,
+        Some(Some(headers)) => all_scanned(&headers, &deps.files, cwd.as_deref(), opts),
+    };
     // NVRTC read the headers after the scan did: store the result only if none changed
     // meanwhile, nor NVRTC's file. A cache that cannot be written is not an error: the code
     // is still good.
-    if crate::cache::unchanged(&deps.checks)
+    if covered
+        && crate::cache::unchanged(&deps.checks)
         && tc.is_file(nv.lib.path().as_deref())
         && c.put(&deps.key, &encode_payload(&out)).is_ok()
     {
@@ -391,9 +461,37 @@ fn compile_cached(
     Ok(Some(out))
 }
 
+/// Whether every header NVRTC reported processing (`reported`, paths as NVRTC formed them,
+/// relative to the working directory) is a file the scan found (`files`), by device and inode.
+/// In-memory headers and NVRTC's builtin header are not files; a reported path that does not
+/// resolve now counts as not found.
+fn all_scanned(
+    reported: &[String],
+    files: &[std::path::PathBuf],
+    cwd: Option<&std::path::Path>,
+    opts: &CompileOptions,
+) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let found: std::collections::HashSet<(u64, u64)> = files.iter().filter_map(|f| id(f)).collect();
+    reported.iter().all(|r| {
+        if r == "__nv_nvrtc_builtin_header.h" || opts.headers.iter().any(|(n, _)| n == r) {
+            return true;
+        }
+        let p = std::path::Path::new(r);
+        let p = match cwd {
+            Some(c) if p.is_relative() => c.join(p),
+            _ => p.to_path_buf(),
+        };
+        id(&p).is_some_and(|i| found.contains(&i))
+    })
+}
+
 /// The key of a compile and what it depends on.
 struct Deps {
     key: crate::cache::Key,
+    /// The files the scan found (empty when the key came from a manifest).
+    files: Vec<std::path::PathBuf>,
     /// Every lookup of the include scan, to tell whether anything changed.
     checks: Vec<crate::cache::Check>,
     /// A header was changed in the last seconds: nothing about this compile is remembered.
@@ -405,8 +503,8 @@ struct Deps {
 impl Deps {
     /// Writes the manifest for `inputs`, unless there is nothing to gain (no lookups), it came
     /// from one, or a header is too new to trust its stamp.
-    fn save_manifest(&self, c: &Cache, inputs: &[u8]) {
-        if self.from_manifest || self.fresh || self.checks.is_empty() {
+    fn save_manifest(&self, c: &Cache, inputs: &[u8], pays: bool) {
+        if self.from_manifest || self.fresh || !pays {
             return;
         }
         let mut m = self.key.0.to_vec();
@@ -415,8 +513,17 @@ impl Deps {
     }
 }
 
+/// Whether a compile's inputs are worth a manifest (see `dependencies`).
+fn manifest_pays(source: &str, opts: &CompileOptions) -> bool {
+    const LONG: usize = 16 << 10;
+    source.contains("include")
+        || opts.headers.iter().any(|(_, h)| h.contains("include"))
+        || opts.options.iter().any(|o| o.contains("-include"))
+        || source.len() + opts.headers.iter().map(|(_, h)| h.len()).sum::<usize>() > LONG
+}
+
 fn manifest_key(inputs: &[u8]) -> crate::cache::Key {
-    let mut k = KeyBuilder::new("cudyn-deps-v1");
+    let mut k = KeyBuilder::new("cudyn-deps-v2");
     k.part("cudyn", env!("CARGO_PKG_VERSION").as_bytes()).part("inputs", inputs);
     k.finish()
 }
@@ -430,26 +537,44 @@ fn dependencies(
     source: &str,
     name: &str,
     opts: &CompileOptions,
-    effective: &[String],
+    options: &[String],
+    toolkit: &[std::path::PathBuf],
     cwd: Option<&std::path::Path>,
     inputs: &[u8],
+    rescan: bool,
     key_of: impl FnOnce(&[u8; 32]) -> crate::cache::Key,
 ) -> Option<Deps> {
-    let might_read_files = source.contains("include")
-        || opts.headers.iter().any(|(_, h)| h.contains("include"))
-        || opts.options.iter().any(|o| o.contains("-include"));
-    if might_read_files {
+    if rescan {
+        // Notices said a folder changed, and its stamp may not show how: the manifest's folder
+        // checks cannot be trusted for these inputs now, in this process or the next.
+        c.remove_manifest(&manifest_key(inputs));
+    }
+    // A manifest saves a later process the scan: worth its read when headers may be read, or
+    // when the texts are long enough that lexing them costs more than reading a small file.
+    if !rescan && manifest_pays(source, opts) {
         if let Some(m) = c.get_manifest(&manifest_key(inputs)) {
             let key = m.get(..32).and_then(|k| <[u8; 32]>::try_from(k).ok());
             if let (Some(key), Some((checks, rest))) = (key, m.get(32..).and_then(crate::cache::decode_checks)) {
                 if rest.is_empty() && crate::cache::unchanged(&checks) {
-                    return Some(Deps { key: crate::cache::Key(key), checks, fresh: false, from_manifest: true });
+                    return Some(Deps {
+                        key: crate::cache::Key(key),
+                        files: Vec::new(),
+                        checks,
+                        fresh: false,
+                        from_manifest: true,
+                    });
                 }
             }
         }
     }
-    let scan = crate::cache::scan_includes(source, name, &opts.headers, effective, cwd?).ok()?;
-    Some(Deps { key: key_of(&scan.digest), checks: scan.checks, fresh: scan.fresh, from_manifest: false })
+    let scan = crate::cache::scan_includes(source, name, &opts.headers, options, toolkit, cwd?).ok()?;
+    Some(Deps {
+        key: key_of(&scan.digest),
+        files: scan.files,
+        checks: scan.checks,
+        fresh: scan.fresh,
+        from_manifest: false,
+    })
 }
 
 /// A compile remembered in a cache's memory tier: its inputs (compared in full, the slot is
@@ -460,8 +585,53 @@ struct Remembered {
     /// memory tier no longer answers.
     entry: [i64; 5],
     inputs: Vec<u8>,
-    checks: Vec<crate::cache::Check>,
+    /// The checks of folders as wholes (sealed toolkit folders, absent names): answered by
+    /// change notices while `watched` holds, by `stat` otherwise.
+    folders: Vec<crate::cache::Check>,
+    /// The checks of files (the caller's own headers): `stat` every time.
+    files: Vec<crate::cache::Check>,
+    /// The notice generation under which `folders` were last found unchanged (MAX: none).
+    watched: std::sync::atomic::AtomicU64,
     compiled: Compiled,
+}
+
+/// What became of a remembered compile's folders.
+enum Folders {
+    /// No notice since they were found unchanged, or (not watched) their `stat`s hold.
+    Unchanged,
+    /// A notice arrived: something in or on the way to them changed.
+    Notified,
+    /// Their `stat`s show a change.
+    Changed,
+}
+
+impl Remembered {
+    /// Whether the folder checks still hold: no notice since they were last found so, or (when
+    /// notices are not armed yet) their `stat`s now, after which notices are armed.
+    fn folders(&self) -> Folders {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.folders.is_empty() {
+            return Folders::Unchanged;
+        }
+        let g = self.watched.load(Relaxed);
+        if g != u64::MAX {
+            return if crate::cache::watch::unchanged_since(g) { Folders::Unchanged } else { Folders::Notified };
+        }
+        if !crate::cache::unchanged(&self.folders) {
+            return Folders::Changed;
+        }
+        self.arm();
+        Folders::Unchanged
+    }
+
+    /// Watches the folders, then checks them once more: a change between the two is seen by
+    /// one or the other.
+    fn arm(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let g = crate::cache::watch::arm(self.folders.iter().filter_map(|c| c.folder()))
+            .filter(|_| crate::cache::unchanged(&self.folders));
+        self.watched.store(g.unwrap_or(u64::MAX), Relaxed);
+    }
 }
 
 /// Every input of a compile as one unambiguous byte string (length-prefixed parts).
@@ -520,6 +690,22 @@ pub fn default_include_options(nv: &Nvrtc) -> &'static [String] {
         crate::cuda::dl::header_dirs_beside(&lib).into_iter().map(|d| format!("-I{}", d.display())).collect()
     })
     .as_slice()
+}
+
+/// Every file on disk a compile of `source` with `opts` could read, as the cache's include scan
+/// finds them (the toolkit's headers beside the NVRTC the search finds included): for a build
+/// system's dependency list. Empty when the scan cannot follow the includes.
+pub fn files_read(source: &str, name: &str, opts: &CompileOptions) -> Vec<std::path::PathBuf> {
+    let tc = crate::cache::toolchain::located_nvrtc()
+        .cloned()
+        .or_else(|| nvrtc().ok().and_then(|nv| loaded_toolchain(nv).cloned()));
+    let (Some(tc), Ok((base, _, _)), Ok(cwd)) = (tc, effective_options(opts, default_sm), std::env::current_dir())
+    else {
+        return Vec::new();
+    };
+    crate::cache::scan_includes(source, name, &opts.headers, &base, &tc.include_dirs, &cwd)
+        .map(|s| s.files)
+        .unwrap_or_default()
 }
 
 /// Compile through the process-wide cache (see `global_cache`).

@@ -207,7 +207,7 @@ extern "C" __global__ void block_sum(const int* in, int* out) {
     let includes = cudyn::compile::default_include_options(nv);
     assert!(includes.iter().any(|o| o.ends_with("include/cccl")), "{includes:?}");
     let cwd = std::env::current_dir().unwrap();
-    let scan = cudyn::cache::scan_includes(src, "inc.cu", &[], includes, &cwd)
+    let scan = cudyn::cache::scan_includes(src, "inc.cu", &[], includes, &[], &cwd)
         .unwrap_or_else(|e| panic!("the include scan gave up on CUB: {e}"));
     let t0 = Instant::now();
     let first = compile(&c, src, &CompileOptions::default());

@@ -1,7 +1,8 @@
 //! A cache hit never loads NVRTC: the key names the NVRTC file the library search would open,
 //! found without opening it (`cudyn::cache::toolchain`). Checked in fresh processes (the
 //! located NVRTC is memoized per process): a hit maps no libnvrtc and gives the same code; a
-//! miss loads NVRTC and stores; a different or changed NVRTC file is a different key.
+//! miss loads NVRTC and stores; the key names NVRTC by its build (GNU build ID), so the same
+//! build elsewhere hits and another build misses.
 //!
 //! Run with `source scripts/env.sh && cargo test --test cache_toolchain`.
 
@@ -131,19 +132,32 @@ fn the_key_follows_the_nvrtc_file() {
             fs::copy(e.path(), lib.join(e.file_name())).unwrap();
         }
     }
+    // The toolkit's headers beside the copy, as beside the wheel's NVRTC (the same folders by
+    // another path): the copy is the same toolchain installed elsewhere.
+    std::os::unix::fs::symlink(wheel.parent().unwrap().parent().unwrap().join("include"), td.join("include")).unwrap();
     let dir = td.join("cache");
     let explicit = [("CUDYN_LIBNVRTC", copy.to_str().unwrap())];
     let a = run(TEST, &td, &dir, 3, "miss", &explicit);
     assert_eq!(run(TEST, &td, &dir, 3, "hit", &explicit), a);
-    // The same bytes under another name (the wheel's): another NVRTC file, another key.
-    assert_eq!(run(TEST, &td, &dir, 3, "miss", &[]), a);
+    // The same bytes under another name (the wheel's): the same build of NVRTC (its GNU build
+    // ID), so the same key, wherever it is installed: a hit that loads no NVRTC.
     assert_eq!(run(TEST, &td, &dir, 3, "hit", &[]), a);
-    // The copy changed (here only its modification time): a miss, then a hit again.
+    // The copy touched (its modification time only): still that build, still a hit.
     let f = fs::OpenOptions::new().write(true).open(&copy).unwrap();
     let m = f.metadata().unwrap().modified().unwrap();
     f.set_modified(m + std::time::Duration::from_secs(10)).unwrap();
     drop(f);
+    assert_eq!(run(TEST, &td, &dir, 3, "hit", &explicit), a);
+    // Another build (the copy's build ID changed, as any rebuild changes it): another key, a
+    // miss that loads NVRTC, then a hit.
+    let id = cudyn::cache::toolchain::elf_build_id(&fs::File::open(&copy).unwrap()).expect("NVRTC has a build ID");
+    let mut bytes = fs::read(&copy).unwrap();
+    let at = bytes.windows(id.len()).position(|w| w == &id[..]).expect("the build ID's bytes in the file");
+    bytes[at] ^= 0x5a;
+    fs::write(&copy, &bytes).unwrap();
+    drop(bytes);
+    assert_ne!(cudyn::cache::toolchain::elf_build_id(&fs::File::open(&copy).unwrap()), Some(id));
     assert_eq!(run(TEST, &td, &dir, 3, "miss", &explicit), a);
     assert_eq!(run(TEST, &td, &dir, 3, "hit", &explicit), a);
-    assert_eq!(entry_count(&dir), 3);
+    assert_eq!(entry_count(&dir), 2);
 }

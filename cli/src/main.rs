@@ -10,14 +10,17 @@ mod inspect;
 mod output;
 mod tools;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use cudyn::diagnose::{self, Component};
 use serde_json::{json, Value};
 
+use cudyn::CodeKind;
+use files::read;
 use output::{out, q};
+use tools::print_log;
 
 #[derive(Parser)]
 #[command(
@@ -114,7 +117,8 @@ enum Command {
         #[arg(last = true, value_name = "NVJITLINK OPTIONS")]
         options: Vec<String>,
     },
-    /// The compile cache: where it is, what it holds, emptying it.
+    /// The compile cache: where it is, what it holds, emptying it, bundles to ship with a
+    /// program (export, import, bundle).
     Cache {
         #[command(subcommand)]
         action: CacheAction,
@@ -133,7 +137,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CacheAction {
-    /// Its folder, whether it is on (and why not), entries and bytes.
+    /// Its folder, whether it is on (and why not), entries and bytes, and its read-only layers.
     Stats {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -143,6 +147,46 @@ enum CacheAction {
     Clear,
     /// Print its folder (exit 1 when the cache is off).
     Dir,
+    /// Write every entry of the cache's folder to one integrity-checked bundle file.
+    Export {
+        /// The bundle to write (replaced whole, or left as it was).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Import a bundle into the cache's folder: all checked first, nothing imported if any of
+    /// it is damaged or forged.
+    Import {
+        /// The bundle to read (made by `cudyn cache export` or `cudyn cache bundle`).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Compile sources for each architecture with NVRTC (no GPU needed) into a bundle, in a
+    /// private cache: what a program that compiles them at run time, with the same options and
+    /// names, finds as hits. Installed as `<program>.cudyn-bundle` beside the program, it is used
+    /// with no setting.
+    Bundle {
+        /// The sources; `SRC=NAME` gives the program name the program compiles it under
+        /// (default: the file's name).
+        #[arg(required = true, value_name = "SRC[=NAME]")]
+        sources: Vec<String>,
+        /// Where to write the bundle.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// An architecture to compile for (sm_90 or 90), once per architecture; each is
+        /// appended as `-arch=...` after the options, where cudyn appends it for a program
+        /// that names none.
+        #[arg(long = "arch", required = true, value_name = "sm_NN")]
+        archs: Vec<String>,
+        /// What each compile makes, as the program asks for it (cubin, ptx or ltoir).
+        #[arg(long, value_enum, default_value = "cubin")]
+        target: Target,
+        /// Also write a Makefile-style list of every file the compiles read (for CMake's DEPFILE).
+        #[arg(long, value_name = "FILE")]
+        depfile: Option<PathBuf>,
+        /// The NVRTC options, after `--`, exactly as the program passes them.
+        #[arg(last = true, value_name = "NVRTC OPTIONS")]
+        options: Vec<String>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -445,6 +489,23 @@ fn cache(action: CacheAction) -> bool {
         },
         CacheAction::Stats { json: as_json } => {
             let r = diagnose::cache();
+            let (layers, refused, read_only) = match status {
+                Ok(c) => (
+                    c.layers()
+                        .iter()
+                        .map(|l| {
+                            (
+                                l.path().display().to_string(),
+                                if l.is_bundle() { "bundle" } else { "folder" },
+                                l.entries(),
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                    c.refused_layers(),
+                    c.write_refused().map(str::to_owned),
+                ),
+                Err(_) => (Vec::new(), Vec::new(), None),
+            };
             if as_json {
                 print_json(&json!({
                     "on": r.off_because.is_none(),
@@ -453,6 +514,9 @@ fn cache(action: CacheAction) -> bool {
                     "max_bytes": r.max_bytes,
                     "entries": r.entries,
                     "bytes": r.bytes,
+                    "writes_refused_because": read_only,
+                    "layers": layers.iter().map(|(p, k, n)| json!({"path": p, "kind": k, "entries": n})).collect::<Vec<_>>(),
+                    "refused_layers": refused,
                 }));
             } else {
                 match &r.off_because {
@@ -463,10 +527,189 @@ fn cache(action: CacheAction) -> bool {
                     }
                     Some(why) => println!("off: {why}"),
                 }
+                if let Some(why) = &read_only {
+                    println!("writes   none: {why}");
+                }
+                for (p, k, n) in &layers {
+                    println!("layer    {p} ({k}, {n} entries, read-only)");
+                }
+                for why in &refused {
+                    println!("refused  {why}");
+                }
             }
             // Stats of a cache that is off are still an answer.
             true
         }
+        CacheAction::Export { file } => match status {
+            Ok(c) => match cudyn::compile::export_bundle(c, &file) {
+                Ok(n) => {
+                    println!(
+                        "{}: {n} entr{} from {}",
+                        file.display(),
+                        if n == 1 { "y" } else { "ies" },
+                        c.dir().display()
+                    );
+                    true
+                }
+                Err(e) => fail(&e.message),
+            },
+            Err(e) => fail(&e.message),
+        },
+        CacheAction::Import { file } => match status {
+            Ok(c) => match cudyn::compile::import_bundle(c, &file) {
+                Ok(r) => {
+                    println!(
+                        "{}: {} entr{} imported into {}, {} already there",
+                        file.display(),
+                        r.added,
+                        if r.added == 1 { "y" } else { "ies" },
+                        c.dir().display(),
+                        r.present
+                    );
+                    true
+                }
+                Err(e) => fail(&e.message),
+            },
+            Err(e) => fail(&e.message),
+        },
+        CacheAction::Bundle { sources, output, archs, target, depfile, options } => {
+            match make_bundle(&sources, &output, &archs, target, depfile.as_deref(), options) {
+                Ok(msg) => {
+                    println!("{msg}");
+                    true
+                }
+                Err(e) => fail(&e),
+            }
+        }
+    }
+}
+
+/// `cudyn cache bundle`: every source for every architecture through a private cache in a
+/// fresh folder, then that cache exported. The compiles run with an empty working directory
+/// (relative include folders made absolute first), as a program's usually is of header names.
+fn make_bundle(
+    sources: &[String],
+    output: &Path,
+    archs: &[String],
+    target: Target,
+    depfile: Option<&Path>,
+    mut options: Vec<String>,
+) -> Result<String, String> {
+    let here = std::env::current_dir().map_err(|e| format!("the working directory: {}", io_text(&e)))?;
+    let output = here.join(output);
+    let mut inputs = Vec::new();
+    for s in sources {
+        let (path, name) = match s.split_once('=') {
+            Some((p, n)) => (PathBuf::from(p), n.to_string()),
+            None => {
+                let p = PathBuf::from(s);
+                let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "source.cu".into());
+                (p, n)
+            }
+        };
+        let text =
+            String::from_utf8(read(&here.join(&path))?).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
+        inputs.push((path, name, text));
+    }
+    absolute_include_options(&mut options, &here);
+    let kind = match target {
+        Target::Cubin => CodeKind::Cubin,
+        Target::Ptx => CodeKind::Ptx,
+        Target::Ltoir => CodeKind::LtoIr,
+    };
+    let work = private_folder()?;
+    std::fs::create_dir(work.join("cwd")).map_err(|e| format!("{}: {}", work.display(), io_text(&e)))?;
+    let result = (|| {
+        let cache = cudyn::cache::Cache::at(work.join("cache"), cudyn::cache::ENTRY_MAX_BYTES * 4)
+            .map_err(|e| format!("a private cache in {}: {}", work.display(), io_text(&e)))?;
+        std::env::set_current_dir(work.join("cwd")).map_err(|e| io_text(&e))?;
+        let mut read_files = std::collections::BTreeSet::new();
+        for (path, name, text) in &inputs {
+            for a in archs {
+                let digits = a.trim_start_matches("sm_").trim_start_matches("compute_");
+                let arch = if kind == CodeKind::Ptx { format!("compute_{digits}") } else { format!("sm_{digits}") };
+                let mut o = options.clone();
+                o.push(format!("-arch={arch}"));
+                let opts = cudyn::CompileOptions { options: o, target: Some(kind), ..Default::default() };
+                let c = cudyn::compile::compile_with(text, name, &opts, Some(&cache)).map_err(|f| {
+                    print_log("NVRTC", &f.log);
+                    format!("{} ({arch}): {}", path.display(), f.error.message)
+                })?;
+                print_log("NVRTC", &c.log);
+                if depfile.is_some() {
+                    read_files.extend(cudyn::compile::files_read(text, name, &opts));
+                }
+            }
+            read_files.insert(here.join(path));
+        }
+        let n = cudyn::compile::export_bundle(&cache, &output).map_err(|e| e.message)?;
+        if let Some(d) = depfile {
+            let esc = |p: &Path| p.display().to_string().replace(' ', "\\ ");
+            let mut text = format!("{}:", esc(&output));
+            for f in &read_files {
+                text.push_str(&format!(" \\\n  {}", esc(f)));
+            }
+            text.push('\n');
+            std::fs::write(here.join(d), text).map_err(|e| format!("{}: {}", d.display(), io_text(&e)))?;
+        }
+        Ok(format!(
+            "{}: {n} entr{} ({} source{} x {} architecture{})",
+            output.display(),
+            if n == 1 { "y" } else { "ies" },
+            inputs.len(),
+            if inputs.len() == 1 { "" } else { "s" },
+            archs.len(),
+            if archs.len() == 1 { "" } else { "s" }
+        ))
+    })();
+    let _ = std::env::set_current_dir(&here);
+    let _ = std::fs::remove_dir_all(&work);
+    result
+}
+
+/// A new folder of our own (mode 0700) under the temp folder.
+fn private_folder() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    for attempt in 0..16u32 {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let p = std::env::temp_dir().join(format!("cudyn-bundle-{}-{nanos:x}-{attempt}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{}: {}", p.display(), io_text(&e))),
+        }
+    }
+    Err("no private folder could be made under the temp folder".into())
+}
+
+/// Relative folders in include options (`-Idir`, `-I dir`, `--include-path=dir`) made absolute
+/// against `here`.
+fn absolute_include_options(options: &mut [String], here: &Path) {
+    let mut i = 0;
+    while i < options.len() {
+        let o = options[i].clone();
+        for f in ["--include-path=", "-I"] {
+            if let Some(v) = o.strip_prefix(f) {
+                if v.is_empty() {
+                    if let Some(next) = options.get_mut(i + 1) {
+                        if Path::new(next.as_str()).is_relative() {
+                            *next = here.join(&*next).display().to_string();
+                        }
+                    }
+                } else if Path::new(v).is_relative() {
+                    options[i] = format!("{f}{}", here.join(v).display());
+                }
+                break;
+            }
+        }
+        if o == "--include-path" {
+            if let Some(next) = options.get_mut(i + 1) {
+                if Path::new(next.as_str()).is_relative() {
+                    *next = here.join(&*next).display().to_string();
+                }
+            }
+        }
+        i += 1;
     }
 }
 

@@ -27,7 +27,7 @@ fn failed(as_json: bool, status: Option<cudyn::Status>, message: &str, tool: &st
     false
 }
 
-fn print_log(tool: &str, log: &str) {
+pub fn print_log(tool: &str, log: &str) {
     let log = log.trim_end_matches(['\0', '\n']);
     if !log.is_empty() {
         err!("{tool} log:\n{}", qt(log));

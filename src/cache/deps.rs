@@ -3,17 +3,29 @@
 //! at all (`#include "/abs/x.h"`, a quoted include found beside the program's name, which is
 //! relative to the working directory) as well as through `-I` and `-include`.
 //!
-//! The scan is conservative rather than exact: for every `#include`/`__has_include` in the
-//! source, the in-memory headers and every file found, it looks the name up in every folder
-//! NVRTC might search (the including file's folder, the program's and each in-memory header's
-//! folder, every include path), whatever the order, and feeds each outcome (the file's bytes,
-//! "absent", "a folder") into a digest. Any change to any file that could have been read, or a
-//! file appearing where none was, changes the digest and so the key. A construct it cannot
-//! follow (an include named by a macro, `#embed`, precompiled headers, options files) makes the
-//! scan fail, and the compile then bypasses the cache: stale code is never an option.
+//! The scan is conservative rather than exact: every text is lexed as NVRTC lexes it
+//! (`lex.rs`: raw strings, digit separators, splices, trigraphs), and for every `#include` /
+//! `__has_include` in the source, the in-memory headers and every file found, the name is
+//! looked up in every folder NVRTC might search (the including file's folder, the program's
+//! and each in-memory header's folder, every include path), whatever the order; each outcome
+//! (the file's bytes, "absent", "a folder") goes into a digest. Any change to any file that
+//! could have been read, or a file appearing where none was, changes the digest and so the key.
+//! A construct it cannot follow (an include named by a function-like macro, `#embed`,
+//! precompiled headers, options files, options that write files) or the clock macros
+//! (`__DATE__`, `__TIME__`, `__TIMESTAMP__`) make the scan fail, and the compile then bypasses
+//! the cache: stale code is never an option.
+//!
+//! The digest names each lookup by where it is relative to its search root (`I0:sub/x.h`, the
+//! first `-I` folder; `T1:cub/...`, the second toolkit include folder; `cwd:x.h`), never by an
+//! absolute path, so the same sources in another folder give the same key (a bundle built in
+//! one place hits in another). The checks that tell a later process nothing changed are by
+//! absolute path: one per file, except in a toolkit include folder whose files only root can
+//! write, which is checked as a whole by its folder's stamp (see `Check`).
 
+use super::lex::{self, lex, Dialect, Lexed};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,7 +38,8 @@ const MAX_BYTES: u64 = 512 << 20;
 /// The outcome of a successful scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IncludeScan {
-    /// SHA-256 over every lookup made and its result, in a fixed order.
+    /// SHA-256 over the portable options and every lookup made with its result, in a fixed
+    /// order; no absolute path of a search folder goes in.
     pub digest: [u8; 32],
     /// The files found on disk (each hashed into `digest`).
     pub files: Vec<PathBuf>,
@@ -40,25 +53,37 @@ pub struct IncludeScan {
 }
 
 /// One lookup of a scan: the path, and its kind (0: an error, with errno in `stamp[0]`;
-/// 1: a file, with its stamp; 2: a folder; 3: something else; 4: a folder whose listing
-/// decides that names are absent, with its stamp — see `listing`).
+/// 1: a file, with its stamp; 2: a folder; 3: something else; 4: a folder with its stamp,
+/// standing for every name absent from it — see `listing` — or, in a sealed toolkit folder,
+/// for every file in it; 5: names absent from one of the program's own folders, `names`: the
+/// folder's stamp says they still are while it holds, and when it does not (that folder, often
+/// the working directory, changes for other reasons) each name is checked, never a rescan).
+///
+/// A sealed folder is one of the toolkit's include folders (beside NVRTC) whose files the scan
+/// found owned by root and writable by no one else. Adding, removing, renaming or replacing a
+/// file in a folder moves its mtime, and installers, pip, conda and package managers change
+/// files that way; editing a file in place does not, and only root can edit these. So one
+/// `stat` of the folder stands for every header in it: a CUB compile's 719 header checks become
+/// some 65 folder checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     path: PathBuf,
     kind: u8,
     stamp: [i64; 7],
+    names: Vec<std::ffi::OsString>,
 }
 
 impl Check {
     fn now(path: &Path) -> Check {
         match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => Check { path: path.to_path_buf(), kind: 1, stamp: stamp(&m) },
-            Ok(m) if m.is_dir() => Check { path: path.to_path_buf(), kind: 2, stamp: [0; 7] },
-            Ok(_) => Check { path: path.to_path_buf(), kind: 3, stamp: [0; 7] },
+            Ok(m) if m.is_file() => Check { path: path.to_path_buf(), kind: 1, stamp: stamp(&m), names: Vec::new() },
+            Ok(m) if m.is_dir() => Check { path: path.to_path_buf(), kind: 2, stamp: [0; 7], names: Vec::new() },
+            Ok(_) => Check { path: path.to_path_buf(), kind: 3, stamp: [0; 7], names: Vec::new() },
             Err(e) => Check {
                 path: path.to_path_buf(),
                 kind: 0,
                 stamp: [e.raw_os_error().unwrap_or(0) as i64, 0, 0, 0, 0, 0, 0],
+                names: Vec::new(),
             },
         }
     }
@@ -67,17 +92,47 @@ impl Check {
     /// added to it, removed or renamed (mtime), and when its permissions change (ctime).
     fn listing(dir: &Path) -> Option<Check> {
         let m = std::fs::metadata(dir).ok()?;
-        m.is_dir().then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m) })
+        m.is_dir().then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m), names: Vec::new() })
     }
 
     /// Whether this lookup still gives the same answer.
     fn holds(&self) -> bool {
-        if self.kind == 4 {
-            Check::listing(&self.path).as_ref() == Some(self)
-        } else {
-            Check::now(&self.path) == *self
+        match self.kind {
+            4 => Check::listing(&self.path).is_some_and(|l| l.stamp == self.stamp),
+            5 => {
+                Check::listing(&self.path).is_some_and(|l| l.stamp == self.stamp)
+                    || self.names.iter().all(|n| truly_absent(&self.path.join(n)))
+            }
+            _ => Check::now(&self.path) == *self,
         }
     }
+
+    /// For a check of a folder (kinds 4 and 5), the folder and the names in it that matter
+    /// (None: all of them): what change notices (`watch.rs`) can stand for, where a file's own
+    /// stamp cannot. None for a file's check.
+    pub(crate) fn folder(&self) -> Option<(&Path, Option<&[std::ffi::OsString]>)> {
+        match self.kind {
+            4 => Some((&self.path, None)),
+            5 => Some((&self.path, Some(&self.names))),
+            _ => None,
+        }
+    }
+
+    /// The path this check looks at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether it checks a folder as a whole (a sealed toolkit folder, or names absent from a
+    /// folder), not one file.
+    pub fn is_folder(&self) -> bool {
+        self.folder().is_some()
+    }
+}
+
+/// Absent, not even a dangling link (whose target can appear without its folder changing).
+fn truly_absent(p: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// The check that stands for "`missing` is absent", when its folder's listing can: `missing`
@@ -93,12 +148,16 @@ fn listing_for(missing: &Path) -> Option<Check> {
     }
     let dir = missing.parent().filter(|d| !d.as_os_str().is_empty())?;
     let m = std::fs::metadata(dir).ok()?;
-    (m.is_dir() && !too_new(&m)).then(|| Check { path: dir.to_path_buf(), kind: 4, stamp: stamp(&m) })
+    (m.is_dir() && !too_new(&m)).then(|| Check {
+        path: dir.to_path_buf(),
+        kind: 4,
+        stamp: stamp(&m),
+        names: Vec::new(),
+    })
 }
 
 /// `checks` as bytes (for a manifest on disk): per check its kind, stamp and path.
 pub fn encode_checks(checks: &[Check]) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
     let mut v = Vec::with_capacity(checks.len() * 120);
     v.extend_from_slice(&(checks.len() as u64).to_le_bytes());
     for c in checks {
@@ -106,16 +165,28 @@ pub fn encode_checks(checks: &[Check]) -> Vec<u8> {
         for x in c.stamp {
             v.extend_from_slice(&x.to_le_bytes());
         }
-        let p = c.path.as_os_str().as_bytes();
-        v.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        v.extend_from_slice(p);
+        let mut put = |b: &[u8]| {
+            v.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            v.extend_from_slice(b);
+        };
+        put(c.path.as_os_str().as_bytes());
+        if c.kind == 5 {
+            v.extend_from_slice(&(c.names.len() as u32).to_le_bytes());
+            for n in &c.names {
+                v.extend_from_slice(&(n.len() as u32).to_le_bytes());
+                v.extend_from_slice(n.as_bytes());
+            }
+        }
     }
     v
 }
 
-/// The checks `encode_checks` wrote, and the bytes after them; None if malformed.
+/// Bytes of the smallest encoded check (kind, stamp, length; an empty path).
+const MIN_CHECK_BYTES: usize = 1 + 7 * 8 + 4;
+
+/// The checks `encode_checks` wrote, and the bytes after them; None if malformed. What it
+/// allocates is bounded by the bytes given, whatever the count field says.
 pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
-    use std::os::unix::ffi::OsStrExt;
     let take = |b: &mut &[u8], n: usize| -> Option<Vec<u8>> {
         let (h, t) = (b.get(..n)?, b.get(n..)?);
         *b = t;
@@ -123,7 +194,10 @@ pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
     };
     let mut b = b;
     let n = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
-    let mut out = Vec::with_capacity(n.min(1 << 20) as usize);
+    if n > (b.len() / MIN_CHECK_BYTES) as u64 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let kind = *take(&mut b, 1)?.first()?;
         let mut stamp = [0i64; 7];
@@ -132,13 +206,24 @@ pub fn decode_checks(b: &[u8]) -> Option<(Vec<Check>, &[u8])> {
         }
         let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
         let path = PathBuf::from(std::ffi::OsStr::from_bytes(&take(&mut b, len)?));
-        out.push(Check { path, kind, stamp });
+        let mut names = Vec::new();
+        if kind == 5 {
+            let count = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+            if count > b.len() / 4 {
+                return None;
+            }
+            for _ in 0..count {
+                let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                names.push(std::ffi::OsStr::from_bytes(&take(&mut b, len)?).to_os_string());
+            }
+        }
+        out.push(Check { path, kind, stamp, names });
     }
     Some((out, b))
 }
 
 /// Whether every lookup of an earlier scan would give the same answer now: no header changed
-/// (by its stat stamp), appeared or vanished. One `stat` per distinct path.
+/// (by its stat stamp, or its sealed folder's), appeared or vanished. One `stat` per check.
 pub fn unchanged(checks: &[Check]) -> bool {
     checks.iter().all(Check::holds)
 }
@@ -167,19 +252,29 @@ fn too_new(m: &std::fs::Metadata) -> bool {
     ns(m.ctime(), m.ctime_nsec()) >= limit || ns(m.mtime(), m.mtime_nsec()) >= limit
 }
 
+/// A file only root can change: owned by root, writable by neither group nor others.
+fn root_only(m: &std::fs::Metadata) -> bool {
+    m.uid() == 0 && m.mode() & 0o022 == 0
+}
+
 /// What the options tell the scan: include folders, pre-included files; Err for an option
-/// that reads files the scan cannot follow.
+/// that reads files the scan cannot follow or writes files a hit would not write.
 struct SearchOptions {
-    dirs: Vec<PathBuf>,
+    /// (root label, folder): the caller's include folders, then the toolkit's.
+    dirs: Vec<(String, PathBuf)>,
     pre_includes: Vec<String>,
     /// -D definitions, for includes named by a macro.
     defines: Vec<(String, String)>,
+    /// The options with every include folder named by its label: what the key holds of them.
+    portable: Vec<String>,
+    dialect: Dialect,
 }
 
-fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, String> {
+fn search_options(options: &[String], toolkit: &[PathBuf], cwd: &Path) -> Result<SearchOptions, String> {
     let mut dirs = Vec::new();
     let mut pre = Vec::new();
     let mut defines = Vec::new();
+    let mut portable = Vec::new();
     let mut it = options.iter();
     // Spellings NVRTC and nvcc accept: "-Idir", "-I dir", "-I=dir", "--include-path=dir",
     // "--include-path dir", and the same for -include / --pre-include.
@@ -190,11 +285,19 @@ fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, Strin
         if lower.contains("pch") || lower.starts_with("-optf") || lower.starts_with("--options-file") {
             return Err(format!("the option '{o}' reads files the cache cannot follow"));
         }
+        // Options that write a file: a hit would not write it.
+        if ["-time", "--time", "-fdevice-time-trace", "--fdevice-time-trace"]
+            .iter()
+            .any(|f| lower == *f || lower.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
+        {
+            return Err(format!("the option '{o}' writes a file, which a cache hit would not"));
+        }
         for f in ["--define-macro=", "--define-macro", "-D"] {
             let Some(rest) = o.strip_prefix(f) else { continue };
             let d = if rest.is_empty() { it.next().cloned().unwrap_or_default() } else { rest.to_string() };
             let (k, v) = d.split_once('=').unwrap_or((d.as_str(), "1"));
             defines.push((k.to_string(), v.to_string()));
+            portable.push(format!("-D{d}"));
             continue 'next;
         }
         for (flags, is_dir) in [(&PRE_FLAGS[..], false), (&DIR_FLAGS[..], true)] {
@@ -220,92 +323,26 @@ fn search_options(options: &[String], cwd: &Path) -> Result<SearchOptions, Strin
                 }
                 for v in values {
                     if is_dir {
-                        dirs.push(cwd.join(v));
+                        let label = format!("I{}", dirs.len());
+                        portable.push(format!("--include-path=<{label}>"));
+                        dirs.push((label, cwd.join(v)));
                     } else {
+                        portable.push(format!("--pre-include={v}"));
                         pre.push(v);
                     }
                 }
                 continue 'next;
             }
         }
+        portable.push(o.clone());
     }
-    Ok(SearchOptions { dirs, pre_includes: pre, defines })
-}
-
-/// The source with comments blanked (newlines kept), string and character literals intact.
-fn strip_comments(text: &str) -> String {
-    #[derive(PartialEq)]
-    enum S {
-        Code,
-        Line,
-        Block,
-        Str(u8),
+    for (k, d) in toolkit.iter().enumerate() {
+        let label = format!("T{k}");
+        portable.push(format!("--include-path=<{label}>"));
+        dirs.push((label, d.clone()));
     }
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut s = S::Code;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let next = b.get(i + 1).copied();
-        match s {
-            S::Code => {
-                if c == b'/' && next == Some(b'/') {
-                    s = S::Line;
-                    i += 2;
-                    out.push(b' ');
-                    continue;
-                }
-                if c == b'/' && next == Some(b'*') {
-                    s = S::Block;
-                    i += 2;
-                    out.push(b' ');
-                    continue;
-                }
-                if c == b'"' || c == b'\'' {
-                    s = S::Str(c);
-                }
-                out.push(c);
-            }
-            S::Line => {
-                if c == b'\\' && next == Some(b'\n') {
-                    i += 2;
-                    out.push(b'\n');
-                    continue;
-                }
-                if c == b'\n' {
-                    s = S::Code;
-                    out.push(c);
-                }
-            }
-            S::Block => {
-                if c == b'*' && next == Some(b'/') {
-                    s = S::Code;
-                    i += 2;
-                    continue;
-                }
-                if c == b'\n' {
-                    out.push(c);
-                }
-            }
-            S::Str(q) => {
-                if c == b'\\' && next.is_some() {
-                    out.push(c);
-                    out.push(b[i + 1]);
-                    i += 2;
-                    continue;
-                }
-                // An unterminated literal ends at the line's end, as the preprocessor's does.
-                if c == q || c == b'\n' {
-                    s = S::Code;
-                }
-                out.push(c);
-            }
-        }
-        i += 1;
-    }
-    // Only whole comments (delimited by ASCII) were removed: still UTF-8 when the input was.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    let dialect = Dialect::for_std(lex::std_option(options));
+    Ok(SearchOptions { dirs, pre_includes: pre, defines, portable, dialect })
 }
 
 /// One header name a file asks for.
@@ -361,33 +398,10 @@ struct Found {
 /// that cannot be resolved without preprocessing (a macro-named include, #embed).
 #[cfg(test)]
 fn includes_in(text: &str, what: &str, lookup_macros: &[String]) -> Result<Found, String> {
-    includes_in_code(&prepare(text), what, lookup_macros)
+    includes_in_code(&lex(text.as_bytes(), Dialect::for_std(None)).directives, what, lookup_macros)
 }
 
-/// The text as the directive scanner reads it: continued lines joined, comments blanked, and
-/// only the preprocessor directives kept (`__has_include` is only meaningful in #if/#elif),
-/// so that a header is reduced once to the few lines that matter.
-fn prepare(text: &str) -> String {
-    let joined: std::borrow::Cow<str> = if text.contains("\\\n") || text.contains("\\\r\n") {
-        text.replace("\\\r\n", "").replace("\\\n", "").into()
-    } else {
-        text.into()
-    };
-    // Without a comment there is nothing to blank (a string cannot start a directive line).
-    let code: std::borrow::Cow<str> =
-        if joined.contains("/*") || joined.contains("//") { strip_comments(&joined).into() } else { joined };
-    let mut out = String::new();
-    for line in code.lines() {
-        let t = line.trim_start();
-        if t.starts_with('#') || t.starts_with("%:") || t.starts_with("??=") {
-            out.push_str(t);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// `includes_in` on text `prepare` made.
+/// `includes_in` on the directives the lexer kept.
 fn includes_in_code(code: &str, what: &str, lookup_macros: &[String]) -> Result<Found, String> {
     let mut macros: Vec<&str> = vec!["__has_include", "__has_include_next"];
     macros.extend(lookup_macros.iter().map(String::as_str));
@@ -503,7 +517,7 @@ fn resolve_macro_include(arg: &str, defs: &HashMap<String, Vec<String>>) -> Vec<
 struct Memo {
     stamp: [i64; 7],
     digest: [u8; 32],
-    code: Arc<str>,
+    lexed: Arc<Lexed>,
 }
 
 fn stamp(m: &std::fs::Metadata) -> [i64; 7] {
@@ -514,28 +528,26 @@ fn stamp(m: &std::fs::Metadata) -> [i64; 7] {
 /// the same timestamp tick as our read would leave the stamp unchanged (ccache's "too new").
 const TOO_NEW_SECS: i64 = 2;
 
-/// A header's SHA-256 and its prepared text. Remembered for the process while its stat stamp
-/// (device, inode, size, mtime and ctime to the nanosecond) stays the same: every write
+/// A header's SHA-256 and what the lexer kept of it. Remembered for the process while its stat
+/// stamp (device, inode, size, mtime and ctime to the nanosecond) stays the same: every write
 /// changes ctime, which no one can set back, so a file with the stamp of a memo has its
 /// content. Files changed in the last TOO_NEW_SECS seconds are read every time.
-fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>), String> {
-    static MEMO: Mutex<Option<HashMap<PathBuf, Memo>>> = Mutex::new(None);
+fn read_header(path: &Path, m: &std::fs::Metadata, d: Dialect) -> Result<([u8; 32], Arc<Lexed>), String> {
+    type Memos = HashMap<(PathBuf, u8), Memo>;
+    static MEMO: Mutex<Option<Memos>> = Mutex::new(None);
     let st = stamp(m);
+    let slot = (path.to_path_buf(), d.bits());
     // Never waited for: a memo held by another thread is a miss (the file is read), so a
     // child forked while a thread held it never blocks on it (src/fork.rs).
     if let Ok(g) = MEMO.try_lock() {
-        if let Some(memo) = g.as_ref().and_then(|map| map.get(path)).filter(|memo| memo.stamp == st) {
-            return Ok((memo.digest, memo.code.clone()));
+        if let Some(memo) = g.as_ref().and_then(|map| map.get(&slot)).filter(|memo| memo.stamp == st) {
+            return Ok((memo.digest, memo.lexed.clone()));
         }
     }
     let bytes =
         std::fs::read(path).map_err(|e| format!("reading {}: {}", path.display(), crate::error::io_text(&e)))?;
     let digest: [u8; 32] = Sha256::digest(&bytes).into();
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    let code: Arc<str> = prepare(&text).into();
+    let lexed = Arc::new(lex(&bytes, d));
     // The stamp must still be the one read before the content, and old enough to trust.
     let after = std::fs::metadata(path).ok().map(|m| stamp(&m));
     if after == Some(st) && !too_new(m) {
@@ -544,30 +556,68 @@ fn read_header(path: &Path, m: &std::fs::Metadata) -> Result<([u8; 32], Arc<str>
             if map.len() > 100_000 {
                 map.clear();
             }
-            map.insert(path.to_path_buf(), Memo { stamp: st, digest, code: code.clone() });
+            map.insert(slot, Memo { stamp: st, digest, lexed: lexed.clone() });
         }
     }
-    Ok((digest, code))
+    Ok((digest, lexed))
+}
+
+/// Where a folder or file is: the label of the search root it was reached from (`I0`, `T1`,
+/// `cwd`, `/` for an absolute name), the path below that root, and the path on disk.
+#[derive(Clone)]
+struct Pos {
+    label: Arc<str>,
+    rel: PathBuf,
+    abs: PathBuf,
+}
+
+impl Pos {
+    fn join(&self, name: &Path) -> Pos {
+        Pos { label: self.label.clone(), rel: self.rel.join(name), abs: self.abs.join(name) }
+    }
+    fn parent(&self) -> Option<Pos> {
+        Some(Pos {
+            label: self.label.clone(),
+            rel: self.rel.parent().map_or_else(PathBuf::new, Path::to_path_buf),
+            abs: self.abs.parent()?.to_path_buf(),
+        })
+    }
+    /// The name the digest knows it by.
+    fn portable(&self) -> Vec<u8> {
+        let mut v = self.label.as_bytes().to_vec();
+        v.push(b':');
+        v.extend_from_slice(self.rel.as_os_str().as_bytes());
+        v
+    }
+    /// Inside a toolkit root, by a path with no `..` in it.
+    fn in_toolkit(&self) -> bool {
+        self.label.starts_with('T')
+            && self
+                .rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+    }
 }
 
 /// What a file to scan is: text in memory (the program or a header given by name), or a file.
 struct Item {
-    /// The text as `prepare` left it.
-    code: Arc<str>,
-    dir: Option<PathBuf>,
+    lexed: Arc<Lexed>,
+    dir: Option<Pos>,
     what: String,
 }
 
 /// Scan `source` (named `name`), the in-memory `headers` and every file they could include,
-/// given the compile `options`, with relative names resolved against `cwd`.
+/// given the compile `options` and the `toolkit` include folders searched after them, with
+/// relative names resolved against `cwd`.
 pub fn scan_includes(
     source: &str,
     name: &str,
     headers: &[(String, String)],
     options: &[String],
+    toolkit: &[PathBuf],
     cwd: &Path,
 ) -> Result<IncludeScan, String> {
-    let so = search_options(options, cwd)?;
+    let so = search_options(options, toolkit, cwd)?;
     // A wrapper of __has_include may be defined in a header scanned after ones that use it:
     // scan again, knowing it from the start, until no new one appears (then the digest is
     // that of one complete pass, the same whatever the order of discovery).
@@ -605,11 +655,27 @@ impl Knowledge {
     }
 }
 
+/// Header names the scan is made not to see (`blind_scan`): how tests show that a header the
+/// scan misses never yields a stored entry.
+static BLIND: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Makes every later scan in this process ignore `#include`s of `names` (empty: none). For
+/// tests of the cross-check against NVRTC's own report only.
+#[doc(hidden)]
+pub fn blind_scan(names: &[&str]) {
+    if let Ok(mut b) = BLIND.lock() {
+        *b = names.iter().map(|s| s.to_string()).collect();
+    }
+}
+
 fn feed(h: &mut Sha256, tag: &[u8], bytes: &[u8]) {
     h.update(tag);
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
 }
+
+const CLOCK: &str =
+    "uses __DATE__, __TIME__ or __TIMESTAMP__: its code depends on the clock, so it is compiled every time";
 
 fn scan_pass(
     source: &str,
@@ -619,41 +685,62 @@ fn scan_pass(
     cwd: &Path,
     known: &Knowledge,
 ) -> Result<(IncludeScan, Option<Knowledge>), String> {
-    use std::os::unix::ffi::OsStrExt;
-    let parent = |n: &str| cwd.join(Path::new(n).parent().unwrap_or(Path::new("")));
+    let cwd_label: Arc<str> = Arc::from("cwd");
+    let parent = |n: &str| {
+        let rel = Path::new(n).parent().unwrap_or(Path::new("")).to_path_buf();
+        Pos { label: cwd_label.clone(), abs: cwd.join(&rel), rel }
+    };
     // Folders NVRTC adds for its inputs: the program's and, conservatively, each in-memory
     // header's (by its name), beside the including file's own.
     let mut source_dirs = vec![parent(name)];
     for (n, _) in headers {
         let d = parent(n);
-        if !source_dirs.contains(&d) {
+        if !source_dirs.iter().any(|s| s.abs == d.abs) {
             source_dirs.push(d);
         }
     }
+    let roots: Vec<Pos> = so
+        .dirs
+        .iter()
+        .map(|(l, d)| Pos { label: Arc::from(l.as_str()), rel: PathBuf::new(), abs: d.clone() })
+        .collect();
     let mut learned = known.clone();
     let mut unresolved: Option<String> = None;
     let mut h = Sha256::new();
+    for o in &so.portable {
+        feed(&mut h, b"O", o.as_bytes());
+    }
     let mut files = Vec::new();
     let mut lookups = 0usize;
     let mut checks: Vec<Check> = Vec::new();
     let mut checked: HashSet<PathBuf> = HashSet::new();
     let mut known_dirs: HashSet<PathBuf> = HashSet::new();
     let mut listed: HashSet<PathBuf> = HashSet::new();
+    let mut by_name: HashMap<PathBuf, usize> = HashMap::new();
     let mut fresh = false;
     let mut total: u64 = 0;
+    let mut texts: Vec<Arc<Lexed>> = Vec::new();
     let mut seen_paths: HashSet<PathBuf> = HashSet::new();
     let mut seen_lookups: HashSet<(Option<PathBuf>, Wanted)> = HashSet::new();
     let mut seen_memory: HashSet<String> = HashSet::new();
     let mut queue: VecDeque<Item> = VecDeque::new();
     let mut pre_source = String::new();
+    for (k, v) in &so.defines {
+        pre_source.push_str(&format!("#define {k} {v}\n"));
+    }
     for p in &so.pre_includes {
         pre_source.push_str(&format!("#include \"{p}\"\n"));
     }
-    queue.push_back(Item { code: prepare(&pre_source).into(), dir: None, what: "(-include options)".into() });
-    queue.push_back(Item { code: prepare(source).into(), dir: None, what: name.to_string() });
+    let lexed = |t: &str| Arc::new(lex(t.as_bytes(), so.dialect));
+    queue.push_back(Item { lexed: lexed(&pre_source), dir: None, what: "(the options)".into() });
+    queue.push_back(Item { lexed: lexed(source), dir: None, what: name.to_string() });
 
     while let Some(item) = queue.pop_front() {
-        let mut found = includes_in_code(&item.code, &item.what, &known.lookup_macros)?;
+        if item.lexed.time_macros {
+            return Err(format!("{} {CLOCK}", item.what));
+        }
+        texts.push(item.lexed.clone());
+        let mut found = includes_in_code(&item.lexed.directives, &item.what, &known.lookup_macros)?;
         for m in found.lookup_macros {
             if !learned.lookup_macros.contains(&m) {
                 learned.lookup_macros.push(m);
@@ -671,57 +758,95 @@ fn scan_pass(
             }
             found.wanted.extend(names);
         }
+        let blind = BLIND.lock().map(|b| b.clone()).unwrap_or_default();
         for w in found.wanted {
-            if !seen_lookups.insert((item.dir.clone(), w.clone())) {
+            if !seen_lookups.insert((item.dir.as_ref().map(|d| d.abs.clone()), w.clone())) || blind.contains(&w.name) {
                 continue;
             }
             // An in-memory header of that name: its text is in the key already; scan it.
             if let Some((n, body)) = headers.iter().find(|(n, _)| *n == w.name) {
                 if seen_memory.insert(n.clone()) {
-                    queue.push_back(Item { code: prepare(body).into(), dir: None, what: n.clone() });
+                    queue.push_back(Item { lexed: lexed(body), dir: None, what: n.clone() });
                 }
             }
-            let mut candidates: Vec<PathBuf> = Vec::new();
+            let mut candidates: Vec<Pos> = Vec::new();
             let p = Path::new(&w.name);
             if p.is_absolute() {
-                candidates.push(p.to_path_buf());
+                candidates.push(Pos { label: Arc::from("/"), rel: p.to_path_buf(), abs: p.to_path_buf() });
             } else {
-                let mut dirs: Vec<&PathBuf> = Vec::new();
-                dirs.extend(item.dir.as_ref());
-                dirs.extend(&source_dirs);
-                dirs.extend(&so.dirs);
+                let dirs = item.dir.iter().chain(&source_dirs).chain(&roots);
                 for d in dirs {
                     let c = d.join(p);
-                    if !candidates.contains(&c) {
+                    if !candidates.iter().any(|x| x.abs == c.abs) {
                         candidates.push(c);
                     }
                 }
             }
-            for c in candidates {
+            for cand in candidates {
+                let c = &cand.abs;
                 lookups += 1;
-                feed(&mut h, b"L", c.as_os_str().as_bytes());
-                let meta = std::fs::metadata(&c);
-                if !checked.contains(&c) {
+                feed(&mut h, b"L", &cand.portable());
+                let meta = std::fs::metadata(c);
+                if !checked.contains(c) {
                     checked.insert(c.clone());
                     match &meta {
-                        Ok(m) if m.is_file() => checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m) }),
-                        Ok(m) if m.is_dir() => checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7] }),
-                        Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7] }),
+                        Ok(m) if m.is_file() => {
+                            // A sealed toolkit folder: its stamp stands for the file.
+                            let folder = (cand.in_toolkit() && root_only(m))
+                                .then(|| c.parent().and_then(Check::listing))
+                                .flatten()
+                                .filter(|l| std::fs::metadata(&l.path).is_ok_and(|dm| !too_new(&dm)));
+                            match folder {
+                                Some(l) => {
+                                    if listed.insert(l.path.clone()) {
+                                        checks.push(l);
+                                    }
+                                }
+                                None => {
+                                    checks.push(Check { path: c.clone(), kind: 1, stamp: stamp(m), names: Vec::new() })
+                                }
+                            }
+                        }
+                        Ok(m) if m.is_dir() => {
+                            checks.push(Check { path: c.clone(), kind: 2, stamp: [0; 7], names: Vec::new() })
+                        }
+                        Ok(_) => checks.push(Check { path: c.clone(), kind: 3, stamp: [0; 7], names: Vec::new() }),
                         // Not there: what proves it is the first component missing (or not a
                         // folder) on the way — `dir/cuda` absent covers every `dir/cuda/...` —
                         // so that many lookups share one check.
                         Err(_) => {
-                            let w = first_missing(&c, &mut known_dirs);
-                            if w == c || checked.insert(w.clone()) {
-                                // Not for the program's own folders (usually the working
-                                // directory, whose listing changes often for other reasons).
-                                match listing_for(&w).filter(|l| !source_dirs.contains(&l.path)) {
-                                    Some(l) => {
-                                        if listed.insert(l.path.clone()) {
-                                            checks.push(l);
+                            let w = first_missing(c, &mut known_dirs);
+                            if w == *c || checked.insert(w.clone()) {
+                                let parent = w.parent().map(Path::to_path_buf).unwrap_or_default();
+                                let mut by_folder = false;
+                                // The program's own folders (usually the working directory,
+                                // whose listing changes often for other reasons): by name, with
+                                // the folder's stamp as the fast answer.
+                                if source_dirs.iter().any(|s| s.abs == parent) && truly_absent(&w) {
+                                    let name = w.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+                                    match by_name.get(&parent) {
+                                        Some(&i) => checks[i].names.push(name),
+                                        None => {
+                                            let folder = std::fs::metadata(&parent).ok();
+                                            // A stamp that could hide a change is never matched.
+                                            let st = folder
+                                                .filter(|m| m.is_dir() && !too_new(m))
+                                                .map_or([-1; 7], |m| stamp(&m));
+                                            by_name.insert(parent.clone(), checks.len());
+                                            checks.push(Check { path: parent, kind: 5, stamp: st, names: vec![name] });
                                         }
                                     }
-                                    None => checks.push(Check::now(&w)),
+                                    by_folder = true;
+                                }
+                                if !by_folder {
+                                    match listing_for(&w).filter(|l| !source_dirs.iter().any(|s| s.abs == l.path)) {
+                                        Some(l) => {
+                                            if listed.insert(l.path.clone()) {
+                                                checks.push(l);
+                                            }
+                                        }
+                                        None => checks.push(Check::now(&w)),
+                                    }
                                 }
                             }
                         }
@@ -730,7 +855,7 @@ fn scan_pass(
                 match meta {
                     Ok(m) if m.is_file() => {
                         fresh |= too_new(&m);
-                        if seen_paths.contains(&c) {
+                        if seen_paths.contains(c) {
                             feed(&mut h, b"S", b"");
                             continue;
                         }
@@ -738,12 +863,11 @@ fn scan_pass(
                         if seen_paths.len() >= MAX_FILES || total > MAX_BYTES {
                             return Err(format!("more than {MAX_FILES} headers or {MAX_BYTES} bytes to hash"));
                         }
-                        let (digest, code) = read_header(&c, &m)?;
+                        let (digest, lexed) = read_header(c, &m, so.dialect)?;
                         feed(&mut h, b"F", &digest);
                         seen_paths.insert(c.clone());
                         files.push(c.clone());
-                        let dir = c.parent().map(Path::to_path_buf);
-                        queue.push_back(Item { code, dir, what: c.display().to_string() });
+                        queue.push_back(Item { lexed, dir: cand.parent(), what: c.display().to_string() });
                     }
                     Ok(m) if m.is_dir() => feed(&mut h, b"D", b""),
                     Ok(_) => feed(&mut h, b"O", b""),
@@ -751,6 +875,9 @@ fn scan_pass(
                 }
             }
         }
+    }
+    if lex::can_make_time_macro(&texts.iter().map(|t| &t.paste).collect::<Vec<_>>()) {
+        return Err(format!("{name}: a `##` can paste pieces of a clock macro's name into one, and that {CLOCK}"));
     }
     if learned != *known {
         return Ok((IncludeScan { digest: [0; 32], files, lookups, checks, fresh }, Some(learned)));
@@ -790,14 +917,14 @@ mod tests {
     #[test]
     fn unresolvable_constructs_are_refused() {
         let cwd = std::env::temp_dir();
-        assert!(scan_includes("#include MACRO(x)\n", "p.cu", &[], &[], &cwd).is_err());
-        assert!(scan_includes("#include UNDEFINED\n", "p.cu", &[], &[], &cwd).is_err());
+        assert!(scan_includes("#include MACRO(x)\n", "p.cu", &[], &[], &[], &cwd).is_err());
+        assert!(scan_includes("#include UNDEFINED\n", "p.cu", &[], &[], &[], &cwd).is_err());
         assert!(includes_in("#embed \"data.bin\"\n", "t", &[]).is_err());
         assert!(includes_in("#if __has_include(HDR)\n#endif\n", "t", &[]).is_err());
         let cwd = std::env::temp_dir();
         for o in [&["--pch"][..], &["--use-pch=x.pch"], &["-I"]] {
             let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
-            assert!(scan_includes("", "p.cu", &[], &o, &cwd).is_err(), "{o:?}");
+            assert!(scan_includes("", "p.cu", &[], &o, &[], &cwd).is_err(), "{o:?}");
         }
     }
 
@@ -828,10 +955,10 @@ mod tests {
         assert!(resolve_macro_include("NOPE", &k.defines).is_empty());
         let cwd = std::env::temp_dir();
         let src = "#include HDR\n#define HDR \"/nonexistent/q.h\"\n";
-        let s = scan_includes(src, "p.cu", &[], &[], &cwd).unwrap();
+        let s = scan_includes(src, "p.cu", &[], &[], &[], &cwd).unwrap();
         assert_eq!(s.lookups, 1);
         let d: Vec<String> = ["-DH2=\"/nonexistent/r.h\""].iter().map(|s| s.to_string()).collect();
-        assert_eq!(scan_includes("#include H2\n", "p.cu", &[], &d, &cwd).unwrap().lookups, 1);
+        assert_eq!(scan_includes("#include H2\n", "p.cu", &[], &d, &[], &cwd).unwrap().lookups, 1);
     }
 
     #[test]
@@ -841,7 +968,7 @@ mod tests {
         std::fs::create_dir_all(td.join("inc")).unwrap();
         std::fs::write(td.join("inc/a.h"), "#include <sub/b.h>\n#include <sub/c.h>\n#include <sub/d/e.h>\n").unwrap();
         let o = vec![format!("-I{}", td.join("inc").display())];
-        let s = scan_includes("#include <a.h>\n", "p.cu", &[], &o, &td).unwrap();
+        let s = scan_includes("#include <a.h>\n", "p.cu", &[], &o, &[], &td).unwrap();
         // sub/b.h, sub/c.h, sub/d/e.h are absent in each folder because sub is: one check per folder.
         let subs = s.checks.iter().filter(|c| c.path.ends_with("sub")).count();
         assert!(subs >= 1 && s.checks.iter().all(|c| !c.path.ends_with("b.h")), "{:?}", s.checks);
@@ -857,6 +984,18 @@ mod tests {
         std::fs::create_dir_all(td.join("inc/sub")).unwrap();
         std::fs::write(td.join("inc/sub/c.h"), "").unwrap();
         assert!(!unchanged(&s.checks));
+        // Names absent from the program's own folder: one check for them all, which survives the
+        // folder changing for other reasons and fails when one of the names appears.
+        let s = scan_includes("#include \"n1.h\"\n#include \"n2.h\"\n", "p.cu", &[], &[], &[], &td).unwrap();
+        let own: Vec<&Check> = s.checks.iter().filter(|c| c.kind == 5).collect();
+        assert_eq!(own.len(), 1, "{:?}", s.checks);
+        assert_eq!(own[0].names.len(), 2);
+        let (back, _) = decode_checks(&encode_checks(&s.checks)).unwrap();
+        assert_eq!(back, s.checks);
+        std::fs::write(td.join("unrelated.txt"), "").unwrap();
+        assert!(unchanged(&s.checks), "an unrelated file in the program's folder is no change");
+        std::fs::write(td.join("n2.h"), "").unwrap();
+        assert!(!unchanged(&s.checks), "a header appearing in the program's folder is a change");
         let _ = std::fs::remove_dir_all(&td);
     }
 
@@ -878,8 +1017,11 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let so = search_options(&o, cwd).unwrap();
-        assert_eq!(so.dirs, ["/a", "/w/b", "/c", "/d"].map(PathBuf::from));
+        let so = search_options(&o, &[], cwd).unwrap();
+        assert_eq!(
+            so.dirs.iter().map(|d| d.1.clone()).collect::<Vec<_>>(),
+            ["/a", "/w/b", "/c", "/d"].map(PathBuf::from)
+        );
         assert_eq!(so.pre_includes, ["p.h", "q.h"]);
     }
 }

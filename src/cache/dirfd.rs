@@ -50,9 +50,6 @@ impl Stat {
     pub fn is_dir(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFDIR
     }
-    pub fn is_symlink(&self) -> bool {
-        self.mode & libc::S_IFMT == libc::S_IFLNK
-    }
     pub fn same_file(&self, other: &Stat) -> bool {
         self.dev == other.dev && self.ino == other.ino
     }
@@ -86,6 +83,9 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// The most names `list` returns.
+pub(crate) const MAX_LISTING: usize = 1 << 20;
+
 /// An open directory; every operation names a file inside it.
 #[derive(Debug)]
 pub(crate) struct DirFd(OwnedFd);
@@ -101,6 +101,11 @@ impl DirFd {
         })?;
         // SAFETY: fd was just opened and is owned by nobody else.
         Ok(DirFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// The descriptor's number (for `/proc/self/fd/N`, a path that reaches this very folder).
+    pub fn raw(&self) -> i32 {
+        self.0.as_raw_fd()
     }
 
     pub fn stat_self(&self) -> io::Result<Stat> {
@@ -153,6 +158,37 @@ impl DirFd {
         cvt(unsafe { libc::unlinkat(self.0.as_raw_fd(), c.as_ptr(), 0) }).map(drop)
     }
 
+    /// `openat(dir, name, O_DIRECTORY | O_NOFOLLOW)`: a folder inside this one, never through a
+    /// symlink.
+    pub fn open_dir(&self, name: &OsStr) -> io::Result<DirFd> {
+        let c = leaf(name)?;
+        // SAFETY: a live directory descriptor and a NUL-terminated leaf name.
+        let fd = cvt(unsafe {
+            libc::openat(
+                self.0.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: fd was just opened and is owned by nobody else.
+        Ok(DirFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// `unlinkat(dir, name, AT_REMOVEDIR)`: removes an empty folder.
+    pub fn remove_dir(&self, name: &OsStr) -> io::Result<()> {
+        let c = leaf(name)?;
+        // SAFETY: live descriptor, NUL-terminated name.
+        cvt(unsafe { libc::unlinkat(self.0.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(drop)
+    }
+
+    /// Whether this process may create files here (`faccessat(W_OK | X_OK, AT_EACCESS)`: the
+    /// effective ids, a read-only mount included), without creating one.
+    pub fn writable(&self) -> io::Result<()> {
+        // SAFETY: live descriptor, static NUL-terminated name.
+        cvt(unsafe { libc::faccessat(self.0.as_raw_fd(), c".".as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS) })
+            .map(drop)
+    }
+
     /// The names in the directory (without "." and "..").
     pub fn list(&self) -> io::Result<Vec<OsString>> {
         // A fresh open file description, so that listing never moves a shared offset.
@@ -181,6 +217,11 @@ impl DirFd {
             // SAFETY: d_name is NUL-terminated inside the dirent readdir returned.
             let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) }.to_bytes();
             if name != b"." && name != b".." {
+                // A folder of millions of names is not a cache cudyn made: bounded, not a
+                // listing that grows with whatever was put there.
+                if out.len() >= MAX_LISTING {
+                    break Err(io::Error::other(format!("more than {MAX_LISTING} names in the cache folder")));
+                }
                 out.push(OsString::from_vec(name.to_vec()));
             }
         };

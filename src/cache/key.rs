@@ -22,6 +22,25 @@ impl Key {
     }
 }
 
+impl Key {
+    /// The key whose `hex` is `s` (64 lower-case hex characters), else None.
+    pub fn from_hex(s: &str) -> Option<Key> {
+        if s.len() != 64 {
+            return None;
+        }
+        let val = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut k = [0u8; 32];
+        for (i, pair) in s.as_bytes().chunks_exact(2).enumerate() {
+            k[i] = val(pair[0])? << 4 | val(pair[1])?;
+        }
+        Some(Key(k))
+    }
+}
+
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.hex())

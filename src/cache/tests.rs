@@ -306,10 +306,124 @@ fn non_regular_entries_are_misses() {
     assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
     assert_eq!(c.get(&k), None, "must not block on a FIFO");
     assert!(fs::symlink_metadata(&path).is_err());
+    // A folder planted at the entry's name is a miss, and goes: the key works again.
     fs::create_dir(&path).unwrap();
     assert_eq!(c.get(&k), None);
-    assert!(c.put(&k, b"x").is_err(), "cannot rename over a directory");
+    assert!(fs::symlink_metadata(&path).is_err(), "the planted folder stays in the way");
+    fs::create_dir(&path).unwrap();
+    c.put(&k, b"x").expect("put replaces a folder planted at the entry's name");
+    assert_eq!(c.get(&k).as_deref(), Some(&b"x"[..]));
     assert!(temp_files(c.dir()).is_empty());
+}
+
+/// A temp file name as `create_temp` makes them.
+fn temp_name(n: u64) -> String {
+    format!("{TMP_PREFIX}{}.{}.{n}.{:016x}", std::process::id(), 7, n * 0x9e37_79b9)
+}
+
+/// Planted folders at cudyn's names (with files, nested folders and a symlink out of the cache
+/// inside) never make a key fail: `get`, `put`, eviction and `clear` each free the name, never
+/// follow the symlink, and leave everything else alone.
+#[test]
+fn planted_folders_never_block_a_key() {
+    for round in 0..4 {
+        let td = TestDir::new("planted");
+        let c = cache_in(&td, 1 << 20);
+        let outside = td.join("outside.txt");
+        fs::write(&outside, b"not the cache's").unwrap();
+        let plant = |p: &Path| {
+            fs::create_dir_all(p.join("a/b/c")).unwrap();
+            fs::write(p.join("a/b/c/f"), b"x").unwrap();
+            fs::write(p.join("g"), b"y").unwrap();
+            symlink(&outside, p.join("a/link")).unwrap();
+            symlink(td.join(""), p.join("dirlink")).unwrap();
+        };
+        let k = key(&format!("planted{round}"));
+        let path = c.entry_path(&k);
+        plant(&path);
+        match round {
+            0 => {
+                assert_eq!(c.get(&k), None);
+                c.put(&k, b"v").unwrap();
+            }
+            1 => c.put(&k, b"v").unwrap(),
+            2 => {
+                // Eviction's sweep (after another key's put) frees it.
+                c.put(&key("other"), b"o").unwrap();
+                assert!(fs::symlink_metadata(&path).is_err(), "eviction left the planted folder");
+                c.put(&k, b"v").unwrap();
+            }
+            _ => {
+                assert_eq!(c.clear().unwrap(), 1, "a planted folder at an entry's name counts as the entry cleared");
+                assert!(fs::symlink_metadata(&path).is_err(), "clear left the planted folder");
+                c.put(&k, b"v").unwrap();
+            }
+        }
+        assert_eq!(c.get(&k).as_deref(), Some(&b"v"[..]), "round {round}");
+        assert_eq!(fs::read(&outside).unwrap(), b"not the cache's", "a symlink inside was followed");
+        assert!(td.join("cache").is_dir());
+        // A manifest's name too.
+        let m = c.dir().join(format!("{}{MANIFEST_EXT}", k.hex()));
+        plant(&m);
+        assert_eq!(c.get_manifest(&k), None);
+        c.put_manifest(&k, b"m").unwrap();
+        assert_eq!(c.get_manifest(&k).as_deref(), Some(&b"m"[..]));
+    }
+}
+
+/// A planted folder too deep (or too full) to remove within the budget is moved aside, so the
+/// key works at once; the junk goes later, bounded the same way.
+#[test]
+fn planted_folder_too_deep_is_moved_aside() {
+    let td = TestDir::new("deep");
+    let c = cache_in(&td, 1 << 20);
+    let k = key("deep");
+    let mut p = c.entry_path(&k);
+    for i in 0..(REMOVE_DEPTH + 4) {
+        p = p.join(format!("d{i}"));
+    }
+    fs::create_dir_all(&p).unwrap();
+    c.put(&k, b"v").unwrap();
+    assert_eq!(c.get(&k).as_deref(), Some(&b"v"[..]));
+    let junk: Vec<String> = names(c.dir()).into_iter().filter(|n| n.starts_with(JUNK_PREFIX)).collect();
+    assert_eq!(junk.len(), 1, "{:?}", names(c.dir()));
+    assert_eq!(classify(OsStr::new(&junk[0])), Kind::Junk);
+}
+
+/// Everything sized by what is on disk is bounded and fallible: a 40 GB sparse file at an
+/// entry's name with a 64 GiB bound is a miss (and removed), read no further than its header,
+/// never an abort; a manifest claiming 2^64 checks decodes to nothing.
+#[test]
+fn huge_sparse_entries_are_misses_not_aborts() {
+    let td = TestDir::new("sparse");
+    let c = cache_in(&td, 64 << 30);
+    for (n, len) in [("huge", 40u64 << 30), ("large", 900 << 20)] {
+        let k = key(n);
+        let path = c.entry_path(&k);
+        let f = File::create(&path).unwrap();
+        if f.set_len(len).is_err() {
+            eprintln!("note: this filesystem cannot make a {len}-byte sparse file; case skipped");
+            continue;
+        }
+        // A valid-looking header: only the length is wrong.
+        let mut h = encode_entry(&k, b"");
+        h.truncate(ENTRY_HEADER_LEN);
+        use std::os::unix::fs::FileExt;
+        f.write_all_at(&h, 0).unwrap();
+        drop(f);
+        let t = std::time::Instant::now();
+        assert_eq!(c.get(&k), None);
+        assert!(t.elapsed() < Duration::from_secs(5), "{n}: read the whole file ({:?})", t.elapsed());
+        assert!(fs::symlink_metadata(&path).is_err(), "{n}: not removed");
+        c.put(&k, b"fine").unwrap();
+        assert_eq!(c.get(&k).as_deref(), Some(&b"fine"[..]));
+    }
+    let mut m = u64::MAX.to_le_bytes().to_vec();
+    m.extend_from_slice(&[0u8; 200]);
+    assert!(decode_checks(&m).is_none());
+    // A store larger than one entry may be is refused, not attempted.
+    let big = Cache::at(td.join("big"), 64 << 30).unwrap();
+    assert!(big.entry_limit() <= ENTRY_MAX_BYTES);
 }
 
 #[test]
@@ -417,10 +531,12 @@ fn lru_eviction() {
 fn stale_temp_files_swept_unrelated_kept() {
     let td = TestDir::new("stale");
     let c = cache_in(&td, 1 << 20);
-    let old = c.dir().join(format!("{TMP_PREFIX}old"));
-    let fresh = c.dir().join(format!("{TMP_PREFIX}fresh"));
+    let old = c.dir().join(temp_name(1));
+    let fresh = c.dir().join(temp_name(2));
     let other = c.dir().join("README");
-    for p in [&old, &fresh, &other] {
+    // A user's file that only starts like cudyn's temp names is the user's.
+    let lookalike = c.dir().join(format!("{TMP_PREFIX}notes"));
+    for p in [&old, &fresh, &other, &lookalike] {
         fs::write(p, b"x").unwrap();
         set_mtime(p, ago(7200));
     }
@@ -429,6 +545,7 @@ fn stale_temp_files_swept_unrelated_kept() {
     assert!(!old.exists());
     assert!(fresh.exists());
     assert!(other.exists());
+    assert!(lookalike.exists(), "eviction removed a user's .cudyn-tmp.notes");
     assert_eq!(c.stats().entries, 1, "non-entry files are not counted");
 }
 
@@ -496,8 +613,10 @@ fn clear_removes_only_entries_and_temps() {
     let lookalike = c.dir().join(format!("{}.cudyn", "Z".repeat(64)));
     fs::write(&lookalike, b"keep").unwrap();
     fs::create_dir(c.dir().join("subdir")).unwrap();
-    let tmp = c.dir().join(format!("{TMP_PREFIX}x"));
+    let tmp = c.dir().join(temp_name(3));
     fs::write(&tmp, b"t").unwrap();
+    let users = c.dir().join(format!("{TMP_PREFIX}x"));
+    fs::write(&users, b"the user's").unwrap();
     // An entry-named symlink: the link goes, its target stays.
     let target = td.join("target");
     fs::write(&target, b"target").unwrap();
@@ -505,6 +624,7 @@ fn clear_removes_only_entries_and_temps() {
     assert_eq!(c.clear().unwrap(), 4);
     assert_eq!(c.stats().entries, 0);
     assert!(!tmp.exists());
+    assert_eq!(fs::read(&users).unwrap(), b"the user's", "clear removed a user's .cudyn-tmp.x");
     assert_eq!(fs::read(&unrelated).unwrap(), b"keep me");
     assert!(lookalike.exists());
     assert!(c.dir().join("subdir").is_dir());

@@ -1,6 +1,7 @@
-//! cudyn.h section "Compile cache": counters, status, folder, clearing.
+//! cudyn.h section "Compile cache": counters, status, folder, clearing, read-only layers and
+//! bundles (export, import).
 
-use super::{ffi, out, put};
+use super::{cstr, ffi, out, put};
 use crate::compile;
 use crate::{Error, Status};
 use std::ffi::{c_char, CString};
@@ -90,6 +91,85 @@ pub unsafe extern "C" fn cudyn_cache_clear(removed: *mut u64) -> Status {
         };
         // SAFETY: NULL or writable (caller's contract).
         unsafe { put(removed, n) };
+        Ok(())
+    })
+}
+
+/// The process-wide cache, or its reason for being off as the error.
+fn cache() -> crate::Result<&'static crate::cache::Cache> {
+    compile::cache_status().map_err(Clone::clone)
+}
+
+/// A required path argument (any bytes but NUL).
+///
+/// # Safety
+/// As for `cstr`.
+unsafe fn path_of<'a>(p: *const c_char, what: &str) -> crate::Result<&'a std::path::Path> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: forwarded contract.
+    let c = unsafe { cstr(p, what) }?;
+    Ok(std::path::Path::new(std::ffi::OsStr::from_bytes(c.to_bytes())))
+}
+
+/// Add a read-only layer to the compile cache: a folder of entries, or a bundle file that
+/// `cudyn_cache_export` (or `cudyn cache export`) wrote. Layers are consulted, in the order
+/// added, before the cache's own folder, and never written. `CUDYN_CACHE_LAYERS` names layers
+/// too, and a bundle named `<program>.cudyn-bundle` beside the running executable is added on
+/// its own.
+///
+/// @param path An absolute path. The file or folder, and every folder above it, must be owned
+///             by root or by the user and not writable by group or others.
+/// @return CUDYN_SUCCESS; CUDYN_ERROR_INVALID_ARGUMENT for NULL; CUDYN_ERROR_IO when it cannot
+///         be used (missing, relative, someone else's, writable by others); CUDYN_ERROR_INVALID_IMAGE
+///         for a file that is not a bundle; the cache's status when the cache is off.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_cache_add_layer(path: *const c_char) -> Status {
+    ffi!({
+        // SAFETY: NULL or NUL-terminated (caller's contract).
+        let p = unsafe { path_of(path, "path") }?;
+        cache()?.add_layer(p).map_err(|e| {
+            let status = if e.kind() == std::io::ErrorKind::InvalidData { Status::InvalidImage } else { Status::Io };
+            Error::new(status, crate::error::io_text(&e))
+        })
+    })
+}
+
+/// Write every entry of the compile cache's folder to one bundle file (a temp file beside it,
+/// renamed into place when complete).
+///
+/// @param path Where to write it (an existing folder; the file is replaced).
+/// @param[out] entries NULL, or the number of entries written. Unchanged on failure.
+/// @return CUDYN_SUCCESS, CUDYN_ERROR_INVALID_ARGUMENT for NULL, CUDYN_ERROR_IO, or the cache's
+///         status when the cache is off.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_cache_export(path: *const c_char, entries: *mut u64) -> Status {
+    ffi!({
+        // SAFETY: NULL or NUL-terminated (caller's contract).
+        let p = unsafe { path_of(path, "path") }?;
+        let n = compile::export_bundle(cache()?, p)?;
+        // SAFETY: NULL or writable (caller's contract).
+        unsafe { put(entries, n) };
+        Ok(())
+    })
+}
+
+/// Import a bundle into the compile cache's folder. The whole bundle is checked first (every
+/// checksum, every entry, and that each holds code cudyn's image checks accept); a bundle that
+/// fails is refused with the reason and nothing is imported.
+///
+/// @param path The bundle.
+/// @param[out] added NULL, or the number of entries added (entries already present are kept).
+/// @return CUDYN_SUCCESS; CUDYN_ERROR_INVALID_IMAGE for a damaged or forged bundle;
+///         CUDYN_ERROR_IO (unreadable, larger than CUDYN_CACHE_MAX_BYTES, a write failed);
+///         CUDYN_ERROR_INVALID_ARGUMENT for NULL; the cache's status when the cache is off.
+#[no_mangle]
+pub unsafe extern "C" fn cudyn_cache_import(path: *const c_char, added: *mut u64) -> Status {
+    ffi!({
+        // SAFETY: NULL or NUL-terminated (caller's contract).
+        let p = unsafe { path_of(path, "path") }?;
+        let r = compile::import_bundle(cache()?, p)?;
+        // SAFETY: NULL or writable (caller's contract).
+        unsafe { put(added, r.added) };
         Ok(())
     })
 }
