@@ -8,7 +8,8 @@
 //!   cargo run --release --example prepare_images -- SM IN OUT [MAX_MIB] [--no-handed]
 //!
 //! MAX_MIB bounds the bytes written (images taken in name order). `--no-handed` leaves out the
-//! built images (to carry a larger corpus to the GPU).
+//! built images (to carry a larger corpus to the GPU). With OUT the same folder as IN, nothing
+//! is copied: the files are added beside every image there (those with no code for SM too).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -102,8 +103,10 @@ fn main() {
     let cap =
         args.get(4).filter(|a| *a != "--no-handed").map_or(u64::MAX, |m| m.parse::<u64>().expect("MAX_MIB") << 20);
     std::fs::create_dir_all(output).expect("creating OUT");
+    let in_place = input.canonicalize().ok() == output.canonicalize().ok();
     let mut names: Vec<_> = std::fs::read_dir(input).expect("reading IN").map(|e| e.unwrap().path()).collect();
     names.sort();
+    names.retain(|p| !p.to_string_lossy().ends_with(".globals") && !p.to_string_lossy().ends_with(".handed"));
     let (mut written, mut kept, mut refused, mut no_binary) = (0u64, 0, 0, 0);
     for path in names {
         let Ok(data) = std::fs::read(&path) else { continue };
@@ -113,7 +116,7 @@ fn main() {
             Some(Err(cudyn::image::PlanError::NoBinary { .. })) => {
                 // Kept (a few): raw CUDA must find no code for the GPU either.
                 no_binary += 1;
-                if no_binary <= 12 && written + data.len() as u64 <= cap {
+                if !in_place && no_binary <= 12 && written + data.len() as u64 <= cap {
                     let name = path.file_name().unwrap().to_string_lossy().into_owned();
                     std::fs::write(output.join(&name), &data).unwrap();
                     written += data.len() as u64;
@@ -135,7 +138,9 @@ fn main() {
             variables(c, &mut vars);
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        std::fs::write(output.join(&name), &data).unwrap();
+        if !in_place {
+            std::fs::write(output.join(&name), &data).unwrap();
+        }
         if handed {
             std::fs::write(output.join(format!("{name}.handed")), &built.image).unwrap();
         }
