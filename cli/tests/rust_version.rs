@@ -49,15 +49,23 @@ fn edition_minimum(edition: &str) -> (u32, u32) {
 fn resolve(dir: &Path) -> Value {
     let _ = std::fs::remove_file(dir.join("Cargo.lock"));
     let online = cargo().arg("generate-lockfile").current_dir(dir).env("CARGO_HTTP_TIMEOUT", "60").output().unwrap();
-    if !online.status.success() {
+    let offline = !online.status.success();
+    if offline {
         eprintln!(
             "rust_version: no fresh resolve from crates.io ({}); resolving from cargo's local index",
             String::from_utf8_lossy(&online.stderr).lines().last().unwrap_or("")
         );
-        let offline = cargo().args(["generate-lockfile", "--offline"]).current_dir(dir).output().unwrap();
-        assert!(offline.status.success(), "{}", String::from_utf8_lossy(&offline.stderr));
+        let local = cargo().args(["generate-lockfile", "--offline"]).current_dir(dir).output().unwrap();
+        assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
     }
-    let m = cargo().args(["metadata", "--format-version", "1", "--offline"]).current_dir(dir).output().unwrap();
+    // Online, the metadata may need the manifests of releases cargo has not downloaded yet (a
+    // fresh machine has only what the repository's own lock named); offline, what it has.
+    let mut metadata = cargo();
+    metadata.args(["metadata", "--format-version", "1"]).current_dir(dir);
+    if offline {
+        metadata.arg("--offline");
+    }
+    let m = metadata.output().unwrap();
     assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
     serde_json::from_slice(&m.stdout).unwrap()
 }
