@@ -387,9 +387,10 @@ typedef enum cudyn_load_option_id {
    */
   CUDYN_LOAD_OPTION_THREADS_PER_BLOCK = 9,
   /**
-   * JIT: a `float *` into which CUDA writes the milliseconds its compiler and linker took;
-   * it stays valid until the library is unloaded (CUDA compiles again for each further
-   * context) (CU_JIT_WALL_TIME). Both APIs.
+   * JIT: a `float *` that receives the milliseconds CUDA's compiler and linker took during
+   * the load (CUDA writes the time over the option's value; cudyn copies it there once
+   * the load returns). PTX is compiled during the load; a fatbin whose PTX CUDA compiles
+   * later, at first use, leaves the float unwritten (CU_JIT_WALL_TIME). Both APIs.
    */
   CUDYN_LOAD_OPTION_WALL_TIME = 10,
   /**

@@ -360,6 +360,9 @@ impl Library {
         if let Some(l) = log {
             *l = prep.as_ref().map(|p| p.log()).unwrap_or_default();
         }
+        if let (Ok(_), Some(p)) = (&r, prep.as_ref()) {
+            p.report_wall_time();
+        }
         let lib = match r {
             Ok(lib) => lib,
             Err(mut e) => {

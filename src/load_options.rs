@@ -240,6 +240,9 @@ pub(crate) struct Prepared {
     /// Indices in `jit_values` of the two size entries CUDA overwrites with the bytes written.
     info_size_at: usize,
     error_size_at: usize,
+    /// CU_JIT_WALL_TIME: CUDA overwrites the option's value itself (the array's slot, at this
+    /// index) with a float; the caller's `float *` is where cudyn copies it after the load.
+    wall_time: Option<(usize, *mut f32)>,
 }
 
 /// The id CUDYN_LOAD_OPTION_FAST_COMPILE had: retired, never reused.
@@ -344,6 +347,7 @@ pub(crate) fn prepare(options: &[LoadOption], api: Api) -> Result<Box<Prepared>>
         error: vec![0; LOG_BYTES],
         info_size_at: 0,
         error_size_at: 0,
+        wall_time: None,
     });
     // Values are passed in the pointer itself, as CUDA's option arrays expect for integers.
     let as_value = |v: i64| v as usize as *mut c_void;
@@ -351,6 +355,12 @@ pub(crate) fn prepare(options: &[LoadOption], api: Api) -> Result<Box<Prepared>>
         // `check` accepted every id.
         let Some(id) = LoadOptionId::from_c(o.id.into()) else { continue };
         match spec(id).key {
+            Key::Jit(key) if key == jit::WALL_TIME => {
+                // CUDA writes the float into the slot, not through a pointer in it.
+                p.wall_time = Some((p.jit_values.len(), o.value as usize as *mut f32));
+                p.jit_keys.push(key);
+                p.jit_values.push(std::ptr::null_mut());
+            }
             Key::Jit(key) => {
                 p.jit_keys.push(key);
                 p.jit_values.push(as_value(o.value));
@@ -373,7 +383,8 @@ pub(crate) fn prepare(options: &[LoadOption], api: Api) -> Result<Box<Prepared>>
 }
 
 // SAFETY: the raw pointers in the arrays point into the same boxed value (its own log
-// buffers) or are plain integers; nothing in it is tied to a thread.
+// buffers) or are plain integers or the caller's pointers, which cudyn itself writes through
+// only on the loading thread during the load (the wall time); nothing in it is tied to a thread.
 unsafe impl Send for Prepared {}
 unsafe impl Sync for Prepared {}
 
@@ -388,6 +399,18 @@ impl Prepared {
                 self.lib_keys.push(LIBRARY_BINARY_IS_PRESERVED);
                 self.lib_values.push(1 as *mut c_void);
             }
+        }
+    }
+
+    /// Copies the JIT's wall time, which CUDA wrote into its option's slot, to the caller's
+    /// `float` (CUDYN_LOAD_OPTION_WALL_TIME). Called once the load (and any JIT it ran) is done.
+    pub fn report_wall_time(&self) {
+        if let Some((at, out)) = self.wall_time {
+            let bits = self.jit_values[at] as usize as u32;
+            // SAFETY: the option's value is a `float *` the caller vouched for (`check` takes
+            // pointer options only inside `with_pointer_options` or through the C API), valid
+            // until the library is unloaded; it is written only on this thread, now.
+            unsafe { out.write_unaligned(f32::from_bits(bits)) };
         }
     }
 

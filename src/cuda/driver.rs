@@ -563,7 +563,14 @@ impl Loader for Driver {
         let mut p: *mut c_void = ptr::null_mut();
         // SAFETY: valid out-pointer, NUL-terminated name, a live library.
         let r = unsafe { f(&mut p, lib, name.as_ptr()) };
-        self.check(r, format_args!("looking up unified function '{}'", name.to_string_lossy()))?;
+        let what = format_args!("looking up unified function '{}'", name.to_string_lossy());
+        // The driver answers a name the library lacks with CUDA_ERROR_INVALID_VALUE (seen on
+        // the H200, driver 580), as the runtime does, or CUDA_ERROR_NOT_FOUND: one status for
+        // both (every other argument was checked).
+        if matches!(r.0, 1 | 500) {
+            return Err(self.check(r, what).unwrap_err().with_status(Status::NotFound));
+        }
+        self.check(r, what)?;
         Ok(p)
     }
 }

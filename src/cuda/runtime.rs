@@ -171,8 +171,8 @@ impl Loader for Runtime {
         // SAFETY: valid out-pointer, NUL-terminated name, a live library.
         let r = unsafe { f(&mut p, lib, name.as_ptr()) };
         let what = format_args!("looking up unified function '{}'", name.to_string_lossy());
-        // The runtime answers a name the library lacks with cudaErrorInvalidValue, the driver
-        // with CUDA_ERROR_NOT_FOUND: one status for both (every other argument was checked).
+        // The runtime answers a name the library lacks with cudaErrorInvalidValue, as the driver
+        // does: one status, NOT_FOUND, for both (every other argument was checked).
         if r.0 == 1 {
             return Err(self.check(r, what).unwrap_err().with_status(Status::NotFound));
         }

@@ -150,9 +150,10 @@ c_enums! {
         /// bounds its registers. CUDA's answer (the number it targeted) is not reported. Not
         /// with TARGET (CU_JIT_THREADS_PER_BLOCK). Both APIs.
         ThreadsPerBlock = 9 => CUDYN_LOAD_OPTION_THREADS_PER_BLOCK, "threads per block";
-        /// JIT: a `float *` into which CUDA writes the milliseconds its compiler and linker took;
-        /// it stays valid until the library is unloaded (CUDA compiles again for each further
-        /// context) (CU_JIT_WALL_TIME). Both APIs.
+        /// JIT: a `float *` that receives the milliseconds CUDA's compiler and linker took during
+        /// the load (CUDA writes the time over the option's value; cudyn copies it there once
+        /// the load returns). PTX is compiled during the load; a fatbin whose PTX CUDA compiles
+        /// later, at first use, leaves the float unwritten (CU_JIT_WALL_TIME). Both APIs.
         WallTime = 10 => CUDYN_LOAD_OPTION_WALL_TIME, "wall time";
         /// JIT: value 1 picks the target from the current context, CUDA's default
         /// (CU_JIT_TARGET_FROM_CUCONTEXT). Not with TARGET. Driver only.

@@ -89,6 +89,9 @@ static CUresult s_libload(lib_t **out, const void *code, int *jk, void **jv, uns
   loads++;
   jit_n = nj < MAXO ? nj : MAXO;
   for (long i = 0; i < jit_n; i++) { jit_keys[i] = jk[i]; jit_vals[i] = (long)(intptr_t)jv[i]; }
+  /* CU_JIT_WALL_TIME: CUDA overwrites the option's value itself with a float (1.5 ms here). */
+  for (unsigned i = 0; i < nj; i++)
+    if (jk[i] == 2) { float t = 1.5f; memset(&jv[i], 0, sizeof jv[i]); memcpy(&jv[i], &t, sizeof t); }
   lib_n = nl < MAXO ? nl : MAXO;
   for (long i = 0; i < lib_n; i++) { lib_keys[i] = lk[i]; lib_vals[i] = (long)(intptr_t)lv[i]; }
   lib.live = 1;
@@ -141,7 +144,7 @@ static CUresult s_module(int **m, lib_t *l) {
 static int unified_fn;
 static CUresult s_unified(void **p, lib_t *l, const char *name) {
   if (l != &lib) return 400;
-  if (strcmp(name, "u")) return 500;
+  if (strcmp(name, "u")) return 1; /* CUDA_ERROR_INVALID_VALUE, as driver 580 answers */
   *p = &unified_fn;
   return 0;
 }
