@@ -28,7 +28,7 @@ every refusal class, the images named in LIST (one name a line: e.g. the evidenc
 rule), then more of the smallest images of each wheel in turn until the budget is spent.
 Writes OUT/.manifest.tsv for what it took, and OUT/.campaign/: for the structured mutation
 campaign (scripts/gpu-structured.sh CAMPAIGN_DIR=OUT/.campaign), each LIST image of up to
-256 KiB and its first ELF entry as a bare cubin of up to 512 KiB, decompressed (with the `lz4`
+256 KiB and its sm_90 ELF entry (else its first) as a bare cubin of up to 512 KiB, decompressed (with the `lz4`
 and `zstandard` Python packages, where they are installed), so that every field of the real
 cubins gets mutated.
 
@@ -47,7 +47,8 @@ import tempfile
 import zipfile
 
 # Every NVIDIA wheel with device code in it, CUDA 13 and CUDA 12 flavours, and older releases
-# of the big libraries (CUDA 12.1-12.4 and 13.0 era).
+# of the big libraries (CUDA 12.1-12.4 and 13.0 era); then the CUDA 11 flavours, cuTENSOR,
+# cuQuantum, CuPy and cuDF, and releases between those above.
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -79,6 +80,17 @@ nvidia-cuda-nvcc==13.5.37 nvidia-cuda-nvcc-cu12==12.9.86
 nvidia-cusolvermp-cu13==0.9.1.9318.post1 nvidia-cusolvermp-cu12==0.9.1.9318.post1
 nvidia-cublasmp-cu13==0.10.0.3695 nvidia-cublasmp-cu12==0.10.0.3695
 nvidia-dali-cuda130==2.4.0
+nvidia-cublas-cu11==11.11.3.6 nvidia-cufft-cu11==10.9.0.58 nvidia-cusparse-cu11==11.7.5.86
+nvidia-cusolver-cu11==11.4.1.48 nvidia-curand-cu11==10.3.0.86 nvidia-npp-cu11==11.8.0.86
+nvidia-nccl-cu11==2.21.5 nvidia-cudnn-cu11==9.10.2.21 nvidia-cuda-runtime-cu11==11.8.89
+nvidia-cuda-cupti-cu11==11.8.87
+cutensor-cu13==2.8.1 custatevec-cu13==1.15.0 cutensornet-cu13==2.14.0 cudensitymat-cu13==0.7.0
+cupy-cuda13x==14.2.0 libcudf-cu13==26.10.2
+nvidia-cublas==13.6.2.16 nvidia-cudnn-cu13==9.22.0.52 nvidia-nccl-cu13==2.29.7 nvidia-npp==13.1.2.81
+nvidia-cufft==12.3.0.29 nvidia-cusparse==12.7.10.12 nvidia-cusolver==12.2.6.9
+nvidia-cuda-cupti==13.3.75 nvidia-nvshmem-cu13==3.5.21 nvidia-cudss-cu13==0.7.1.6
+nvidia-libnvcomp-cu13==5.2.0.13 nvidia-cusparselt-cu13==0.9.1 nvidia-cuda-runtime==13.2.86
+nvidia-curand==10.4.2.66 nvidia-nvjpeg==13.2.3.58
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
@@ -403,15 +415,26 @@ def subset(budget_mib, corpus, out, also=None):
         campaign(corpus, os.path.join(out, ".campaign"), open(also).read().split())
 
 
-def first_elf_entry(c):
-    """The first ELF entry's cubin of container c, decompressed; None if it cannot be had."""
-    off = 16
+def first_elf_entry(c, sm=90):
+    """The cubin of container c's first ELF entry for `sm` (the GPU the campaign runs on: only
+    such an entry reaches CUDA's loader), else of its first ELF entry, decompressed; None if it
+    cannot be had."""
+    off, first, chosen = 16, None, None
     while off + 64 <= len(c):
+        kind, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
+        entry_sm, = struct.unpack_from("<I", c, off + 0x1c)
+        if hs < 64:
+            break
+        if kind == 2:
+            first = off if first is None else first
+            if entry_sm == sm and chosen is None:
+                chosen = off
+        off += hs + ps
+    off = chosen if chosen is not None else first
+    if off is not None:
         kind, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
         csize, = struct.unpack_from("<I", c, off + 16)
         flags, _, usize = struct.unpack_from("<QQQ", c, off + 40)
-        if hs < 64:
-            return None
         if kind == 2:
             p = c[off + hs:off + hs + ps]
             try:
@@ -424,7 +447,6 @@ def first_elf_entry(c):
             except ImportError:
                 return None
             return p
-        off += hs + ps
     return None
 
 

@@ -302,3 +302,87 @@ fn parameters_inside_their_bank() {
     put_u16(&mut m, p + 10, 0x4000); // the parameters' size
     refused(&m, "run past their constant bank");
 }
+
+// ---- Layouts of real toolkits' output that CUDA loads, each accepted (issue 21, item 3) ----
+
+/// A kernel whose parameters (5,208 bytes) are past the classic 4 KiB: nvcc 13 puts them at
+/// 0x1a80 of the constant bank in sm_75 and sm_80 code, at the generation's base in sm_90 code
+/// (cuTENSOR 2.8 ships such sm_75 and sm_80 code). All pass; an sm_90-labelled copy of the
+/// sm_80 code is still refused, and so is an sm_90 kernel's parameters moved off its base.
+#[test]
+fn large_parameters_after_the_base() {
+    const BIG: &str = "struct Big { int v[1302]; };\n\
+                       extern \"C\" __global__ void big(Big b, int *out) { out[threadIdx.x] = b.v[threadIdx.x]; }\n";
+    let dir = TempDir::new("structure-large-params");
+    for arch in ["-arch=sm_80", "-arch=sm_90", "-arch=sm_75"] {
+        let c = nvcc(&dir.join("big.cu"), BIG, &dir.join("big.cubin"), &["-cubin", arch]);
+        let info = inspect(&c).unwrap_or_else(|e| panic!("{arch}: nvcc's own large-parameter kernel refused: {e}"));
+        assert_eq!(info.kind, CodeKind::Cubin);
+        if arch == "-arch=sm_80" {
+            let (_, h) = section(&c, ".nv.info.big");
+            let (p, _, _, _) = records(&c, h).into_iter().find(|r| r.1 == 0x0a).unwrap();
+            assert_eq!(u16_at(&c, p + 8), 0x1a80, "where nvcc puts large sm_80 parameters");
+            let mut m = c.clone();
+            let flags = u32_at(&m, 48);
+            put_u32(&mut m, 48, (flags & !0xff00) | (90 << 8));
+            // Large sm_90 parameters stay at the base: sm_80 code labelled sm_90 is refused.
+            refused(&m, "where sm_90 code has them at 0x210");
+        }
+    }
+    let b = sm90();
+    let (_, h) = section(&b, ".nv.info.mb");
+    let (p, _, _, _) = records(&b, h).into_iter().find(|r| r.1 == 0x0a).unwrap();
+    let mut m = b.clone();
+    put_u16(&mut m, p + 8, 0x380);
+    refused(&m, "where sm_90 code has them at 0x210");
+}
+
+/// `.nv.global` as type 0x70000007 (cuDensityMat 0.7): global memory with no bytes in the file,
+/// so its placement may run past the image, as NOBITS; a relocation into it is still refused.
+#[test]
+fn global_memory_section_without_file_bytes() {
+    let b = sm90();
+    let (global, h) = section(&b, ".nv.global");
+    let mut m = b.clone();
+    put_u32(&mut m, h + 4, 0x7000_0007);
+    put_u64(&mut m, h + 24, b.len() as u64 - 8);
+    put_u64(&mut m, h + 32, 0x20000);
+    assert!(inspect(&m).is_ok(), "{:?}", inspect(&m).err());
+    // The same placement as PROGBITS claims file bytes the image does not have.
+    let mut p = m.clone();
+    put_u32(&mut p, h + 4, 1);
+    assert!(inspect(&p).is_err(), "a PROGBITS section past the image accepted");
+    let rela = sections(&m).into_iter().find(|s| s.3 == 4 && body(&m, s.1).1 >= 24).expect("a RELA section");
+    put_u32(&mut m, rela.1 + 44, global as u32);
+    refused(&m, "no bytes in the file to patch");
+}
+
+/// A shared-memory symbol in a NOBITS `.nv.shared.*` / `.nv_debug.shared` section may reach
+/// past the section's size (NCCL 2.21 for CUDA 11: after the 16 bytes the driver reserves); in
+/// any other NOBITS section (`.nv.global`) it may not.
+#[test]
+fn shared_symbols_by_section_name() {
+    let b = sm90();
+    let secs = sections(&b);
+    let (shared, sh) = {
+        let s = secs.iter().find(|s| s.2.starts_with(".nv.shared.")).expect("a .nv.shared section");
+        (s.0, s.1)
+    };
+    let (global, _) = section(&b, ".nv.global");
+    let (_, symh) = section(&b, ".symtab");
+    let (symoff, symsize) = body(&b, symh);
+    let sym_in = |m: &[u8], sec: usize| {
+        (0..symsize / 24).map(|k| symoff + 24 * k).find(|&s| u16_at(m, s + 6) as usize == sec).expect("a symbol there")
+    };
+    let size = u64_at(&b, sh + 32);
+    let mut m = b.clone();
+    put_u32(&mut m, sh + 4, 8); // NOBITS, as older toolkits write shared memory
+    let s = sym_in(&m, shared);
+    put_u64(&mut m, s + 8, 0x10);
+    put_u64(&mut m, s + 16, size.max(16));
+    assert!(inspect(&m).is_ok(), "{:?}", inspect(&m).err());
+    let mut g = b.clone();
+    let s = sym_in(&g, global);
+    put_u64(&mut g, s + 16, u64_at(&b, section(&b, ".nv.global").1 + 32) + 16);
+    refused(&g, "lies outside its section");
+}

@@ -39,6 +39,10 @@ const SHT_CUDA_CALLGRAPH: u32 = 0x7000_0001;
 const SHT_CUDA_SHARED: u32 = 0x7000_000a;
 /// `.nv.shared.reserved.<n>`: shared memory the driver reserves.
 const SHT_CUDA_SHARED_RESERVED: u32 = 0x7000_0015;
+/// `.nv.global` of this type instead of NOBITS: global memory the driver allocates and zeroes,
+/// with no bytes in the file (cuDensityMat 0.7's cubins, sm_75 to sm_120, place a 128 KiB one at
+/// an offset of a 1.4-3 KB cubin; CUDA loads them).
+const SHT_CUDA_GLOBAL: u32 = 0x7000_0007;
 /// A second table of 24-byte symbols in newer cubins (`.nv.merc.symtab`, linked from type
 /// 0x7000_0016 sections); like a symbol table, its sh_info is one past its last local symbol.
 const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
@@ -207,9 +211,10 @@ fn bad(msg: String) -> Result<(), String> {
 }
 
 /// Whether sections of type `ty` have their contents in the file: all but the null section,
-/// NOBITS and shared memory (`SHT_CUDA_SHARED`), whose sh_offset and sh_size only place it.
+/// NOBITS, shared memory (`SHT_CUDA_SHARED`) and uninitialised global memory
+/// (`SHT_CUDA_GLOBAL`), whose sh_offset and sh_size only place it.
 fn has_file_bytes(ty: u32) -> bool {
-    !matches!(ty, SHT_NULL | SHT_NOBITS | SHT_CUDA_SHARED)
+    !matches!(ty, SHT_NULL | SHT_NOBITS | SHT_CUDA_SHARED | SHT_CUDA_GLOBAL)
 }
 
 /// Shared-memory sections: their symbols place variables in the shared memory of a block, which
@@ -219,6 +224,15 @@ fn has_file_bytes(ty: u32) -> bool {
 /// them.
 fn is_shared_memory(ty: u32) -> bool {
     matches!(ty, SHT_CUDA_SHARED | SHT_CUDA_SHARED_RESERVED)
+}
+
+/// A NOBITS section that is shared memory by its name (`.nv_debug.shared`, `.nv.shared.*`), as
+/// older toolkits write it: its symbols are placed as in [`is_shared_memory`]'s sections (NCCL
+/// 2.21 for CUDA 11: a 0x1820-byte buffer at 0x10 of a 0x1820-byte `.nv_debug.shared`, after
+/// the 16 bytes the driver reserves).
+fn is_shared_by_name(shnames: Option<&[u8]>, sec: Sh<'_>) -> bool {
+    let name = shnames.and_then(|t| t.get(sec.name() as usize..)).map(cstr).unwrap_or_default();
+    sec.ty() == SHT_NOBITS && (name == b".nv_debug.shared" || name.starts_with(b".nv.shared."))
 }
 
 /// What the walk over the section table found that `inspect_cubin` reports.
@@ -288,9 +302,10 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
             SHT_STRTAB if i as u64 == shstrndx => check_symbol_info(secs, i, s),
             SHT_STRTAB => string_table(d, secs, i as u64, "string table").and_then(|_| check_symbol_info(secs, i, s)),
             SHT_SYMTAB => {
+                let shnames = kernels.as_ref().map(|k| k.names);
                 let kernels = if symtab_seen { None } else { kernels.as_mut() };
                 symtab_seen = true;
-                check_symtab(d, secs, i, s, kernels)
+                check_symtab(d, secs, i, s, shnames, kernels)
             }
             SHT_RELA | SHT_REL => check_relocs(d, secs, i, s),
             SHT_CUDA_INFO => check_nv_info(d, secs, i, s, sm),
@@ -774,6 +789,7 @@ fn check_symtab(
     secs: Sections<'_>,
     i: usize,
     s: Sh<'_>,
+    shnames: Option<&[u8]>,
     mut kernels: Option<&mut KernelSymbols<'_, '_>>,
 ) -> Result<(), String> {
     if s.entsize() != SYM_LEN as u64 || s.size() % SYM_LEN as u64 != 0 {
@@ -818,8 +834,8 @@ fn check_symtab(
             Some(sec) => {
                 let (value, size) = (sym.u64::<8>(), sym.u64::<16>());
                 let end = value.checked_add(size);
-                let inside =
-                    if is_shared_memory(sec.ty()) { end.is_some() } else { end.is_some_and(|e| e <= sec.size()) };
+                let shared = is_shared_memory(sec.ty()) || is_shared_by_name(shnames, sec);
+                let inside = if shared { end.is_some() } else { end.is_some_and(|e| e <= sec.size()) };
                 if !inside {
                     return Err(err_symbol_extent(k, value, size, shndx, sec.size()));
                 }
@@ -1112,7 +1128,12 @@ fn check_param_bank(
     size: u64,
     sm: u32,
 ) -> Result<(), String> {
-    if let Some(base) = param_base(sm).filter(|&b| b != offset) {
+    // Before sm_90, parameters past the classic 4 KiB lie further into the bank (nvcc 13 puts
+    // them at 0x1a80 in sm_80 code; cuTENSOR 2.8 ships such sm_75 and sm_80 code, 10,656-10,672
+    // bytes); sm_90 and later code keeps them at the base, as every other kernel does (code of
+    // another generation labelled sm_90 crashed CUDA's loader).
+    let large = size > 4096 && sm < 90;
+    if let Some(base) = param_base(sm).filter(|&b| b != offset && !(large && offset > b)) {
         return Err(format!(
             "the kernel parameters are at {offset:#x} of constant bank 0, where sm_{sm} code has them at {base:#x} (code of another GPU generation labelled sm_{sm}?)"
         ));
