@@ -20,11 +20,15 @@
 #   cache     the compile cache beside jitify2 and cuda.core (cache_compare, cuda_core_cache.py)
 #   reference cuda.core's launch row and the chart
 #   sanitize  compute-sanitizer over the GPU tests (scripts/gpu-sanitize.sh)
+#   rust      the Rust examples, built on a machine with Rust and carried in RUST_BIN
+#             (`cargo build --release --examples`, then target/release/examples): vec_add, and
+#             kernel_race (safe Rust: a kernel's queries racing its library's unload and reload,
+#             RACE_ROUNDS (3000) rounds per query kind)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:?usage: gpu-report.sh DIR [PREFIX]}
 prefix=${2:-.prefix}
-stages=" ${STAGES:-suite bench corpus hostile plant cache reference sanitize} "
+stages=" ${STAGES:-suite bench corpus hostile plant cache reference sanitize rust} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 mkdir -p "$out"
 export CUDA_PATH=${CUDA_PATH:-/usr/local/cuda} CUDYN_REQUIRE_GPU=1
@@ -96,4 +100,11 @@ if want sanitize; then
   echo "== compute-sanitizer"
   bash scripts/gpu-sanitize.sh build-gpu > "$out/sanitize.txt" 2>&1
   echo "sanitizers: exit $?"; grep -cE " rc=0 " "$out/sanitize.txt"
+fi
+if want rust && [ -n "${RUST_BIN:-}" ]; then
+  echo "== Rust examples"
+  "$RUST_BIN/vec_add" > "$out/vec_add.txt" 2>&1
+  echo "vec_add: exit $?"; cat "$out/vec_add.txt"
+  "$RUST_BIN/kernel_race" "${RACE_ROUNDS:-3000}" > "$out/kernel_race.txt" 2>&1
+  echo "kernel_race: exit $?"; cat "$out/kernel_race.txt"
 fi

@@ -15,6 +15,10 @@ build=${CUDYN_GPU_BUILD:-build-gpu}
 archs=${CUDYN_TEST_ARCHS:-90}
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
+# cache_compare's jitify2 rows, where jitify2.hpp was carried (it is not part of cudyn).
+jitify=${CUDYN_JITIFY2_DIR:-}
+[ -z "$jitify" ] && [ -f .bench-deps/jitify2.hpp ] && jitify=$PWD/.bench-deps
+[ -n "$jitify" ] && gen+=(-DCUDYN_JITIFY2_DIR="$jitify")
 cmake -S . -B "$build" "${gen[@]}" -DCUDYN_USE_INSTALLED=ON -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc" -DCUDAToolkit_ROOT="$cuda" -DCUDYN_TEST_ARCHS="$archs" \
   -DCMAKE_CUDA_ARCHITECTURES="${archs%%;*}"
