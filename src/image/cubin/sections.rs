@@ -230,9 +230,13 @@ fn is_shared_memory(ty: u32) -> bool {
 /// older toolkits write it: its symbols are placed as in [`is_shared_memory`]'s sections (NCCL
 /// 2.21 for CUDA 11: a 0x1820-byte buffer at 0x10 of a 0x1820-byte `.nv_debug.shared`, after
 /// the 16 bytes the driver reserves).
+/// Reads at most the 17 bytes it compares: a symbol loop may ask once per symbol.
 fn is_shared_by_name(shnames: Option<&[u8]>, sec: Sh<'_>) -> bool {
-    let name = shnames.and_then(|t| t.get(sec.name() as usize..)).map(cstr).unwrap_or_default();
-    sec.ty() == SHT_NOBITS && (name == b".nv_debug.shared" || name.starts_with(b".nv.shared."))
+    if sec.ty() != SHT_NOBITS {
+        return false;
+    }
+    let name = shnames.and_then(|t| t.get(sec.name() as usize..)).unwrap_or_default();
+    name.starts_with(b".nv_debug.shared\0") || name.starts_with(b".nv.shared.")
 }
 
 /// What the walk over the section table found that `inspect_cubin` reports.
@@ -834,8 +838,9 @@ fn check_symtab(
             Some(sec) => {
                 let (value, size) = (sym.u64::<8>(), sym.u64::<16>());
                 let end = value.checked_add(size);
-                let shared = is_shared_memory(sec.ty()) || is_shared_by_name(shnames, sec);
-                let inside = if shared { end.is_some() } else { end.is_some_and(|e| e <= sec.size()) };
+                // The name is looked at only for a symbol past its section's size.
+                let inside = end.is_some_and(|e| e <= sec.size())
+                    || (end.is_some() && (is_shared_memory(sec.ty()) || is_shared_by_name(shnames, sec)));
                 if !inside {
                     return Err(err_symbol_extent(k, value, size, shndx, sec.size()));
                 }
