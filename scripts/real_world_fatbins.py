@@ -5,6 +5,7 @@ with pip, or already in a folder) and writes what it finds to a folder of your o
 
   extract:  scripts/real_world_fatbins.py OUT [--wheels DIR]... [--max-mib N] [WHEEL_SPEC...]
   subset:   scripts/real_world_fatbins.py --subset MIB CORPUS OUT [--also LIST]
+  list:     scripts/real_world_fatbins.py --campaign-list CORPUS [N] > LIST
 
 extract: every file of every wheel is scanned: each section of an ELF shared object or object
 (`.nv_fatbin`, `__nv_relfatbin`, `.cask_resource`, `.data`, `.rodata`, ... all of them, and the
@@ -31,6 +32,9 @@ campaign (scripts/gpu-structured.sh CAMPAIGN_DIR=OUT/.campaign), each LIST image
 256 KiB and its sm_90 ELF entry (else its first) as a bare cubin of up to 512 KiB, decompressed (with the `lz4`
 and `zstandard` Python packages, where they are installed), so that every field of the real
 cubins gets mutated.
+
+campaign-list: per wheel, the N (1) smallest fatbins of up to 256 KiB with sm_90 code, one name
+a line: the LIST of the campaign images for a campaign on the H200.
 
 Used by tests/real_world_fatbins.rs (CUDYN_REAL_FATBINS=OUT), examples/corpus_verdicts.rs, the
 GPU corpus load (corpus_load in scripts/gpu-report.sh) and the structured campaign
@@ -450,6 +454,19 @@ def first_elf_entry(c, sm=90):
     return None
 
 
+def campaign_list(corpus, per_wheel=1):
+    """Per wheel, the smallest `per_wheel` fatbins of up to 256 KiB that hold sm_90 code (what a
+    load on the H200 hands CUDA): a LIST for `--subset ... --also`."""
+    by_wheel = collections.defaultdict(dict)
+    for r in read_tsv(os.path.join(corpus, ".manifest.tsv")):
+        codes = r["codes"].split(",")
+        if r["image"].endswith(".fatbin") and int(r["size"]) <= 256 << 10 and any(c.split("+")[0] == "sm_90" for c in codes):
+            by_wheel[r["wheel"]][r["image"]] = int(r["size"])
+    for wheel in sorted(by_wheel):
+        for name in sorted(by_wheel[wheel], key=lambda n: (by_wheel[wheel][n], n))[:per_wheel]:
+            print(name)
+
+
 def campaign(corpus, out, names):
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):
@@ -474,6 +491,10 @@ def main():
     args = sys.argv[1:]
     if not args or args[0] in ("-h", "--help"):
         sys.exit(__doc__)
+    if args[0] == "--campaign-list":
+        if len(args) not in (2, 3):
+            sys.exit(__doc__)
+        return campaign_list(args[1], int(args[2]) if len(args) == 3 else 1)
     if args[0] == "--subset":
         if len(args) not in (4, 6) or (len(args) == 6 and args[4] != "--also"):
             sys.exit(__doc__)
