@@ -390,7 +390,7 @@ typedef enum cudyn_load_option_id {
    * JIT: a `float *` that receives the milliseconds CUDA's compiler and linker took during
    * the load (CUDA writes the time over the option's value; cudyn copies it there once
    * the load returns). PTX is compiled during the load; a fatbin whose PTX CUDA compiles
-   * later, at first use, leaves the float unwritten (CU_JIT_WALL_TIME). Both APIs.
+   * later, at first use, leaves the float as it was (CU_JIT_WALL_TIME). Both APIs.
    */
   CUDYN_LOAD_OPTION_WALL_TIME = 10,
   /**

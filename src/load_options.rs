@@ -245,6 +245,9 @@ pub(crate) struct Prepared {
     wall_time: Option<(usize, *mut f32)>,
 }
 
+/// What the wall time's slot holds until CUDA writes a float over it (a NaN in its low half).
+const WALL_TIME_UNWRITTEN: usize = usize::MAX;
+
 /// The id CUDYN_LOAD_OPTION_FAST_COMPILE had: retired, never reused.
 const RETIRED_FAST_COMPILE: u32 = 3;
 
@@ -359,7 +362,7 @@ pub(crate) fn prepare(options: &[LoadOption], api: Api) -> Result<Box<Prepared>>
                 // CUDA writes the float into the slot, not through a pointer in it.
                 p.wall_time = Some((p.jit_values.len(), o.value as usize as *mut f32));
                 p.jit_keys.push(key);
-                p.jit_values.push(std::ptr::null_mut());
+                p.jit_values.push(WALL_TIME_UNWRITTEN as *mut c_void);
             }
             Key::Jit(key) => {
                 p.jit_keys.push(key);
@@ -406,6 +409,9 @@ impl Prepared {
     /// `float` (CUDYN_LOAD_OPTION_WALL_TIME). Called once the load (and any JIT it ran) is done.
     pub fn report_wall_time(&self) {
         if let Some((at, out)) = self.wall_time {
+            if self.jit_values[at] as usize == WALL_TIME_UNWRITTEN {
+                return; // no JIT ran during the load: the caller's float is left as it was
+            }
             let bits = self.jit_values[at] as usize as u32;
             // SAFETY: the option's value is a `float *` the caller vouched for (`check` takes
             // pointer options only inside `with_pointer_options` or through the C API), valid
@@ -557,6 +563,23 @@ mod tests {
             let ok = check(&[o(4, v)], Api::Driver).is_ok();
             assert_eq!(ok, header.binary_search(&v).is_ok(), "target {v}");
         }
+    }
+
+    /// CUDA writes the wall time over the option's slot; cudyn copies it to the caller's
+    /// float, and leaves the float alone when no JIT ran (the slot still holds its mark).
+    #[test]
+    fn wall_time_is_copied_from_its_slot() {
+        let mut ms = -1f32;
+        let id = LoadOptionId::WallTime as u32;
+        // SAFETY: the option points to `ms`, which outlives `p`.
+        let mut p =
+            unsafe { with_pointer_options(|| prepare(&[o(id, &mut ms as *mut f32 as i64)], Api::Driver)) }.unwrap();
+        assert_eq!(p.jit_keys[0], jit::WALL_TIME);
+        p.report_wall_time();
+        assert_eq!(ms, -1.0, "no JIT ran: unchanged");
+        p.jit_values[0] = 2.5f32.to_bits() as usize as *mut c_void;
+        p.report_wall_time();
+        assert_eq!(ms, 2.5);
     }
 
     #[test]

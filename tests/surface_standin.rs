@@ -364,7 +364,7 @@ fn load_options_reach_cuda_under_their_numbers() {
     assert_eq!(s, Status::Success, "{}", cudyn::error::last_error_message());
     // The wall time's slot is cudyn's (CUDA writes the float over the value itself), and the
     // float CUDA wrote there reaches the caller's pointer.
-    assert_eq!(jit()[..4], [(2, 0), (17, names.as_ptr() as i64), (18, addrs.as_ptr() as i64), (19, 1)]);
+    assert_eq!(jit()[..4], [(2, -1), (17, names.as_ptr() as i64), (18, addrs.as_ptr() as i64), (19, 1)]);
     assert_eq!(ms, 1.5, "the wall time CUDA wrote into the option's slot");
     // The host table, then BINARY_IS_PRESERVED for the copy cudyn hands over (the PTX has no NUL).
     assert_eq!((call("lib_n", 0), call("lib_key", 0), call("lib_value", 0)), (2, 0, &table as *const _ as i64));

@@ -153,7 +153,7 @@ c_enums! {
         /// JIT: a `float *` that receives the milliseconds CUDA's compiler and linker took during
         /// the load (CUDA writes the time over the option's value; cudyn copies it there once
         /// the load returns). PTX is compiled during the load; a fatbin whose PTX CUDA compiles
-        /// later, at first use, leaves the float unwritten (CU_JIT_WALL_TIME). Both APIs.
+        /// later, at first use, leaves the float as it was (CU_JIT_WALL_TIME). Both APIs.
         WallTime = 10 => CUDYN_LOAD_OPTION_WALL_TIME, "wall time";
         /// JIT: value 1 picks the target from the current context, CUDA's default
         /// (CU_JIT_TARGET_FROM_CUCONTEXT). Not with TARGET. Driver only.
