@@ -419,7 +419,7 @@ def subset(budget_mib, corpus, out, also=None):
         campaign(corpus, os.path.join(out, ".campaign"), open(also).read().split())
 
 
-def first_elf_entry(c, sm=90):
+def campaign_elf_entry(c, sm=90):
     """The cubin of container c's first ELF entry for `sm` (the GPU the campaign runs on: only
     such an entry reaches CUDA's loader), else of its first ELF entry, decompressed; None if it
     cannot be had."""
@@ -435,23 +435,22 @@ def first_elf_entry(c, sm=90):
                 chosen = off
         off += hs + ps
     off = chosen if chosen is not None else first
-    if off is not None:
-        kind, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
-        csize, = struct.unpack_from("<I", c, off + 16)
-        flags, _, usize = struct.unpack_from("<QQQ", c, off + 40)
-        if kind == 2:
-            p = c[off + hs:off + hs + ps]
-            try:
-                if flags & 0x2000:
-                    import lz4.block
-                    return lz4.block.decompress(p[:csize], uncompressed_size=usize)
-                if flags & 0x8000:
-                    import zstandard
-                    return zstandard.ZstdDecompressor().decompress(p[:csize], max_output_size=usize)
-            except ImportError:
-                return None
-            return p
-    return None
+    if off is None:
+        return None
+    _, _, hs, ps = struct.unpack_from("<HHIQ", c, off)
+    csize, = struct.unpack_from("<I", c, off + 16)
+    flags, _, usize = struct.unpack_from("<QQQ", c, off + 40)
+    p = c[off + hs:off + hs + ps]
+    try:
+        if flags & 0x2000:
+            import lz4.block
+            return lz4.block.decompress(p[:csize], uncompressed_size=usize)
+        if flags & 0x8000:
+            import zstandard
+            return zstandard.ZstdDecompressor().decompress(p[:csize], max_output_size=usize)
+    except ImportError:
+        return None
+    return p
 
 
 def campaign_list(corpus, per_wheel=1):
@@ -480,7 +479,7 @@ def campaign(corpus, out, names):
         if len(data) <= 256 << 10:
             open(os.path.join(out, name), "wb").write(data)
             n += 1
-        cubin = None if data[:4] == ELF_MAGIC else first_elf_entry(data)
+        cubin = None if data[:4] == ELF_MAGIC else campaign_elf_entry(data)
         if cubin and len(cubin) <= 512 << 10 and cubin[:4] == ELF_MAGIC:
             open(os.path.join(out, name.rsplit(".", 1)[0] + ".e0.cubin"), "wb").write(cubin)
             n += 1

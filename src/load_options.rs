@@ -142,7 +142,8 @@ enum Value {
     Range(i64, i64),
     /// A CU_TARGET_* number.
     Target,
-    /// A pointer CUDA reads (or, for the wall time, writes) until the library is unloaded.
+    /// A pointer CUDA reads until the library is unloaded (the wall time's, cudyn writes during
+    /// the load).
     Pointer,
 }
 
@@ -207,8 +208,8 @@ thread_local! {
 /// # Safety
 /// Every pointer-valued option given to a load while `f` runs points to what its id says (see
 /// [`LoadOptionId`]), and that memory stays valid, and is not freed, until the library is
-/// unloaded: CUDA reads it (and writes the wall time) whenever it loads the library into a
-/// context.
+/// unloaded: CUDA reads it whenever it loads the library into a context (the wall time's
+/// `float` is written by cudyn, during the load, on this thread).
 pub unsafe fn with_pointer_options<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {

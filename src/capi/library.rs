@@ -65,9 +65,9 @@ pub unsafe extern "C" fn cudyn_library_load_data(
 /// @param options `num_options` (id, value) pairs, each id at most once; NULL with 0 for none.
 ///        They are checked before anything is loaded: an option `api` does not take is refused
 ///        (CUDYN_ERROR_INVALID_ARGUMENT, nothing loaded). A pointer an option takes
-///        (WALL_TIME, the GLOBAL_SYMBOL arrays, the host universal table) is cast to int64_t and
-///        must stay valid until the library is unloaded: CUDA reads it whenever it loads the
-///        library into a context.
+///        (the GLOBAL_SYMBOL arrays, the host universal table) is cast to int64_t and must stay
+///        valid until the library is unloaded: CUDA reads it whenever it loads the library into
+///        a context. WALL_TIME's `float *` is written by cudyn during this call only.
 /// @param num_options Entries at `options`.
 /// @param[out] library As for cudyn_library_load_data().
 /// @param[out] log NULL, or receives CUDA's JIT log for this load (the error log, then the
