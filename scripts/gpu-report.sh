@@ -3,7 +3,9 @@
 # scripts/install-prefix.sh here), stage by stage; results go to DIR.
 #   usage: [STAGES="suite bench ..."] scripts/gpu-report.sh DIR [PREFIX=.prefix]
 # Stages (default: all but campaign), in this order:
-#   suite     the CMake/ctest suite (scripts/gpu-suite.sh) without hostile.mutants_10000
+#   suite     the CMake/ctest suite (scripts/gpu-suite.sh) without hostile.mutants_10000, or
+#             only the tests matching SUITE_REGEX (with CUDYN_GPU_TARGETS naming the targets to
+#             build, a re-check of a few tests in a fraction of the build time)
 #   bench     launch ratios against raw cuLaunchKernelEx/cudaLaunchKernel, loads, per-call costs
 #             (cpp-tests/bench/launch_bench.cu); BENCH_ROUNDS (11)
 #   corpus    every real-world image in CORPUS (scripts/real_world_fatbins.py --subset fills
@@ -36,7 +38,8 @@ b=build-gpu/cpp-tests
 d=$b/device
 if want suite; then
   echo "== suite"
-  bash scripts/gpu-suite.sh "$prefix" -E '^hostile\.mutants_10000$' > "$out/suite.log" 2>&1
+  if [ -n "${SUITE_REGEX:-}" ]; then sel=(-R "$SUITE_REGEX"); else sel=(-E '^hostile\.mutants_10000$'); fi
+  bash scripts/gpu-suite.sh "$prefix" "${sel[@]}" > "$out/suite.log" 2>&1
   grep -E "tests passed|Failed|\*\*\*|Not Run" "$out/suite.log" | tail -25
 elif [ ! -f build-gpu/build.ninja ]; then
   # Configure and build as the suite does, without running it.

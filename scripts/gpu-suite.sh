@@ -5,6 +5,8 @@
 # that cannot find the GPU fails instead of skipping. Tests that need more GPUs than the
 # machine has still skip.
 #   usage: scripts/gpu-suite.sh [PREFIX=.prefix] [extra ctest args...]
+# CUDYN_GPU_TARGETS="t1 t2" builds only those targets (with a ctest -R for their tests), for a
+# quick re-check of a few tests when device time is short.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prefix=$(cd "${1:-.prefix}" && pwd)
@@ -22,7 +24,14 @@ jitify=${CUDYN_JITIFY2_DIR:-}
 cmake -S . -B "$build" "${gen[@]}" -DCUDYN_USE_INSTALLED=ON -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc" -DCUDAToolkit_ROOT="$cuda" -DCUDYN_TEST_ARCHS="$archs" \
   -DCMAKE_CUDA_ARCHITECTURES="${archs%%;*}"
-cmake --build "$build" -j "$(nproc)"
+targets=()
+if [ -n "${CUDYN_GPU_TARGETS:-}" ]; then
+  # The named targets, the versions example run below and every test's device code.
+  for t in versions ${CUDYN_GPU_TARGETS} $(cmake --build "$build" --target help | grep -oE '\bdevice_[A-Za-z0-9_]+' | sort -u); do
+    targets+=(--target "$t")
+  done
+fi
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 export CUDYN_REQUIRE_GPU=1
 export CUDYN_CACHE_DIR="$PWD/$build/cudyn-cache"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
