@@ -16,8 +16,9 @@ in an object file or archive member, from the start of its section), followed by
 lie within the section, outside any container. Each distinct one (by SHA-256) is written once,
 as `<wheel>_<file>_<sha>.fatbin|.cubin`, and every place it was found is a line of
 `OUT/.manifest.tsv` (wheel, file, section or member, offset in it, size, sha256, entry count,
-the entries' codes). With no wheel named, the default set is the CUDA 12 and 13 wheels of
-every NVIDIA library that carries device code (DEFAULT below). --max-mib stops writing past
+the entries' codes). With no wheel named, the default set is the CUDA 11, 12 and 13 wheels
+of every NVIDIA library that carries device code and the packages that load beside them
+(DEFAULT below; about 20 GB of wheels). --max-mib stops writing past
 that many MiB (default: no limit); files are taken smallest first.
 
 subset: a diverse selection of CORPUS (made by extract) of at most MIB MiB, for carrying to a
@@ -52,7 +53,9 @@ import zipfile
 
 # Every NVIDIA wheel with device code in it, CUDA 13 and CUDA 12 flavours, and older releases
 # of the big libraries (CUDA 12.1-12.4 and 13.0 era); then the CUDA 11 flavours, cuTENSOR,
-# cuQuantum, CuPy and cuDF, and releases between those above.
+# cuQuantum, CuPy and cuDF, and releases between those above; then a third set: cuDNN 8.9 and
+# more CUDA 12 releases between, Warp, RAPIDS (RAFT, cuVS), and the device code of packages that
+# load beside CUDA's own (PyTorch, ONNX Runtime, JAX, CuPy for CUDA 11 and 12, bitsandbytes).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -95,6 +98,12 @@ nvidia-cufft==12.3.0.29 nvidia-cusparse==12.7.10.12 nvidia-cusolver==12.2.6.9
 nvidia-cuda-cupti==13.3.75 nvidia-nvshmem-cu13==3.5.21 nvidia-cudss-cu13==0.7.1.6
 nvidia-libnvcomp-cu13==5.2.0.13 nvidia-cusparselt-cu13==0.9.1 nvidia-cuda-runtime==13.2.86
 nvidia-curand==10.4.2.66 nvidia-nvjpeg==13.2.3.58
+nvidia-cudnn-cu12==8.9.7.29 nvidia-cudnn-cu12==9.10.2.21 nvidia-cublas-cu12==12.6.4.1
+nvidia-cufft-cu12==11.3.0.4 nvidia-cusolver-cu12==11.6.1.9 nvidia-cusparse-cu12==12.3.1.170
+nvidia-cusparselt-cu12==0.6.3 nvidia-nccl-cu12==2.26.5 nvidia-npp-cu12==12.3.1.54
+nvidia-nvshmem-cu12==3.3.24 warp-lang==1.19.0 libraft-cu12==26.10.0 libcuvs-cu12==26.10.0
+cupy-cuda12x==13.6.0 cupy-cuda11x==13.6.0 torch==2.15.0 onnxruntime-gpu==1.31.1
+jax-cuda12-plugin==0.8.2 jax-cuda13-plugin==0.10.2 bitsandbytes==0.50.2
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
