@@ -33,8 +33,9 @@ mod ptx;
 use super::cubin::ELF_MAGIC;
 use super::decompress;
 use super::fatbin::{
-    Compression as Packing, EntryHeader, FATBIN_ENTRY_HEADER_LEN, FATBIN_FLAG_ARCH_SPECIFIC,
-    FATBIN_FLAG_FAMILY_SPECIFIC, FATBIN_HEADER_LEN, FATBIN_KIND_ELF, FATBIN_KIND_LTOIR, FATBIN_KIND_PTX,
+    concat_members, Compression as Packing, ConcatMember, EntryHeader, FATBIN_ENTRY_HEADER_LEN,
+    FATBIN_FLAG_ARCH_SPECIFIC, FATBIN_FLAG_FAMILY_SPECIFIC, FATBIN_HEADER_LEN, FATBIN_KIND_CONCAT, FATBIN_KIND_ELF,
+    FATBIN_KIND_LTOIR, FATBIN_KIND_PTX,
 };
 use super::info::{ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo};
 use super::read::{read_u16, read_u32, read_u64, Rec};
@@ -248,6 +249,38 @@ fn fatbin_entries(d: &[u8], valid: bool) -> Vec<FatbinEntry> {
         if e.kind == 0 && e.header_size == 0 {
             break; // zero padding at the end of the container
         }
+        if e.kind == FATBIN_KIND_CONCAT {
+            // Each member is listed as an entry of its own (of a valid image: the members of
+            // an entry that failed are not known).
+            let next = usize::try_from(e.header_size)
+                .ok()
+                .zip(usize::try_from(e.payload_size).ok())
+                .and_then(|(h, p)| at.checked_add(h)?.checked_add(p));
+            let (Some(next), true) = (next, valid) else { break };
+            let Some((members, run)) = concat_members(d, at) else { break };
+            for ConcatMember { code, record, range } in members {
+                let Some(m) = Rec::<HEADER>::at(record, 0).map(EntryHeader::read) else { break };
+                let body = &run[range.clone()];
+                let (kernels, globals) = code_tables(code, body);
+                out.push(FatbinEntry {
+                    offset: at as u64,
+                    code,
+                    compression: packing(&e),
+                    header_bytes: record.len() as u64,
+                    stored_bytes: e.payload_size,
+                    code_bytes: range.len() as u64,
+                    source_name: source_name(&m, record),
+                    relocatable: matches!(code, ArchCode::Sass { .. }).then(|| cubin_is_relocatable(body)).flatten(),
+                    kernels,
+                    globals,
+                });
+            }
+            if next <= at {
+                break;
+            }
+            at = next;
+            continue;
+        }
         let variant = match (e.flags & FATBIN_FLAG_ARCH_SPECIFIC != 0, e.flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0) {
             (true, _) => ArchVariant::A,
             (false, true) => ArchVariant::F,
@@ -259,19 +292,10 @@ fn fatbin_entries(d: &[u8], valid: bool) -> Vec<FatbinEntry> {
             FATBIN_KIND_LTOIR => ArchCode::LtoIr { sm: e.arch, variant },
             _ => break,
         };
-        let compression = match e.compression() {
-            Packing::None => Compression::None,
-            Packing::Lz4 => Compression::Lz4,
-            Packing::Zstd => Compression::Zstd,
-        };
+        let compression = packing(&e);
         let Some(hs) = usize::try_from(e.header_size).ok() else { break };
         let Some(header) = d.get(at..at.saturating_add(hs)) else { break };
-        let source_name = usize::try_from(e.name_offset)
-            .ok()
-            .zip(usize::try_from(e.name_len).ok())
-            .and_then(|(o, n)| header.get(o..o.checked_add(n)?))
-            .map(name_text)
-            .unwrap_or_default();
+        let source_name = source_name(&e, header);
         let body_at = at.saturating_add(hs);
         let Some(stored) = usize::try_from(e.payload_size).ok().and_then(|p| d.get(body_at..body_at.checked_add(p)?))
         else {
@@ -316,6 +340,33 @@ fn fatbin_entries(d: &[u8], valid: bool) -> Vec<FatbinEntry> {
         }
     }
     out
+}
+
+fn packing(e: &EntryHeader) -> Compression {
+    match e.compression() {
+        Packing::None => Compression::None,
+        Packing::Lz4 => Compression::Lz4,
+        Packing::Zstd => Compression::Zstd,
+    }
+}
+
+/// The source name an entry header (`header`, the whole of it) records, or "".
+fn source_name(e: &EntryHeader, header: &[u8]) -> String {
+    usize::try_from(e.name_offset)
+        .ok()
+        .zip(usize::try_from(e.name_len).ok())
+        .and_then(|(o, n)| header.get(o..o.checked_add(n)?))
+        .map(name_text)
+        .unwrap_or_default()
+}
+
+/// The kernels and globals of a SASS or PTX entry's code (none for LTO-IR).
+fn code_tables(code: ArchCode, body: &[u8]) -> (Vec<KernelInfo>, Vec<GlobalInfo>) {
+    match code {
+        ArchCode::Sass { .. } => cubin_tables(body),
+        ArchCode::Ptx { .. } => ptx::tables(body),
+        ArchCode::LtoIr { .. } => (Vec::new(), Vec::new()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,17 @@
 //   options are the toolkit's and not read); a compressed payload is decompressed
 //   and, like a plain one, an ELF entry must be a valid cubin for the entry's sm and a PTX entry
 //   ASCII text (`check_entry_body`).
+// * Concatenated entries (kind 0x100, `fatbinary --concat`, CUDA 13.5): one compressed payload
+//   holding several entries' contents back to back. Its header's fixed 64 bytes are an entry
+//   header's (architecture 0, word 0x18 = 1, compressed, uncompressed_size = the whole run);
+//   options_at = 0x40 names `u32 count, u32 bytes` (the member table, these 8 bytes included,
+//   to the end of the header), then `count` member records, each byte for byte the entry header
+//   the member would have on its own except that its word 1 (header size) holds the member's
+//   offset in the decompressed run; a record ends after its name or options and a NUL, padded to
+//   8 bytes, as an entry header does. The members lie back to back from offset 0 and fill the
+//   run. Each member is a code of its own: chosen, checked and handed to CUDA as a plain entry
+//   with the header it would have on its own (`walk_concat`); the concatenated entry itself never
+//   reaches CUDA.
 
 use super::cubin::{inspect_cubin, ELF_MAGIC};
 use super::decompress;
@@ -44,6 +55,12 @@ const FATBIN_ARCH_LIMIT: u32 = 1000;
 pub(super) const FATBIN_KIND_PTX: u16 = 1;
 pub(super) const FATBIN_KIND_ELF: u16 = 2;
 pub(super) const FATBIN_KIND_LTOIR: u16 = 8;
+/// Several entries' contents in one compressed payload (`fatbinary --concat`, CUDA 13.5).
+pub(super) const FATBIN_KIND_CONCAT: u16 = 0x100;
+/// Word 0x18 of a concatenated entry header: the only layout known.
+const CONCAT_LAYOUT: u32 = 1;
+/// A concatenated entry's header holds a record per member (about 120 bytes each).
+const CONCAT_HEADER_MAX: u64 = 1 << 16;
 const FATBIN_FLAG_COMPRESSED_LZ: u64 = 0x2000;
 const FATBIN_FLAG_COMPRESSED_ZSTD: u64 = 0x8000;
 pub(super) const FATBIN_FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
@@ -73,7 +90,7 @@ pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
 /// (tests compare the verdicts of both ways).
 pub(super) fn inspect_fatbin_with(d: &[u8], threads: usize, parallel_min: usize) -> Result<ImageInfo, ImageError> {
     let w = walk(d)?;
-    let decompressed = w.bodies.iter().map(|b| b.decompressed_len()).fold(0u64, u64::saturating_add);
+    let decompressed = decompressed_total(w.bodies.iter());
     if decompressed > decompress::MAX_IMAGE {
         return Err(ImageError::Malformed(format!(
             "its entries decompress to {decompressed} bytes, over the {}-byte cap",
@@ -129,7 +146,13 @@ impl<'a> FatbinPlan<'a> {
         let head = self.d.get(..FATBIN_HEADER_LEN as usize).unwrap_or_default();
         let per_entry = self.walk.bodies.iter().zip(&self.selection.chosen).flat_map(|(b, &chosen)| {
             let payload = if chosen { b.payload } else { &[][..] };
-            [b.header, payload]
+            // A member's bytes depend on its whole concatenated entry's header (the method, the
+            // sizes, its record), which holds every member's record.
+            let header = match b.content {
+                Content::Member { entry_header, .. } => entry_header,
+                _ => b.header,
+            };
+            [header, payload]
         });
         std::iter::once(head).chain(per_entry)
     }
@@ -143,11 +166,10 @@ impl<'a> FatbinPlan<'a> {
         let chosen: Vec<&Body<'a>> =
             self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b).collect();
         let mut payload_total = 0u64;
-        let mut decompressed = 0u64;
         for b in &chosen {
-            decompressed = decompressed.saturating_add(b.decompressed_len());
             payload_total = payload_total.saturating_add(b.header.len() as u64).saturating_add(b.plain_len());
         }
+        let decompressed = decompressed_total(chosen.iter().copied());
         if decompressed > decompress::MAX_IMAGE {
             return Err(ImageError::Malformed(format!(
                 "the entries for this process's GPUs decompress to {decompressed} bytes, over the {}-byte cap",
@@ -168,7 +190,7 @@ impl<'a> FatbinPlan<'a> {
         for b in &chosen {
             let at = out.len();
             out.extend_from_slice(b.header);
-            plain_header(&mut out[at..], b.plain_len());
+            plain_header(&mut out[at..at + b.header.len()], b.plain_len());
             let start = out.len();
             out.resize(start + b.plain_len() as usize, 0);
             spans.push(start..out.len());
@@ -189,15 +211,37 @@ impl<'a> FatbinPlan<'a> {
     }
 }
 
-/// Rewrites a copied entry header for its plain payload of `plain_len` bytes: not compressed,
-/// no compressed or uncompressed size.
+/// Bytes the entries `bodies` decompress to, each compressed run counted once (the members of
+/// one concatenated entry, which come one after another, share theirs).
+fn decompressed_total<'b, 'a: 'b>(bodies: impl Iterator<Item = &'b Body<'a>>) -> u64 {
+    let mut total = 0u64;
+    let mut last_run: Option<*const u8> = None;
+    for b in bodies {
+        if let Content::Member { stream, .. } = b.content {
+            if last_run == Some(stream.as_ptr()) {
+                continue;
+            }
+            last_run = Some(stream.as_ptr());
+        } else {
+            last_run = None;
+        }
+        total = total.saturating_add(b.decompressed_len());
+    }
+    total
+}
+
+/// Rewrites a copied entry header (`h`, the whole of it) for its plain payload of `plain_len`
+/// bytes: its own header size (a concatenated entry's member record holds its offset there),
+/// not compressed, no compressed or uncompressed size.
 fn plain_header(h: &mut [u8], plain_len: u64) {
+    let header_len = h.len() as u32;
     let put = |h: &mut [u8], at: usize, v: &[u8]| {
         if let Some(dst) = h.get_mut(at..at + v.len()) {
             dst.copy_from_slice(v);
         }
     };
     let flags = h.get(40..48).map_or(0, |f| u64::from_le_bytes(f.try_into().unwrap_or([0; 8])));
+    put(h, 4, &header_len.to_le_bytes());
     put(h, 8, &plain_len.to_le_bytes());
     put(h, 16, &0u32.to_le_bytes());
     put(h, 40, &(flags & !(FATBIN_FLAG_COMPRESSED_LZ | FATBIN_FLAG_COMPRESSED_ZSTD)).to_le_bytes());
@@ -247,10 +291,9 @@ fn walk(d: &[u8]) -> Result<Walk<'_>, ImageError> {
     let mut off = header_size;
     let mut index = 0u64;
     while off < total {
-        match walk_entry(d, off, total, index) {
+        match walk_entry(d, off, total, index, &mut bodies) {
             Ok(None) => break, // zero padding at the end of the container
-            Ok(Some((body, entry_len))) => {
-                bodies.push(body);
+            Ok(Some(entry_len)) => {
                 match off.checked_add(entry_len) {
                     Some(next) => off = next,
                     None => {
@@ -269,12 +312,14 @@ fn walk(d: &[u8]) -> Result<Walk<'_>, ImageError> {
     Ok(Walk { total, bodies, header_error })
 }
 
-/// What an entry holds for CUDA to load, found by the header walk and checked afterwards.
+/// What an entry (or a member of a concatenated entry) holds for CUDA to load, found by the
+/// header walk and checked afterwards.
 struct Body<'a> {
     index: u64,
     off: u64,
     code: ArchCode,
-    /// The whole entry header, and the payload after it, within the image.
+    /// The whole entry header, and the payload after it, within the image (a member: its
+    /// record, and its concatenated entry's payload).
     header: &'a [u8],
     payload: &'a [u8],
     content: Content<'a>,
@@ -292,15 +337,41 @@ enum Content<'a> {
         stream: &'a [u8],
         size: usize,
     },
+    /// Member `member` of a concatenated entry (header `entry_header`): bytes `at..at + len` of
+    /// what `stream` decompresses to (`size` bytes, shared with the entry's other members).
+    Member {
+        method: Compression,
+        stream: &'a [u8],
+        size: usize,
+        at: usize,
+        len: usize,
+        member: usize,
+        entry_header: &'a [u8],
+    },
+}
+
+/// A worker's buffer for decompressed payloads, and which run it holds (the members of one
+/// concatenated entry are cut from one run, decompressed once).
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<u8>,
+    /// The stream (address, length) whose run `buf` holds.
+    run: Option<(usize, usize)>,
 }
 
 impl Body<'_> {
     fn compressed(&self) -> bool {
-        matches!(self.content, Content::Compressed { .. } | Content::Opaque { compressed: true })
+        matches!(
+            self.content,
+            Content::Compressed { .. } | Content::Member { .. } | Content::Opaque { compressed: true }
+        )
     }
 
     fn bad(&self, why: String) -> ImageError {
-        entry_error(self.index, self.off, why)
+        match self.content {
+            Content::Member { member, .. } => entry_error(self.index, self.off, format!("member {member}: {why}")),
+            _ => entry_error(self.index, self.off, why),
+        }
     }
 
     /// Bytes of the entry's payload once plain: its payload, or what it decompresses to,
@@ -308,14 +379,16 @@ impl Body<'_> {
     fn plain_len(&self) -> u64 {
         match self.content {
             Content::Compressed { size, .. } => (size as u64).div_ceil(8) * 8,
+            Content::Member { len, .. } => (len as u64).div_ceil(8) * 8,
             _ => self.payload.len() as u64,
         }
     }
 
-    /// Bytes its compressed payload declares it decompresses to (0 when plain or opaque).
+    /// Bytes its compressed payload declares it decompresses to (0 when plain or opaque; a
+    /// member: its entry's whole run).
     fn decompressed_len(&self) -> u64 {
         match self.content {
-            Content::Compressed { size, .. } => size as u64,
+            Content::Compressed { size, .. } | Content::Member { size, .. } => size as u64,
             _ => 0,
         }
     }
@@ -323,7 +396,7 @@ impl Body<'_> {
     /// Checks the entry's contents: in `out` (its plain payload's place in a rebuilt image,
     /// filled here: copied, or decompressed with zero padding after), or, without `out`,
     /// where they lie (decompressed into `scratch`).
-    fn check(&self, out: Option<&mut [u8]>, scratch: &mut Vec<u8>) -> Result<(), ImageError> {
+    fn check(&self, out: Option<&mut [u8]>, scratch: &mut Scratch) -> Result<(), ImageError> {
         let body: &[u8] = match (self.content, out) {
             (Content::Opaque { .. }, _) => return Ok(()),
             (Content::Plain(p), None) => p,
@@ -341,12 +414,38 @@ impl Body<'_> {
                         out
                     }
                     None => {
-                        scratch.clear();
-                        scratch.try_reserve_exact(size).map_err(|_| bad(format!("cannot allocate {size} bytes")))?;
-                        scratch.resize(size, 0);
-                        decode_into(method, stream, scratch).map_err(bad)?;
-                        scratch
+                        scratch.run = None;
+                        let buf = &mut scratch.buf;
+                        buf.clear();
+                        buf.try_reserve_exact(size).map_err(|_| bad(format!("cannot allocate {size} bytes")))?;
+                        buf.resize(size, 0);
+                        decode_into(method, stream, buf).map_err(bad)?;
+                        buf
                     }
+                }
+            }
+            (Content::Member { method, stream, size, at, len, .. }, out) => {
+                let bad = |why| self.bad(format!("({}) its concatenated entry's payload is refused: {why}", self.code));
+                let run = (stream.as_ptr() as usize, stream.len());
+                if scratch.run != Some(run) {
+                    scratch.run = None;
+                    let buf = &mut scratch.buf;
+                    buf.clear();
+                    buf.try_reserve_exact(size).map_err(|_| bad(format!("cannot allocate {size} bytes")))?;
+                    buf.resize(size, 0);
+                    decode_into(method, stream, buf).map_err(bad)?;
+                    scratch.run = Some(run);
+                }
+                // The walk placed every member inside the run's declared size.
+                let member = scratch.buf.get(at..at + len).unwrap_or_default();
+                match out {
+                    Some(out) => {
+                        let (dst, pad) = out.split_at_mut(len.min(out.len()));
+                        dst.copy_from_slice(member);
+                        pad.fill(0);
+                        out
+                    }
+                    None => member,
                 }
             }
         };
@@ -358,7 +457,7 @@ impl Body<'_> {
         match self.content {
             Content::Opaque { .. } => 0,
             Content::Plain(p) => p.len(),
-            Content::Compressed { size, .. } => size,
+            Content::Compressed { size, .. } | Content::Member { size, .. } => size,
         }
     }
 }
@@ -404,7 +503,7 @@ struct Job<'b, 'o> {
 }
 
 impl Job<'_, '_> {
-    fn run(&self, scratch: &mut Vec<u8>) -> Result<(), ImageError> {
+    fn run(&self, scratch: &mut Scratch) -> Result<(), ImageError> {
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         self.body.check(out.as_deref_mut(), scratch)
     }
@@ -420,7 +519,7 @@ fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result
     let big = if parallel_min == 0 { jobs.len() } else { jobs.iter().filter(|j| j.body.work() >= BIG_JOB).count() };
     let threads = threads.min(big);
     if threads < 2 || work < parallel_min {
-        let mut scratch = Vec::new(); // decompressed entries, one at a time
+        let mut scratch = Scratch::default(); // decompressed entries, one at a time
         return jobs.iter().try_for_each(|j| j.run(&mut scratch));
     }
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -430,7 +529,7 @@ fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result
     let first_bad = AtomicUsize::new(usize::MAX);
     let error: Mutex<Option<(usize, ImageError)>> = Mutex::new(None);
     let worker = || {
-        let mut scratch = Vec::new();
+        let mut scratch = Scratch::default();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= jobs.len() || i > first_bad.load(Ordering::Relaxed) {
@@ -462,8 +561,15 @@ fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result
 }
 
 /// Checks the entry header at `off` and what can be checked of its payload without reading
-/// it; returns its body and length, or None for the zero padding that may end a container.
-fn walk_entry<'a>(d: &'a [u8], off: u64, total: u64, index: u64) -> Result<Option<(Body<'a>, u64)>, ImageError> {
+/// it; adds its body (a concatenated entry: its members' bodies) to `bodies` and returns its
+/// length, or None for the zero padding that may end a container.
+fn walk_entry<'a>(
+    d: &'a [u8],
+    off: u64,
+    total: u64,
+    index: u64,
+    bodies: &mut Vec<Body<'a>>,
+) -> Result<Option<u64>, ImageError> {
     const ENTRY: &str = "a fatbin entry header";
     let left = total.saturating_sub(off);
     let at = to_usize(off, ENTRY)?;
@@ -496,6 +602,10 @@ fn walk_entry<'a>(d: &'a [u8], off: u64, total: u64, index: u64) -> Result<Optio
     // The whole entry is within the container: its header and payload are slices of it.
     let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
     let payload = d.get(at + entry_header_size as usize..at + entry_len as usize).unwrap_or_default();
+    if e.kind == FATBIN_KIND_CONCAT {
+        walk_concat(&e, header, payload, index, off, bodies).map_err(bad)?;
+        return Ok(Some(entry_len));
+    }
     let code = check_entry_header(&e, header).map_err(bad)?;
 
     let method = e.compression();
@@ -522,7 +632,203 @@ fn walk_entry<'a>(d: &'a [u8], off: u64, total: u64, index: u64) -> Result<Optio
             Content::Compressed { method, stream, size: e.uncompressed_size as usize }
         }
     };
-    Ok(Some((Body { index, off, code, header, payload, content }, entry_len)))
+    bodies.push(Body { index, off, code, header, payload, content });
+    Ok(Some(entry_len))
+}
+
+/// A concatenated entry (see the format notes at the top): its header (`header`, the whole of
+/// it) as `fatbinary --concat` writes it, its compressed payload, and each member record held
+/// to what an entry header of its own must be, the members back to back filling the run. Adds
+/// a body per member.
+fn walk_concat<'a>(
+    e: &EntryHeader,
+    header: &'a [u8],
+    payload: &'a [u8],
+    index: u64,
+    off: u64,
+    bodies: &mut Vec<Body<'a>>,
+) -> Result<(), String> {
+    let hs = e.header_size;
+    if e.magic != FATBIN_ENTRY_MAGIC {
+        return Err(format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
+    }
+    if hs % 8 != 0 || hs > CONCAT_HEADER_MAX {
+        return Err(format!(
+            "its concatenated entry header of {hs} bytes is not a multiple of 8 up to {CONCAT_HEADER_MAX}"
+        ));
+    }
+    let layout = u32::from_le_bytes(header.get(24..28).and_then(|w| w.try_into().ok()).unwrap_or_default());
+    if e.arch != 0 || layout != CONCAT_LAYOUT {
+        return Err(format!(
+            "it is a concatenated entry (kind {FATBIN_KIND_CONCAT:#x}) of architecture {} and layout {layout}, not of \
+             architecture 0 and layout {CONCAT_LAYOUT} (the only one known)",
+            e.arch
+        ));
+    }
+    let unknown = e.flags & !FATBIN_FLAGS_KNOWN;
+    let variant_bits = FATBIN_FLAG_ARCH_SPECIFIC | FATBIN_FLAG_FAMILY_SPECIFIC | FATBIN_FLAG_LTO_OPAQUE;
+    if unknown != 0 || e.flags & FATBIN_FLAG_64BIT == 0 || e.flags & variant_bits != 0 {
+        return Err(format!(
+            "its concatenated entry's flags {:#x} are not 64-bit code of no one architecture",
+            e.flags
+        ));
+    }
+    let method = match (e.flags & FATBIN_FLAG_COMPRESSED_LZ != 0, e.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0) {
+        (true, false) => Compression::Lz4,
+        (false, true) => Compression::Zstd,
+        _ => return Err(format!("its concatenated entry's flags {:#x} do not name one compression method", e.flags)),
+    };
+    if e.name_offset != 0 || e.name_len != 0 || e.word_30 != 0 || e.options_at != FATBIN_ENTRY_HEADER_LEN {
+        return Err(
+            "its concatenated entry header's words 0x14, 0x20-0x27 and 0x30-0x37 are not as fatbinary writes them"
+                .into(),
+        );
+    }
+    if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
+        return Err(format!(
+            "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
+            e.compressed_size, e.payload_size
+        ));
+    }
+    let (stream, padding) = payload.split_at(e.compressed_size as usize);
+    if padding.iter().any(|&b| b != 0) {
+        return Err("the padding after its compressed payload is not zero".into());
+    }
+    let run = e.uncompressed_size;
+    if run == 0 || run > decompress::MAX_ENTRY {
+        return Err(format!("uncompressed size {run} is not between 1 and {}", decompress::MAX_ENTRY));
+    }
+    if let Some(m) = method.method() {
+        decompress::check_declared(m, stream.len(), run)?;
+    }
+    // The member table: (count, bytes) at 0x40, then the records, to the end of the header.
+    let word = |o: usize| header.get(o..o + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    let (count, table) = (u64::from(word(64)), u64::from(word(68)));
+    if count == 0 || table != hs.saturating_sub(64) {
+        return Err(format!(
+            "its member table ({count} members in {table} bytes) is not one member or more filling its header after the fixed 64 bytes ({hs} bytes)"
+        ));
+    }
+    let mut at = 72usize;
+    let mut next = 0u64; // where the next member must start in the run
+                         // Added to `bodies` only once the whole entry passed (its own error is its entry's first).
+    let mut members = Vec::with_capacity(count.min(64) as usize);
+    const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
+    for member in 0..count as usize {
+        let bad = |why: String| format!("member {member}: {why}");
+        let h = Rec::<HEADER>::at(header, at)
+            .ok_or_else(|| bad(format!("its record at {at:#x} runs past the header ({hs} bytes)")))?;
+        let mut m = EntryHeader::read(h);
+        // The record's word 1 is the member's offset in the run; its length is what an entry
+        // header holding the same name and options has: past them and a NUL, to 8 bytes.
+        let start = m.header_size;
+        let record_len = record_len(&m, &header[at..]).map_err(&bad)?;
+        if start != next {
+            return Err(bad(format!(
+                "it starts at {start:#x} of the run, not at {next:#x} where the member before ends"
+            )));
+        }
+        m.header_size = record_len as u64;
+        let record = &header[at..at + record_len];
+        let code = check_entry_header(&m, record).map_err(&bad)?;
+        if m.compression() != Compression::None || m.payload_size % 8 != 0 || m.payload_size == 0 {
+            return Err(bad(format!(
+                "its flags {:#x} and size {} are not those of a plain member (uncompressed, a multiple of 8 bytes)",
+                m.flags, m.payload_size
+            )));
+        }
+        if code_is_lto(code) {
+            return Err(bad("an LTO-IR member, which no toolkit concatenates".into()));
+        }
+        next = start
+            .checked_add(m.payload_size)
+            .filter(|&end| end <= run)
+            .ok_or_else(|| bad(format!("its {} bytes at {start:#x} run past the {run}-byte run", m.payload_size)))?;
+        members.push(Body {
+            index,
+            off,
+            code,
+            header: record,
+            payload,
+            content: Content::Member {
+                method,
+                stream,
+                size: run as usize,
+                at: start as usize,
+                len: m.payload_size as usize,
+                member,
+                entry_header: header,
+            },
+        });
+        at += record_len;
+    }
+    if at as u64 != hs || next != run {
+        return Err(format!(
+            "its {count} member records end at {at:#x} of its {hs}-byte header and its members at {next:#x} of the {run}-byte run; both must end exactly"
+        ));
+    }
+    bodies.append(&mut members);
+    Ok(())
+}
+
+/// A member of a concatenated entry, as [`concat_members`] lists it.
+pub(super) struct ConcatMember<'a> {
+    pub(super) code: ArchCode,
+    /// Its record (the entry header it would have on its own, but for word 1).
+    pub(super) record: &'a [u8],
+    /// Its bytes in the decompressed run.
+    pub(super) range: std::ops::Range<usize>,
+}
+
+/// The members of the concatenated entry at `at` of `d`, an image that passed validation, and
+/// the decompressed run they are cut from. None if the entry is not one or does not decompress
+/// (it cannot be, in a valid image).
+pub(super) fn concat_members(d: &[u8], at: usize) -> Option<(Vec<ConcatMember<'_>>, Vec<u8>)> {
+    let e = EntryHeader::read(Rec::<{ FATBIN_ENTRY_HEADER_LEN as usize }>::at(d, at)?);
+    if e.kind != FATBIN_KIND_CONCAT {
+        return None;
+    }
+    let hs = usize::try_from(e.header_size).ok()?;
+    let header = d.get(at..at.checked_add(hs)?)?;
+    let payload = d.get(at + hs..(at + hs).checked_add(usize::try_from(e.payload_size).ok()?)?)?;
+    let mut bodies = Vec::new();
+    walk_concat(&e, header, payload, 0, at as u64, &mut bodies).ok()?;
+    let mut run = Vec::new();
+    let mut members = Vec::with_capacity(bodies.len());
+    for b in &bodies {
+        let Content::Member { method, stream, size, at, len, .. } = b.content else { return None };
+        if run.is_empty() {
+            run.try_reserve_exact(size).ok()?;
+            run.resize(size, 0);
+            decode_into(method, stream, &mut run).ok()?;
+        }
+        members.push(ConcatMember { code: b.code, record: b.header, range: at..at + len });
+    }
+    Some((members, run))
+}
+
+/// The length of a member record `m` starting `rest` (the header from the record on): its
+/// fixed 64 bytes, and past any name and options descriptor and options it points at, one NUL,
+/// rounded up to 8 bytes (what an entry header of its own is).
+fn record_len(m: &EntryHeader, rest: &[u8]) -> Result<usize, String> {
+    let mut end = FATBIN_ENTRY_HEADER_LEN;
+    if m.name_len != 0 {
+        end = end.max(m.name_offset.saturating_add(m.name_len).saturating_add(1));
+    }
+    if m.options_at != 0 {
+        end = end.max(m.options_at.saturating_add(8));
+        let at = m.options_at as usize;
+        let w = |o: usize| rest.get(o..o + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        let (opt_offset, opt_len) = (u64::from(w(at)), u64::from(w(at + 4)));
+        if opt_len != 0 {
+            end = end.max(opt_offset.saturating_add(opt_len).saturating_add(1));
+        }
+    }
+    let len = end.div_ceil(8).saturating_mul(8);
+    if len > rest.len() as u64 {
+        return Err(format!("its record of {len} bytes runs past the header"));
+    }
+    Ok(len as usize)
 }
 
 /// A fatbin entry header's fixed 64 bytes, word by word (see the format notes at the top).
