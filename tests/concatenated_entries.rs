@@ -52,6 +52,15 @@ fn put32(d: &mut [u8], at: usize, v: u32) {
 fn put64(d: &mut [u8], at: usize, v: u64) {
     d[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
+/// Adds `n` to the u32 (`add32`) or u64 (`add64`) at `at`.
+fn add32(d: &mut [u8], at: usize, n: u32) {
+    let v = u32_at(d, at) + n;
+    put32(d, at, v);
+}
+fn add64(d: &mut [u8], at: usize, n: u64) {
+    let v = u64_at(d, at) + n;
+    put64(d, at, v);
+}
 
 /// The (header, payload) of every entry of a fatbin of plain entries.
 fn entries(f: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -211,46 +220,11 @@ fn concatenated_entries_that_do_not_describe_their_run_are_refused() {
         ("unknown layout", Box::new(move |d| put32(d, c + 24, 2)), "layout 2"),
         ("an architecture", Box::new(move |d| put32(d, c + 28, 90)), "architecture 90"),
         ("not compressed", Box::new(move |d| put64(d, c + 40, 0x11)), "one compression method"),
-        (
-            "a gap before member 1",
-            Box::new(move |d| {
-                let v = u32_at(d, r1 + 4) + 8;
-                put32(d, r1 + 4, v)
-            }),
-            "member 1: it starts at",
-        ),
-        (
-            "member 0 overlaps member 1",
-            Box::new(move |d| {
-                let v = u64_at(d, r0 + 8) + 8;
-                put64(d, r0 + 8, v)
-            }),
-            "member 1: it starts at",
-        ),
-        (
-            "the last member past the run",
-            Box::new(move |d| {
-                let v = u64_at(d, r1 + 8) + 8;
-                put64(d, r1 + 8, v)
-            }),
-            "run past the",
-        ),
-        (
-            "a run longer than its members",
-            Box::new(move |d| {
-                let v = u64_at(d, c + 56) + 8;
-                put64(d, c + 56, v)
-            }),
-            "must end exactly",
-        ),
-        (
-            "a compressed member",
-            Box::new(move |d| {
-                let v = u64_at(d, r0 + 40) | 0x8000;
-                put64(d, r0 + 40, v)
-            }),
-            "member 0:",
-        ),
+        ("a gap before member 1", Box::new(move |d| add32(d, r1 + 4, 8)), "member 1: it starts at"),
+        ("member 0 overlaps member 1", Box::new(move |d| add64(d, r0 + 8, 8)), "member 1: it starts at"),
+        ("the last member past the run", Box::new(move |d| add64(d, r1 + 8, 8)), "run past the"),
+        ("a run longer than its members", Box::new(move |d| add64(d, c + 56, 8)), "must end exactly"),
+        ("a compressed member (its bit 0x8000 set)", Box::new(move |d| add64(d, r0 + 40, 0x8000)), "member 0:"),
         ("an LTO-IR member", Box::new(move |d| d[r1] = 8), "member 1:"),
         ("a member of architecture 5", Box::new(move |d| put32(d, r0 + 28, 5)), "member 0: architecture 5"),
         (
@@ -288,10 +262,8 @@ fn concatenated_entries_that_do_not_describe_their_run_are_refused() {
     assert!(prepare(&d, &[120], false).unwrap().is_err());
     // A run that does not decompress to its declared size.
     let mut d = good.clone();
-    let run = u64_at(&d, c + 56);
-    put64(&mut d, c + 56, run + 8);
-    let r1_size = u64_at(&d, r1 + 8);
-    put64(&mut d, r1 + 8, r1_size + 8);
+    add64(&mut d, c + 56, 8);
+    add64(&mut d, r1 + 8, 8);
     let m = refusal(&d);
     assert!(m.contains("concatenated entry's payload is refused"), "{m}");
     assert!(prepare(&d, &[100], false).unwrap().is_err());

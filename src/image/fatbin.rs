@@ -359,6 +359,23 @@ struct Scratch {
     run: Option<(usize, usize)>,
 }
 
+impl Scratch {
+    /// What `stream` decompresses to (exactly `size` bytes), in this buffer; with `keep`, the
+    /// result is remembered and a later call for the same stream decodes nothing.
+    fn decode(&mut self, method: Compression, stream: &[u8], size: usize, keep: bool) -> Result<&[u8], String> {
+        let run = (stream.as_ptr() as usize, stream.len());
+        if !keep || self.run != Some(run) {
+            self.run = None;
+            self.buf.clear();
+            self.buf.try_reserve_exact(size).map_err(|_| format!("cannot allocate {size} bytes"))?;
+            self.buf.resize(size, 0);
+            decode_into(method, stream, &mut self.buf)?;
+            self.run = keep.then_some(run);
+        }
+        Ok(&self.buf)
+    }
+}
+
 impl Body<'_> {
     fn compressed(&self) -> bool {
         matches!(
@@ -413,31 +430,14 @@ impl Body<'_> {
                         pad.fill(0);
                         out
                     }
-                    None => {
-                        scratch.run = None;
-                        let buf = &mut scratch.buf;
-                        buf.clear();
-                        buf.try_reserve_exact(size).map_err(|_| bad(format!("cannot allocate {size} bytes")))?;
-                        buf.resize(size, 0);
-                        decode_into(method, stream, buf).map_err(bad)?;
-                        buf
-                    }
+                    None => scratch.decode(method, stream, size, false).map_err(bad)?,
                 }
             }
             (Content::Member { method, stream, size, at, len, .. }, out) => {
                 let bad = |why| self.bad(format!("({}) its concatenated entry's payload is refused: {why}", self.code));
-                let run = (stream.as_ptr() as usize, stream.len());
-                if scratch.run != Some(run) {
-                    scratch.run = None;
-                    let buf = &mut scratch.buf;
-                    buf.clear();
-                    buf.try_reserve_exact(size).map_err(|_| bad(format!("cannot allocate {size} bytes")))?;
-                    buf.resize(size, 0);
-                    decode_into(method, stream, buf).map_err(bad)?;
-                    scratch.run = Some(run);
-                }
+                let run = scratch.decode(method, stream, size, true).map_err(bad)?;
                 // The walk placed every member inside the run's declared size.
-                let member = scratch.buf.get(at..at + len).unwrap_or_default();
+                let member = run.get(at..at + len).unwrap_or_default();
                 match out {
                     Some(out) => {
                         let (dst, pad) = out.split_at_mut(len.min(out.len()));
