@@ -55,7 +55,10 @@ import zipfile
 # of the big libraries (CUDA 12.1-12.4 and 13.0 era); then the CUDA 11 flavours, cuTENSOR,
 # cuQuantum, CuPy and cuDF, and releases between those above; then a third set: cuDNN 8.9 and
 # more CUDA 12 releases between, Warp, RAPIDS (RAFT, cuVS), and the device code of packages that
-# load beside CUDA's own (PyTorch, ONNX Runtime, JAX, CuPy for CUDA 11 and 12, bitsandbytes).
+# load beside CUDA's own (PyTorch, ONNX Runtime, JAX, CuPy for CUDA 11 and 12, bitsandbytes);
+# then a fourth: other toolchains and build systems (TensorFlow's clang-built kernels, vLLM,
+# SGLang, xformers, FAISS, MXNet for CUDA 11.2), FlashInfer's standalone cubins, the
+# compute-sanitizer patches, and NVIDIA releases between those above.
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -104,6 +107,12 @@ nvidia-cusparselt-cu12==0.6.3 nvidia-nccl-cu12==2.26.5 nvidia-npp-cu12==12.3.1.5
 nvidia-nvshmem-cu12==3.3.24 warp-lang==1.19.0 libraft-cu12==26.10.0 libcuvs-cu12==26.10.0
 cupy-cuda12x==13.6.0 cupy-cuda11x==13.6.0 torch==2.15.0 onnxruntime-gpu==1.31.1
 jax-cuda12-plugin==0.8.2 jax-cuda13-plugin==0.10.2 bitsandbytes==0.50.2
+tensorflow==2.21.0 vllm==0.34.0 sgl-kernel==0.3.21 flashinfer-cubin==0.6.13 xformers==0.0.35
+faiss-gpu-cu12==1.14.1.post1 torchvision==0.29.2 nvidia-cuda-sanitizer-api==13.5.25
+nvidia-cuda-sanitizer-api-cu12==12.9.79 mxnet-cu112==1.9.1 nvidia-cublas==13.4.3.11
+nvidia-cudnn-cu12==9.18.1.3 nvidia-nccl-cu12==2.24.3 nvidia-nvshmem-cu12==3.1.7
+nvidia-cusparselt-cu12==0.7.1 nvidia-cudss-cu12==0.5.0.16 nvidia-libnvcomp-cu12==5.1.0.21
+nvidia-npp-cu12==12.2.5.30 nvidia-cufft-cu12==11.2.6.59 cupy-cuda12x==12.3.0
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
@@ -176,6 +185,8 @@ def ar_members(b):
 def regions(b):
     """(start, end, place, address) of the parts of a file to scan: ELF sections, archive members'
     sections, or the whole file."""
+    if is_device_elf(b):
+        return [(0, len(b), "(file)", 0)]
     r = elf_regions(b)
     if r is not None:
         return r
@@ -183,10 +194,17 @@ def regions(b):
     if members is not None:
         out = []
         for lo, hi, name in members:
-            sub = elf_regions(b[lo:hi], lo)
+            m = b[lo:hi]
+            sub = None if is_device_elf(m) else elf_regions(m, lo)
             out += [(a, z, f"{name}:{s}", addr) for a, z, s, addr in sub] if sub else [(lo, hi, name, 0)]
         return out
     return [(0, len(b), "(file)", 0)]
+
+
+def is_device_elf(b):
+    """Whether b is itself a device ELF (a `.cubin` file or archive member): scanned whole, as
+    one image, not split into its own sections."""
+    return len(b) >= 64 and b[:4] == ELF_MAGIC and struct.unpack_from("<H", b, 18)[0] == EM_CUDA
 
 
 # ---- what is found in them --------------------------------------------------------------------
