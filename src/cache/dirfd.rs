@@ -83,8 +83,11 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-/// The most names `list` returns.
+/// The most names `list` returns (a small bound in the unit tests, which fill a folder past it).
+#[cfg(not(test))]
 pub(crate) const MAX_LISTING: usize = 1 << 20;
+#[cfg(test)]
+pub(crate) const MAX_LISTING: usize = 1 << 10;
 
 /// An open directory; every operation names a file inside it.
 #[derive(Debug)]
@@ -191,6 +194,13 @@ impl DirFd {
 
     /// The names in the directory (without "." and "..").
     pub fn list(&self) -> io::Result<Vec<OsString>> {
+        self.list_matching(|_| true)
+    }
+
+    /// The names in the directory that `keep` takes: only those count toward the bound, so
+    /// names of no interest to the caller (another program's files, however many) never stop
+    /// a listing of the caller's own.
+    pub fn list_matching(&self, keep: impl Fn(&std::ffi::OsStr) -> bool) -> io::Result<Vec<OsString>> {
         // A fresh open file description, so that listing never moves a shared offset.
         // SAFETY: live descriptor, static NUL-terminated name.
         let fd = cvt(unsafe {
@@ -216,7 +226,7 @@ impl DirFd {
             }
             // SAFETY: d_name is NUL-terminated inside the dirent readdir returned.
             let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) }.to_bytes();
-            if name != b"." && name != b".." {
+            if name != b"." && name != b".." && keep(std::ffi::OsStr::from_bytes(name)) {
                 // A folder of millions of names is not a cache cudyn made: bounded, not a
                 // listing that grows with whatever was put there.
                 if out.len() >= MAX_LISTING {

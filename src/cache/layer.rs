@@ -150,13 +150,8 @@ impl Layer {
         match &self.0 {
             Inner::Bundle(b) => b.records().len() as u64,
             Inner::Folder { fd, .. } => fd
-                .list()
-                .map(|v| {
-                    v.iter()
-                        .filter(|n| super::classify(n) == super::Kind::Entry)
-                        .filter(|n| fd.stat(n).is_ok_and(|s| s.is_file()))
-                        .count() as u64
-                })
+                .list_matching(|n| super::classify(n) == super::Kind::Entry)
+                .map(|v| v.iter().filter(|n| fd.stat(n).is_ok_and(|s| s.is_file())).count() as u64)
                 .unwrap_or(0),
         }
     }

@@ -757,11 +757,8 @@ impl Cache {
         let fd = self.fd()?;
         let mut out = Vec::new();
         let stale_before = SystemTime::now().checked_sub(STALE_TMP_AGE);
-        for name in fd.list()? {
+        for name in fd.list_matching(|n| classify(n) != Kind::Other)? {
             let kind = classify(&name);
-            if kind == Kind::Other {
-                continue;
-            }
             let Ok(st) = fd.stat(&name) else { continue };
             match kind {
                 Kind::Entry | Kind::Manifest if st.is_file() => {
@@ -842,11 +839,8 @@ impl Cache {
         let fd = self.fd()?;
         let mut removed = 0;
         let mut first_err = None;
-        for name in fd.list()? {
+        for name in fd.list_matching(|n| classify(n) != Kind::Other)? {
             let kind = classify(&name);
-            if kind == Kind::Other {
-                continue;
-            }
             let Ok(st) = fd.stat(&name) else { continue };
             if st.is_dir() {
                 let mut budget = REMOVE_BUDGET;
@@ -879,10 +873,7 @@ impl Cache {
         let fd = self.fd()?;
         let mut entries = Vec::new();
         let mut total: u64 = 0;
-        for name in fd.list()? {
-            if classify(&name) != Kind::Entry {
-                continue;
-            }
+        for name in fd.list_matching(|n| classify(n) == Kind::Entry)? {
             let Some(key) = name.to_str().and_then(|n| n.strip_suffix(ENTRY_EXT)).and_then(Key::from_hex) else {
                 continue;
             };

@@ -774,3 +774,28 @@ fn swapped_folder_is_never_used() {
     assert_eq!(c.clear().unwrap(), 2);
     assert!(Cache::at(&path, 1 << 20).is_err(), "a symlinked folder is refused when opened");
 }
+
+/// More names than a listing holds, none of them cudyn's (a vandal with write access to the
+/// folder, or another program sharing it): eviction still keeps the bound and `clear` still
+/// removes cudyn's entries, since only cudyn's names count toward the listing's bound (they
+/// stopped both: "more than N names in the cache folder").
+#[test]
+fn a_folder_flooded_with_other_names_still_evicts_and_clears() {
+    let td = TestDir::new("flood");
+    let payload = vec![2u8; 1000];
+    let esize = (ENTRY_HEADER_LEN + payload.len()) as u64;
+    let c = cache_in(&td, 3 * esize + 10);
+    for i in 0..=crate::cache::dirfd::MAX_LISTING {
+        fs::write(c.dir().join(format!("x{i}")), b"").unwrap();
+    }
+    for i in 0..6 {
+        c.put(&key(&format!("k{i}")), &payload).unwrap();
+    }
+    assert!(c.stats().entries <= 3, "the bound holds: {} entries", c.stats().entries);
+    assert!(c.bytes() <= c.max_bytes());
+    let before = entry_files(c.dir()).len() as u64;
+    assert!(before > 0);
+    assert_eq!(c.clear().unwrap(), before);
+    assert!(entry_files(c.dir()).is_empty());
+    assert!(c.dir().join("x0").exists(), "the other names stay");
+}
