@@ -440,6 +440,10 @@ fn the_working_directory_is_never_searched() {
         ("/nonexistent-cudyn::".to_string(), "an LD_LIBRARY_PATH entry '' (empty: the working directory"),
         (".".to_string(), "an LD_LIBRARY_PATH entry '.' (relative"),
         (format!("{o}:lib"), "an LD_LIBRARY_PATH entry 'lib' (relative"),
+        // A `$` before no token is a byte of the path (glibc's is_dst): a service manager's
+        // unexpanded `$LD_LIBRARY_PATH`, or `$ORIGINAL`, is a folder under the working directory.
+        ("$LD_LIBRARY_PATH:/nonexistent-cudyn".to_string(), "an LD_LIBRARY_PATH entry '$LD_LIBRARY_PATH' (relative"),
+        ("$ORIGINAL/lib".to_string(), "an LD_LIBRARY_PATH entry '$ORIGINAL/lib' (relative"),
     ] {
         let want = if ld.starts_with(o) { format!("{want}|{o} is writable by others") } else { want.to_string() };
         let env = [("LD_LIBRARY_PATH", ld.as_str()), ("PYTHONPATH", &pythonpath), ("MARK", m), ("WANT", &want)];
@@ -454,6 +458,19 @@ fn the_working_directory_is_never_searched() {
             run_test(TEST, "cwd-driver", &[("LD_LIBRARY_PATH", ld), ("PYTHONPATH", &pythonpath), ("MARK", m)], &cwd);
         }
         fs::remove_file(cwd.join("libcuda.so.1")).unwrap();
+        // The folders those entries name under the working directory, each holding one.
+        for (ld, dir) in [
+            ("$LD_LIBRARY_PATH:/nonexistent-cudyn", "$LD_LIBRARY_PATH"),
+            ("$ORIGINAL/lib", "$ORIGINAL/lib"),
+            ("${LIBRARY}", "${LIBRARY}"),
+        ] {
+            let d = cwd.join(dir);
+            fs::create_dir_all(&d).unwrap();
+            build_lib(&d, "libcuda.so.1", &mark, "int cuInit(int f) { return 0; }");
+            run_test(TEST, "cwd-driver", &[("LD_LIBRARY_PATH", ld), ("PYTHONPATH", &pythonpath), ("MARK", m)], &cwd);
+            assert!(marks(&mark).is_empty(), "LD_LIBRARY_PATH={ld}: {:?}", marks(&mark));
+            fs::remove_file(d.join("libcuda.so.1")).unwrap();
+        }
         build_lib(&open, "libcuda.so.1", &mark, "int cuInit(int f) { return 0; }");
         run_test(TEST, "cwd-driver", &[("LD_LIBRARY_PATH", o), ("PYTHONPATH", &pythonpath), ("MARK", m)], &cwd);
         assert!(marks(&mark).is_empty(), "{:?}", marks(&mark));

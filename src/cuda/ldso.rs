@@ -132,15 +132,12 @@ const HWCAP_SUBDIRS: &[&str] = &[
 pub(crate) fn loader_would_find(name: &str, chain: &[&Paths], secure: bool) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok();
     let raw = |part: &[u8], origin: Option<&Path>| -> Vec<PathBuf> {
-        match expand(part, origin) {
-            Ok(d) => d,
+        match element(part, origin) {
+            Element::Folders(d) => d,
             // The loader takes an empty element as the working directory, a relative one
-            // relative to it; an unknown $ORIGIN drops the element.
-            Err(_) if part.is_empty() => cwd.clone().into_iter().collect(),
-            Err(_) => match (&cwd, std::str::from_utf8(part)) {
-                (Some(c), Ok(s)) if !s.contains('$') => vec![c.join(s)],
-                _ => Vec::new(),
-            },
+            // (whatever bytes it holds, a `$` that is no token included) relative to it.
+            Element::Relative(r) => cwd.iter().flat_map(|c| r.iter().map(move |p| c.join(p))).collect(),
+            Element::Dropped(_) => Vec::new(),
         }
     };
     let req = chain.first()?;
@@ -196,41 +193,96 @@ pub(crate) fn loader_would_find(name: &str, chain: &[&Paths], secure: bool) -> O
     None
 }
 
-/// One RPATH/RUNPATH/LD_LIBRARY_PATH element as folders: `$ORIGIN` is the object's folder,
-/// `$LIB` each of `lib`, `lib64`, `lib/<multiarch>` (distributions differ), `$PLATFORM`
-/// the machine. Err (why it is skipped) for an element that means the working directory
-/// (empty, or relative), or one the loader would drop (`$ORIGIN` with no folder known).
+/// One RPATH/RUNPATH/LD_LIBRARY_PATH element, as the system loader reads it.
+#[derive(Debug, PartialEq, Eq)]
+enum Element {
+    /// Absolute folders (`$LIB` makes several).
+    Folders(Vec<PathBuf>),
+    /// Folders relative to the working directory (an empty element is the working directory
+    /// itself: one empty path).
+    Relative(Vec<PathBuf>),
+    /// An element the loader drops, and why.
+    Dropped(&'static str),
+}
+
+/// The dynamic string token at the start of `s` (just past a `$`), as glibc's `is_dst` reads
+/// one: `NAME` not followed by a letter, digit or `_`, or `{NAME}`; and the bytes it takes.
+/// Anything else after a `$` is no token, and the `$` is an ordinary byte of the path.
+fn dst_at(s: &[u8]) -> Option<(&'static [u8], usize)> {
+    const NAMES: [&[u8]; 3] = [b"ORIGIN", b"PLATFORM", b"LIB"];
+    for name in NAMES {
+        if let Some(rest) = s.strip_prefix(b"{") {
+            if rest.starts_with(name) && rest.get(name.len()) == Some(&b'}') {
+                return Some((name, name.len() + 2));
+            }
+        } else if s.starts_with(name) && !s.get(name.len()).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_') {
+            return Some((name, name.len()));
+        }
+    }
+    None
+}
+
+/// One element, its tokens substituted as the loader does (bytes, not text: a path need not be
+/// UTF-8): `$ORIGIN` is the object's folder, `$LIB` each of `lib`, `lib64`, `lib/<multiarch>`
+/// (distributions differ), `$PLATFORM` the machine; `$` before anything else is itself
+/// (`$LD_LIBRARY_PATH` left unexpanded by a service manager is a folder of that name, relative
+/// to the working directory). An element with `$ORIGIN` and no folder known is dropped.
+fn element(part: &[u8], origin: Option<&Path>) -> Element {
+    let mut outs: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut i = 0;
+    while i < part.len() {
+        if part[i] == b'$' {
+            if let Some((name, len)) = dst_at(&part[i + 1..]) {
+                match name {
+                    b"ORIGIN" => {
+                        let Some(o) = origin else {
+                            return Element::Dropped("$ORIGIN of an object whose folder is unknown");
+                        };
+                        outs.iter_mut().for_each(|x| x.extend_from_slice(o.as_os_str().as_bytes()));
+                    }
+                    b"PLATFORM" => outs.iter_mut().for_each(|x| x.extend_from_slice(std::env::consts::ARCH.as_bytes())),
+                    _ => {
+                        outs = outs
+                            .iter()
+                            .flat_map(|x| {
+                                ["lib", "lib64", MULTIARCH_LIB].map(|l| [x.as_slice(), l.as_bytes()].concat())
+                            })
+                            .collect()
+                    }
+                }
+                i += 1 + len;
+                continue;
+            }
+        }
+        outs.iter_mut().for_each(|x| x.push(part[i]));
+        i += 1;
+    }
+    let paths: Vec<PathBuf> = outs.into_iter().map(|x| PathBuf::from(OsStr::from_bytes(&x))).collect();
+    if paths.iter().all(|p| p.is_absolute()) {
+        Element::Folders(paths)
+    } else {
+        Element::Relative(paths)
+    }
+}
+
+/// One element as folders cudyn searches; Err (why it is skipped) for an element that means
+/// the working directory (empty, or relative), or one the loader would drop.
 fn expand(part: &[u8], origin: Option<&Path>) -> Result<Vec<PathBuf>, &'static str> {
-    if part.is_empty() {
-        return Err("empty: the working directory to the system loader; cudyn never searches it");
-    }
-    let s = std::str::from_utf8(part).map_err(|_| "not UTF-8")?;
-    let mut outs = vec![s.to_string()];
-    for tok in ["${ORIGIN}", "$ORIGIN"] {
-        if s.contains(tok) {
-            let o = origin.and_then(Path::to_str).ok_or("$ORIGIN of an object whose folder is unknown")?;
-            outs = outs.iter().map(|x| x.replace(tok, o)).collect();
+    match element(part, origin) {
+        Element::Folders(d) => Ok(d),
+        Element::Relative(_) if part.is_empty() => {
+            Err("empty: the working directory to the system loader; cudyn never searches it")
         }
+        Element::Relative(_) => Err("relative: to the working directory, which cudyn never searches"),
+        Element::Dropped(why) => Err(why),
     }
-    for tok in ["${PLATFORM}", "$PLATFORM"] {
-        outs = outs.iter().map(|x| x.replace(tok, std::env::consts::ARCH)).collect();
-    }
-    for tok in ["${LIB}", "$LIB"] {
-        if outs.iter().any(|x| x.contains(tok)) {
-            outs = outs.iter().flat_map(|x| ["lib", "lib64", MULTIARCH_LIB].map(|l| x.replace(tok, l))).collect();
-        }
-    }
-    if outs.iter().any(|x| !x.starts_with('/')) {
-        return Err("relative: to the working directory, which cudyn never searches");
-    }
-    Ok(outs.into_iter().map(PathBuf::from).collect())
 }
 
 /// /etc/ld.so.cache, read once per process (as the loader maps it once); None if absent,
 /// unreadable or over 64 MiB.
 fn ld_so_cache() -> Option<&'static [u8]> {
     static C: OnceLock<Option<Vec<u8>>> = OnceLock::new();
-    C.get_or_init(|| {
+    crate::fork::once(&C, || {
         use std::io::Read;
         let f = std::fs::File::open("/etc/ld.so.cache").ok()?;
         let max = 64u64 << 20;
@@ -764,6 +816,24 @@ mod tests {
         assert!(expand(b"", None).unwrap_err().contains("working directory"));
         assert!(expand(b"lib", None).unwrap_err().contains("working directory"));
         assert!(expand(b"./lib", None).unwrap_err().contains("working directory"));
+        // Tokens as glibc's is_dst reads them: a `$` before anything else is a byte of the
+        // path, so these are folders relative to the working directory, as the loader takes
+        // them (a service manager's unexpanded `$LD_LIBRARY_PATH`, `$ORIGINAL`, non-UTF-8).
+        let rel = |p: &[u8]| Element::Relative(vec![PathBuf::from(OsStr::from_bytes(p))]);
+        assert_eq!(element(b"$LD_LIBRARY_PATH", Some(o)), rel(b"$LD_LIBRARY_PATH"));
+        assert_eq!(element(b"$ORIGINAL/lib", Some(o)), rel(b"$ORIGINAL/lib"));
+        assert_eq!(element(b"lib\xff", None), rel(b"lib\xff"));
+        assert_eq!(element(b"$LIBX", None), rel(b"$LIBX"));
+        assert_eq!(element(b"$LIB_", None), rel(b"$LIB_"));
+        assert_eq!(element(b"", None), rel(b""));
+        assert!(expand(b"$LD_LIBRARY_PATH", Some(o)).unwrap_err().contains("working directory"));
+        assert_eq!(element(b"/x/$ORIGINAL", Some(o)), Element::Folders(vec!["/x/$ORIGINAL".into()]));
+        assert_eq!(
+            element(b"/x/${LIB}y/$", None),
+            Element::Folders(["lib", "lib64", MULTIARCH_LIB].map(|l| PathBuf::from(format!("/x/{l}y/$"))).to_vec())
+        );
+        assert_eq!(element(b"$ORIGIN/a", None), Element::Dropped("$ORIGIN of an object whose folder is unknown"));
+        assert_eq!(element(b"$ORIGIN-x", Some(o)), Element::Folders(vec!["/opt/app/bin-x".into()]));
         // In the search: LD_LIBRARY_PATH is read from the environment, so only the requester's
         // own paths are checked here.
         let req = Paths {
