@@ -1116,7 +1116,7 @@ typedef struct cudyn_launch_config {
 /**
  * The dynamic shared memory a block of `block_size` threads needs, for
  * cudyn_occupancy_max_potential_block_size(): called during that call, on the calling thread,
- * with the `user` pointer given to it.
+ * with the `user` pointer given to it, before CUDA is asked and outside every lock of cudyn's.
  */
 typedef size_t (*cudyn_block_to_smem)(int block_size, void *user);
 
@@ -1712,11 +1712,16 @@ cudyn_status cudyn_kernel_set_attribute(cudyn_kernel_t kernel,
  *
  * Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
  * an address a kernel cudyn unloaded once had. Adopting a kernel cudyn already owns changes
- * nothing.
+ * nothing; nor does adopting one of a library cudyn loaded that it has not seen yet, beyond
+ * making it known as that library's: cudyn asks cuKernelGetLibrary (driver 12.5+, only while
+ * libraries cudyn loaded are loaded), and the library's unload through cudyn ends it.
  *
  * @param kernel A live kernel.
- * @return CUDYN_SUCCESS; NULL: CUDYN_ERROR_INVALID_ARGUMENT. Nothing is asked of CUDA here.
- * @note Your duty in return: call cudyn_kernel_release() before its library is unloaded.
+ * @return CUDYN_SUCCESS; NULL: CUDYN_ERROR_INVALID_ARGUMENT. Nothing else is asked of CUDA
+ *         here.
+ * @note Your duty in return: call cudyn_kernel_release() before its library is unloaded,
+ *       unless cudyn loaded that library and unloads it (with a driver older than 12.5,
+ *       release it before that unload too).
  */
 cudyn_status cudyn_kernel_adopt(cudyn_kernel_t kernel);
 
@@ -1861,8 +1866,12 @@ cudyn_status cudyn_occupancy_max_active_blocks(cudyn_kernel_t kernel,
  * @param dynamic_smem_bytes Dynamic shared memory per block, whatever the block size; ignored
  *        when `smem_of_block` is given.
  * @param smem_of_block NULL, or a function giving the dynamic shared memory a block of a
- *        given size needs; CUDA calls it during this call, on this thread, with `user`. It
- *        must not unwind (longjmp, C++ exception) out of the call.
+ *        given size needs. cudyn calls it during this call, on this thread, with `user`, once
+ *        for each block size CUDA's calculator tries (every multiple of 32 up to the limit,
+ *        1024 without one, and the limit), before CUDA is asked and with no lock of cudyn's
+ *        held: it may call cudyn (even unload a library) or fork. CUDA's own callback is
+ *        answered from those answers, so the same size must give the same bytes. It must not
+ *        unwind (longjmp, C++ exception) out of the call.
  * @param user Passed to `smem_of_block`.
  * @param block_size_limit The largest block the kernel handles; 0: the device's and the
  *        kernel's own limit.

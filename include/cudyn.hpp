@@ -663,8 +663,10 @@ class kernel {
     return r;
   }
   /// The same with the dynamic shared memory a function of the block size: any callable
-  /// `size_t(int block_size)`, called during the query on this thread. An exception it throws
-  /// is rethrown after CUDA returns (CUDA's frames are never unwound).
+  /// `size_t(int block_size)`, called during the query on this thread for each block size
+  /// CUDA's calculator tries, before CUDA is asked and with no lock of cudyn's held (it may
+  /// call cudyn, even unload a library). An exception it throws is rethrown when the call
+  /// returns (cudyn's and CUDA's frames are never unwound).
   template <class F, std::enable_if_t<std::is_invocable_r<std::size_t, F&, int>::value, int> = 0>
   result<block_size_suggestion> try_max_potential_block_size(F&& smem_of_block, int device = 0,
                                                             int block_size_limit = 0,

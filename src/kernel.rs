@@ -125,14 +125,20 @@ impl Kernel {
     /// kernel of a library cudyn unloaded used to be. For handles cudyn cannot see the
     /// origin of: `cudaGetKernel` of the program's own kernels, a library the program loaded.
     ///
+    /// A kernel of a library cudyn loaded becomes known as that library's (cudyn asks
+    /// `cuKernelGetLibrary`, driver 12.5+), so that library's unload through cudyn ends it.
+    ///
     /// # Safety
-    /// The kernel's library must stay loaded until `release` is called: after it is gone, a
-    /// launch is checked against the remembered layout, whatever kernel CUDA has put at the
-    /// address since.
+    /// The handle is a live kernel. Its library must stay loaded until `release` is called
+    /// (unless cudyn loaded it and the driver is 12.5 or newer: then its unload through cudyn
+    /// ends the adoption): after it is gone, a launch is checked against the remembered
+    /// layout, whatever kernel CUDA has put at the address since.
     pub unsafe fn adopt(self) -> Result<()> {
         if self.0.is_null() {
             return Err(Error::invalid("kernel handle is NULL"));
         }
+        // Opened outside the registry's lock: adoption asks the driver which library it is of.
+        driver::open();
         registry::adopt(self.0);
         Ok(())
     }

@@ -123,7 +123,7 @@ fn process_gpus() -> Option<&'static [u32]> {
 /// PTX even where SASS runs, so the PTX must be handed over too.
 fn force_ptx_jit() -> bool {
     static F: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *F.get_or_init(|| std::env::var_os("CUDA_FORCE_PTX_JIT").is_some_and(|v| !v.is_empty() && v != "0"))
+    *crate::fork::once(&F, || std::env::var_os("CUDA_FORCE_PTX_JIT").is_some_and(|v| !v.is_empty() && v != "0"))
 }
 
 /// NO_BINARY_FOR_DEVICE for an image of kind `kind` holding `codes`, on GPUs `gpus`: the
@@ -492,12 +492,13 @@ fn loader_for(lib: sys::CUlibrary, api: Api) -> Result<&'static dyn cuda::Loader
 /// calling CUDA, which does not check library handles).
 pub unsafe fn get_kernel(lib: sys::CUlibrary, name: &CStr, api: Api) -> Result<Kernel> {
     let loader = loader_for(lib, api)?;
-    // SAFETY: this function's own contract; NULL and unloaded handles are refused by `with_lib`.
-    let k = with_lib(lib, || unsafe { loader.kernel(lib, name) })?;
+    // SAFETY: this function's own contract; NULL and unloaded handles are refused by
+    // `with_library`.
+    let (k, seen) = registry::with_library(lib, |seen| unsafe { loader.kernel(lib, name) }.map(|k| (k, seen)))?;
     if k.is_null() {
         return Err(Error::new(Status::Cuda, "CUDA returned a NULL kernel handle"));
     }
-    registry::found_kernels(lib, &[k]);
+    registry::found_kernels(lib, seen, &[k])?;
     Ok(Kernel(k))
 }
 
@@ -525,15 +526,22 @@ fn open_listing() {
 /// `lib` is a live library handle (or NULL, or one cudyn unloaded: both refused without
 /// calling CUDA, which does not check library handles).
 pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Result<u32> {
-    // SAFETY: this function's own contract.
-    let n = unsafe { kernel_count(lib) }?;
-    let w = n.min(out.len().min(u32::MAX as usize) as u32) as usize;
-    // Kernel is repr(transparent) over CUkernel.
-    // SAFETY: `out` holds at least `w` Kernels, each laid out as a CUkernel.
-    let raw = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::CUkernel>(), w) };
-    // SAFETY: as above (checked by kernel_count).
-    unsafe { list_kernels(lib, raw) }?;
-    registry::found_kernels(lib, raw);
+    open_listing();
+    // Count and list under one hold of the registry's lock: no unload through cudyn between.
+    let (w, seen) = registry::with_library(lib, |seen| {
+        // SAFETY: this function's own contract; NULL and unloaded handles were refused.
+        let n = unsafe { cuda::library_kernel_count(lib) }?;
+        let w = n.min(out.len().min(u32::MAX as usize) as u32) as usize;
+        // Kernel is repr(transparent) over CUkernel.
+        // SAFETY: `out` holds at least `w` Kernels, each laid out as a CUkernel.
+        let raw = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::CUkernel>(), w) };
+        // SAFETY: as above; the library has at least `w` kernels.
+        unsafe { list_kernels(lib, raw) }?;
+        Ok((w, seen))
+    })?;
+    // SAFETY: as above: the first `w` were written.
+    let raw = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<sys::CUkernel>(), w) };
+    registry::found_kernels(lib, seen, raw)?;
     Ok(w as u32)
 }
 
@@ -544,8 +552,8 @@ pub unsafe fn enumerate_kernels(lib: sys::CUlibrary, out: &mut [Kernel]) -> Resu
 pub unsafe fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
     open_listing();
     // SAFETY: as above.
-    let v = with_lib(lib, || unsafe { kernels_of_unchecked(lib) })?;
-    registry::found_kernels(lib, &v);
+    let (v, seen) = registry::with_library(lib, |seen| unsafe { kernels_of_unchecked(lib) }.map(|v| (v, seen)))?;
+    registry::found_kernels(lib, seen, &v)?;
     Ok(v.into_iter().map(Kernel).collect())
 }
 
@@ -556,7 +564,12 @@ pub unsafe fn kernels_of(lib: sys::CUlibrary) -> Result<Vec<Kernel>> {
 unsafe fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<sys::CUkernel>> {
     // SAFETY: the caller's contract.
     let n = unsafe { cuda::library_kernel_count(lib) }?;
-    let mut v = vec![std::ptr::null_mut(); n as usize];
+    // The count is CUDA's word: bounded, and the memory asked for without aborting.
+    let max = driver::MAX_KERNELS;
+    let n = usize::try_from(n).ok().filter(|&n| n <= max).ok_or_else(|| {
+        Error::new(Status::Cuda, format!("CUDA reported {n} kernels in one library (cudyn lists at most {max})"))
+    })?;
+    let mut v = vec![std::ptr::null_mut(); n];
     // SAFETY: as above.
     unsafe { list_kernels(lib, &mut v) }?;
     Ok(v)

@@ -226,13 +226,12 @@ impl Index {
 
     /// Symbol `i` demangled and taken apart (None: not a name this module understands).
     fn candidate(&self, i: usize) -> Option<&Candidate> {
-        self.parsed[i]
-            .get_or_init(|| {
-                let s = &self.symbols[i];
-                let shown = if strip_static_prefix(s).starts_with("_Z") { demangle(s)? } else { s.clone() };
-                Candidate::parse(shown)
-            })
-            .as_ref()
+        crate::fork::once(&self.parsed[i], || {
+            let s = &self.symbols[i];
+            let shown = if strip_static_prefix(s).starts_with("_Z") { demangle(s)? } else { s.clone() };
+            Candidate::parse(shown)
+        })
+        .as_ref()
     }
 }
 

@@ -19,8 +19,9 @@ pub use crate::enums::OccupancyFlags;
 pub enum DynamicSmem<'a> {
     /// The same number of bytes whatever the block size.
     Fixed(usize),
-    /// Bytes for a block of the given number of threads (called during the query, on the
-    /// calling thread, for block sizes CUDA tries).
+    /// Bytes for a block of the given number of threads: called on the calling thread, before
+    /// CUDA is asked and outside every lock of cudyn's, for each block size CUDA's calculator
+    /// tries (see [`max_potential_block_size`]); the same size must give the same bytes.
     PerBlock(&'a dyn Fn(u32) -> usize),
 }
 
@@ -66,33 +67,66 @@ pub fn max_active_blocks_per_multiprocessor(
     count(n, "number of active blocks")
 }
 
-thread_local! {
-    /// The closure of the `max_potential_block_size` running on this thread (CUDA's callback
-    /// takes no user data), and a panic it raised.
-    static SMEM_OF_BLOCK: Cell<Option<*const (dyn Fn(u32) -> usize + 'static)>> = const { Cell::new(None) };
-    static PANIC: Cell<Option<Box<dyn std::any::Any + Send>>> = const { Cell::new(None) };
+/// What a `PerBlock` function answered, for CUDA's callback (which takes no user data: a
+/// thread-local points at the table of the query running on this thread), and the block sizes
+/// CUDA asked that the table lacked.
+struct Sizes {
+    /// (block size, bytes), sorted by block size.
+    table: Vec<(u32, usize)>,
+    missed: [Cell<u32>; 32],
+    n_missed: Cell<usize>,
 }
 
-/// CUDA's callback: the closure this thread set. A panic is kept for after CUDA returns
-/// (unwinding through CUDA's frames would be undefined behaviour) and answered with 0.
+thread_local! {
+    /// The table of the `max_potential_block_size` under way on this thread. No destructor, so
+    /// it is there even while the thread exits.
+    static SIZES: Cell<*const Sizes> = const { Cell::new(std::ptr::null()) };
+}
+
+/// CUDA's callback: the answer from this thread's table; a block size it lacks is noted (the
+/// query is asked again with it) and answered 0. Calls no user code, takes no lock, cannot
+/// panic.
 extern "C" fn smem_trampoline(block_size: c_int) -> usize {
-    let Some(f) = SMEM_OF_BLOCK.try_with(Cell::get).ok().flatten() else { return 0 };
-    // SAFETY: set by `max_potential_block_size` for the duration of the CUDA call that calls
-    // this, on this thread; the closure outlives that call.
-    let f = unsafe { &*f };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(block_size.max(0) as u32))) {
-        Ok(v) => v,
-        Err(p) => {
-            let _ = PANIC.try_with(|c| c.set(Some(p)));
+    let Some(p) = SIZES.try_with(Cell::get).ok().filter(|p| !p.is_null()) else { return 0 };
+    // SAFETY: set by `max_potential_block_size` to a table that lives through the CUDA call
+    // that calls this, on this thread.
+    let s = unsafe { &*p };
+    let b = u32::try_from(block_size).unwrap_or(0);
+    match s.table.binary_search_by_key(&b, |e| e.0) {
+        Ok(i) => s.table.get(i).map_or(0, |e| e.1),
+        Err(_) => {
+            let n = s.n_missed.get();
+            if let Some(c) = s.missed.get(n) {
+                c.set(b);
+            }
+            s.n_missed.set(n.saturating_add(1));
             0
         }
     }
 }
 
+/// The block sizes CUDA's calculator tries for a limit of `limit` threads: every multiple of
+/// the warp size up to it, and the limit itself (the device's 1,024 where the caller gives
+/// none).
+fn sizes_tried(limit: u32) -> Vec<u32> {
+    let cap = if limit == 0 || limit > 1024 { 1024 } else { limit };
+    let mut v: Vec<u32> = (1..=cap / 32).map(|i| i * 32).collect();
+    if cap % 32 != 0 {
+        v.push(cap);
+    }
+    v
+}
+
 /// The block size of `k` that reaches the most occupancy on `device`, and the fewest blocks
 /// that reach it (cuOccupancyMaxPotentialBlockSize[WithFlags]). `block_size_limit` 0: the most
-/// the device and the kernel allow. A panic in a `PerBlock` function is resumed after CUDA
-/// returns.
+/// the device and the kernel allow.
+///
+/// A `PerBlock` function is called here, before CUDA is asked and outside every lock of
+/// cudyn's, once for each block size CUDA's calculator tries (every multiple of 32 up to the
+/// limit, 1,024 without one, and the limit); CUDA's callback is then answered from those
+/// answers. So the function may call cudyn (even drop a library) or fork, and a panic in it
+/// unwinds to the caller; it must give the same bytes for the same block size. Should CUDA
+/// ask a size not foreseen, the function is asked that size too and CUDA asked again.
 pub fn max_potential_block_size(
     k: Kernel,
     device: i32,
@@ -101,30 +135,56 @@ pub fn max_potential_block_size(
     flags: OccupancyFlags,
 ) -> Result<BlockSize> {
     let limit = int(block_size_limit, "block size limit")?;
-    let (callback, fixed, f) = match smem {
-        DynamicSmem::Fixed(n) => (None, n, None),
-        DynamicSmem::PerBlock(f) => (Some(smem_trampoline as unsafe extern "C" fn(c_int) -> usize), 0, Some(f)),
+    let done = |(grid, block): (c_int, c_int)| -> Result<BlockSize> {
+        Ok(BlockSize { block_size: count(block, "block size")?, min_grid_size: count(grid, "minimum grid size")? })
     };
-    // The closure, for the trampoline, for this call only (restored after: a closure may itself
-    // ask again).
-    let erased = f.map(|f| {
-        let p: *const (dyn Fn(u32) -> usize + '_) = f;
-        // SAFETY: only the lifetime is erased; the pointer is used while `f` is borrowed (this
-        // call), then the previous value is put back.
-        unsafe { std::mem::transmute::<*const (dyn Fn(u32) -> usize + '_), *const (dyn Fn(u32) -> usize + 'static)>(p) }
-    });
-    let before = SMEM_OF_BLOCK.with(|c| c.replace(erased));
-    // SAFETY: a kernel not known dead (as above); the callback reads this thread's closure,
-    // which lives through the call.
-    let r = with_live(k, |raw| unsafe {
-        driver::occupancy_max_potential_block_size(raw, device, callback, fixed, limit, flags as u32)
-    });
-    SMEM_OF_BLOCK.with(|c| c.set(before));
-    if let Some(p) = PANIC.with(Cell::take) {
-        std::panic::resume_unwind(p);
+    let f = match smem {
+        DynamicSmem::Fixed(n) => {
+            // SAFETY: a kernel not known dead; any other handle is the caller's promise; no
+            // callback.
+            return done(with_live(k, |raw| unsafe {
+                driver::occupancy_max_potential_block_size(raw, device, None, n, limit, flags as u32)
+            })?);
+        }
+        DynamicSmem::PerBlock(f) => f,
+    };
+    let mut table: Vec<(u32, usize)> = Vec::new();
+    let mut wanted = sizes_tried(block_size_limit);
+    for _ in 0..4 {
+        // The user's function, with no lock of cudyn's held and no CUDA call under way.
+        for b in wanted.drain(..) {
+            if let Err(at) = table.binary_search_by_key(&b, |e| e.0) {
+                table.insert(at, (b, f(b)));
+            }
+        }
+        let sizes = Sizes { table, missed: Default::default(), n_missed: Cell::new(0) };
+        let before = SIZES
+            .try_with(|c| c.replace(&sizes))
+            .map_err(|_| Error::new(Status::Internal, "this thread's storage is gone (the thread is exiting)"))?;
+        // SAFETY: a kernel not known dead (as above); the callback reads `sizes`, which lives
+        // through the call.
+        let r = with_live(k, |raw| unsafe {
+            driver::occupancy_max_potential_block_size(
+                raw,
+                device,
+                Some(smem_trampoline as unsafe extern "C" fn(c_int) -> usize),
+                0,
+                limit,
+                flags as u32,
+            )
+        });
+        let _ = SIZES.try_with(|c| c.set(before));
+        let n = sizes.n_missed.get();
+        if n == 0 {
+            return done(r?);
+        }
+        wanted = sizes.missed.iter().take(n).map(Cell::get).collect();
+        table = sizes.table;
     }
-    let (grid, block) = r?;
-    Ok(BlockSize { block_size: count(block, "block size")?, min_grid_size: count(grid, "minimum grid size")? })
+    Err(Error::new(
+        Status::Internal,
+        "CUDA kept asking the dynamic shared memory of block sizes its calculator does not try",
+    ))
 }
 
 /// The most dynamic shared memory per block with which `num_blocks` blocks of `block_size`

@@ -150,8 +150,9 @@ fn publish_dead(r: &Registry) {
 /// What cudyn knows of a library handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LibraryState {
-    /// cudyn loaded it through this API and has not unloaded it.
-    Owned(Api),
+    /// cudyn loaded it through this API and has not unloaded it; which load it is
+    /// (`Loaded::id`), for `found_kernels`.
+    Owned(Api, u64),
     /// Anything else: a library the application loaded itself (or a stray pointer; CUDA
     /// cannot tell those apart and neither can cudyn).
     Foreign,
@@ -175,7 +176,7 @@ pub(crate) fn with_library<R>(lib: sys::CUlibrary, f: impl FnOnce(LibraryState) 
     let key = lib as usize;
     let r = read();
     if let Some(l) = r.libs.get(&key) {
-        return f(LibraryState::Owned(l.api));
+        return f(LibraryState::Owned(l.api, l.id));
     }
     if r.dead_libs.contains_key(&key) {
         return Err(unloaded_library(lib));
@@ -208,27 +209,45 @@ pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, keep: Option<Box<dyn std::an
     }
 }
 
-/// Kernels CUDA just returned for `lib` through cudyn (a lookup or a listing): if cudyn owns
-/// `lib`, they are owned, and a dead entry at their address is dropped. For a library cudyn
-/// does not own nothing is recorded: the kernels stay foreign (and a dead address stays
-/// dead: cudyn cannot see that library go away).
-pub(crate) fn found_kernels(lib: sys::CUlibrary, ks: &[sys::CUkernel]) {
+/// Kernels CUDA just returned for `lib` through cudyn (a lookup or a listing), asked while
+/// `seen` was what `with_library` saw of it: if cudyn owns `lib`, they are owned, and a dead
+/// entry at their address is dropped. For a library cudyn does not own nothing is recorded:
+/// the kernels stay foreign (and a dead address stays dead: cudyn cannot see that library go
+/// away).
+///
+/// The lookup ran under the read lock, this runs after it: an unload through cudyn (on another
+/// thread) may have come between. Then the kernels CUDA returned are of a library that is
+/// gone: each is dead to cudyn (unless a load since put a kernel cudyn knows at its address)
+/// and the lookup fails as if it had come after the unload, so no handle leaves cudyn that it
+/// neither owns nor knows to be dead.
+pub(crate) fn found_kernels(lib: sys::CUlibrary, seen: LibraryState, ks: &[sys::CUkernel]) -> Result<()> {
+    let LibraryState::Owned(_, id) = seen else { return Ok(()) };
     let lk = lib as usize;
-    let id = {
+    let mine = Owner::Library { lib: lk, id };
+    {
         let r = read();
-        let Some(l) = r.libs.get(&lk) else { return };
-        let id = l.id;
-        let mine = Owner::Library { lib: lk, id };
-        if ks.iter().all(|&k| r.kernels.get(&(k as usize)).is_some_and(|o| o.owner == mine)) {
-            return;
+        if r.libs.get(&lk).is_some_and(|l| l.id == id)
+            && ks.iter().all(|&k| r.kernels.get(&(k as usize)).is_some_and(|o| o.owner == mine))
+        {
+            return Ok(());
         }
-        id
-    };
+    }
     let mut r = write();
+    if r.libs.get(&lk).is_some_and(|l| l.id == id) {
+        for &k in ks {
+            own(&mut r, lk, id, k as usize);
+        }
+        publish_dead(&r);
+        return Ok(());
+    }
     for &k in ks {
-        own(&mut r, lk, id, k as usize);
+        let kk = k as usize;
+        if kk != 0 && !r.kernels.contains_key(&kk) {
+            r.dead_kernels.insert(kk, ());
+        }
     }
     publish_dead(&r);
+    Err(unloaded_library(lib))
 }
 
 /// Make `kk` a kernel of library `lk`'s load `id`, if that load is still the one at `lk`.
@@ -281,6 +300,13 @@ pub(crate) fn unload(lib: sys::CUlibrary, api: Api, unload: impl FnOnce() -> Res
             hot::retire_all();
         }
     }
+    // Every kernel of it, also those cudyn has not seen (a raw cuLibraryGetKernel on it, or a
+    // kernel adopted where the driver could not say whose it is): once it is gone they are all
+    // dead, and a query of one that comes after the unload is refused, not handed to CUDA.
+    let unseen = match r.libs.get(&key) {
+        Some(l) if !l.listed => list_unseen(lib, l.kernels.len()),
+        _ => Vec::new(),
+    };
     unload()?;
     if let Some(l) = r.libs.remove(&key) {
         let mine = Owner::Library { lib: key, id: l.id };
@@ -290,6 +316,20 @@ pub(crate) fn unload(lib: sys::CUlibrary, api: Api, unload: impl FnOnce() -> Res
                 r.dead_kernels.insert(kk, ());
             }
         }
+    }
+    for kk in unseen {
+        match r.kernels.get(&kk) {
+            Some(k) if k.owner == Owner::Adopted => {
+                if k.hot.load(Ordering::Relaxed) {
+                    hot::retire_all();
+                }
+                r.kernels.remove(&kk);
+            }
+            // Another live library's: CUDA gave it the address (cannot be while both live).
+            Some(_) => continue,
+            None => {}
+        }
+        r.dead_kernels.insert(kk, ());
     }
     // A library the application loaded and unloaded through cudyn: its handle is as dead.
     r.dead_libs.insert(key, ());
@@ -363,24 +403,36 @@ pub(crate) fn with_kernel<R>(k: sys::CUkernel, f: impl FnOnce(Access<'_>) -> Res
         return Err(Error::invalid("kernel handle is NULL"));
     }
     let key = k as usize;
-    // At most one round learns or revives; the next finds the kernel known, or not.
-    for round in 0..3 {
+    // At most one round learns and one revives; the next finds the kernel known, dead or
+    // foreign.
+    let (mut learned, mut revived) = (false, false);
+    for _ in 0..4 {
         let r = read();
         if let Some(entry) = r.kernels.get(&key) {
             return f(Access::Known(KnownKernel { key, entry, registry: &r }));
         }
         if DEAD_KERNELS.load(Ordering::Acquire) != 0 && r.dead_kernels.contains_key(&key) {
             drop(r);
-            if round == 0 && revive(key) {
-                continue;
+            if !revived {
+                revived = true;
+                if revive(key) {
+                    continue;
+                }
             }
             return Err(dead_kernel(k));
         }
-        if round == 0 {
+        if !learned {
+            learned = true;
             if let Some((lib, id)) = library_of(&r, k) {
                 drop(r);
                 let mut w = write();
-                own(&mut w, lib, id, key);
+                // The read lock was let go: an unload through cudyn may have run since, and
+                // then the library CUDA named (that load of it) is gone, and the kernel with
+                // it, unless something cudyn knows has taken the address meanwhile.
+                if !own(&mut w, lib, id, key) && !w.kernels.contains_key(&key) {
+                    w.dead_kernels.insert(key, ());
+                    publish_dead(&w);
+                }
                 continue;
             }
         }
@@ -415,39 +467,63 @@ fn library_of(r: &Registry, k: sys::CUkernel) -> Option<(usize, u64)> {
     None
 }
 
+/// Every kernel of `lib` (cuLibraryGetKernelCount and cuLibraryEnumerateKernels, driver
+/// 12.4+), as addresses; empty where the driver cannot list them or the listing fails.
+/// Called with the write lock held, on a library cudyn loaded and has not unloaded.
+fn list_live(lib: sys::CUlibrary) -> Vec<usize> {
+    list_unseen(lib, usize::MAX)
+}
+
+/// `list_live`, unless the library has exactly `known` kernels (cudyn knows them all: one
+/// call, the count).
+fn list_unseen(lib: sys::CUlibrary, known: usize) -> Vec<usize> {
+    let Some(d) = driver::driver_ready().filter(|d| d.lists_kernels()) else { return Vec::new() };
+    // SAFETY: a library cudyn loaded and has not unloaded (the caller holds the write lock, so
+    // no unload runs).
+    let listed = unsafe { d.library_kernel_count(lib) }.and_then(|n| {
+        let mut v = Vec::new();
+        if n as usize != known {
+            v = vec![std::ptr::null_mut(); (n as usize).min(driver::MAX_KERNELS)];
+            // SAFETY: as above; `v` has room for the count asked.
+            unsafe { d.library_enumerate_kernels(lib, &mut v) }?;
+        }
+        Ok(v)
+    });
+    listed.unwrap_or_default().into_iter().map(|k| k as usize).filter(|&k| k != 0).collect()
+}
+
 /// A handle at an address where a kernel cudyn unloaded was: it may be that dead handle, or a
 /// live kernel of a library loaded since. Handing it to CUDA could crash, so instead every
 /// library cudyn loaded and has not listed yet is listed (each library once; CUDA is asked
 /// about live libraries only): true if one of them has this kernel (it is owned now).
 fn revive(key: usize) -> bool {
-    let Some(d) = driver::driver_ready().filter(|d| d.lists_kernels()) else { return false };
+    if !driver::driver_ready().is_some_and(|d| d.lists_kernels()) {
+        return false;
+    }
     let mut r = write();
     if r.kernels.contains_key(&key) {
         return true;
     }
     let todo: Vec<(usize, u64)> = r.libs.iter().filter(|(_, l)| !l.listed).map(|(&k, l)| (k, l.id)).collect();
     for (lk, id) in todo {
-        // SAFETY: a library cudyn loaded and has not unloaded (no unload runs: the write lock
-        // is held).
-        let listed = unsafe { d.library_kernel_count(lk as sys::CUlibrary) }.and_then(|n| {
-            let mut v = vec![std::ptr::null_mut(); n.min(1 << 20) as usize];
-            // SAFETY: as above; `v` has room for the count asked.
-            unsafe { d.library_enumerate_kernels(lk as sys::CUlibrary, &mut v) }.map(|()| v)
-        });
+        let listed = list_live(lk as sys::CUlibrary);
         if let Some(l) = r.libs.get_mut(&lk) {
             l.listed = true;
         }
-        for k in listed.unwrap_or_default() {
-            own(&mut r, lk, id, k as usize);
+        for k in listed {
+            own(&mut r, lk, id, k);
         }
     }
     publish_dead(&r);
     r.kernels.contains_key(&key)
 }
 
-/// Adopt `k`: the caller vouches that it is a live kernel and stays so until `release`.
+/// Adopt `k`: the caller vouches that it is a live kernel and stays so until `release` (or,
+/// for a kernel of a library cudyn loaded, until that library's unload through cudyn).
 /// Its layout is then remembered like an owned kernel's, and a dead entry at its address is
-/// dropped. Nothing is asked of CUDA.
+/// dropped. A kernel of a library cudyn loaded (`cuKernelGetLibrary`, asked only while cudyn
+/// has libraries loaded) becomes that library's, as if cudyn had handed it out: its unload
+/// ends it, as it ends every kernel cudyn knows of it. Anything else is adopted.
 pub(crate) fn adopt(k: sys::CUkernel) {
     let kk = k as usize;
     let mut r = write();
@@ -455,7 +531,19 @@ pub(crate) fn adopt(k: sys::CUkernel) {
         publish_dead(&r);
     }
     // A kernel cudyn already knows (owned, or adopted before) keeps its entry.
-    r.kernels.entry(kk).or_insert_with(|| Known::new(Owner::Adopted));
+    if r.kernels.contains_key(&kk) {
+        return;
+    }
+    if !r.libs.is_empty() {
+        // SAFETY: a live kernel (the caller's promise). Under the write lock: no unload
+        // through cudyn runs before the answer is used.
+        let lib = unsafe { driver::kernel_library_if_open(k) }.ok().flatten().map(|l| l as usize);
+        if let Some((lk, id)) = lib.and_then(|l| r.libs.get(&l).map(|x| (l, x.id))) {
+            own(&mut r, lk, id, kk);
+            return;
+        }
+    }
+    r.kernels.insert(kk, Known::new(Owner::Adopted));
 }
 
 /// Undo `adopt`: forget the layout (retiring the launch table if the kernel entered it, and

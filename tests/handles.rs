@@ -741,7 +741,9 @@ fn a_launch_never_races_an_unload_into_cuda() {
 }
 
 /// A load through cudyn asks CUDA for nothing but the load (no kernel count, no listing), and
-/// a load without options hands CUDA no option arrays; an unload asks for nothing but the unload.
+/// a load without options hands CUDA no option arrays. An unload asks the library's kernel
+/// count first, and lists its kernels where cudyn has not seen them all (a raw
+/// cuLibraryGetKernel on it may have, and each must be dead to cudyn once it is gone).
 #[test]
 fn a_load_asks_cuda_for_nothing_but_the_load() {
     if child_mode().is_none() {
@@ -750,14 +752,28 @@ fn a_load_asks_cuda_for_nothing_but_the_load() {
     let s = standin();
     drop(load_cudyn(&s, &[2])); // the driver opened, the image's check remembered
     drop(load_cudyn(&s, &[2]));
-    let (calls, lists) = (s.calls(), s.list_calls());
+    let lists = s.list_calls();
     for _ in 0..50 {
+        let c0 = s.calls();
         let lib = load_cudyn(&s, &[2, 3]);
         assert_eq!(s.last_jit_options(), 0, "option arrays for a load without options");
+        assert_eq!(s.calls() - c0, 1, "one cuLibraryLoadData, nothing else");
         lib.unload().unwrap();
+        assert_eq!(s.calls() - c0, 4, "then the count, the list and cuLibraryUnload");
     }
-    assert_eq!(s.calls() - calls, 100, "one cuLibraryLoadData and one cuLibraryUnload per load, nothing else");
-    assert_eq!(s.list_calls(), lists);
+    assert_eq!(s.list_calls() - lists, 100);
+    // Every kernel looked up through cudyn: the count says none is unseen.
+    let lists = s.list_calls();
+    for _ in 0..50 {
+        let lib = load_cudyn(&s, &[2, 3]);
+        for k in [c"k0", c"k1"] {
+            lib.kernel(k).unwrap();
+        }
+        let c0 = s.calls();
+        lib.unload().unwrap();
+        assert_eq!(s.calls() - c0, 2, "the count and cuLibraryUnload");
+    }
+    assert_eq!(s.list_calls() - lists, 50);
 }
 
 /// A kernel of a library cudyn loaded, found outside cudyn (a raw cuLibraryGetKernel), is

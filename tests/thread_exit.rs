@@ -1,6 +1,7 @@
 //! A failing cudyn call made while a thread exits — from a pthread key destructor, which glibc
-//! runs after the thread's Rust thread-locals were destroyed — returns its status and the
-//! process goes on (it used to abort: the last-error thread-local was used after destruction).
+//! runs after the thread's Rust thread-locals were destroyed, or from a Rust thread-local's own
+//! destructor — returns its status and the process goes on (it used to abort: the last-error
+//! thread-local, and the occupancy query's, were used after destruction).
 //!
 //! Run with `cargo test --test thread_exit`.
 
@@ -67,4 +68,79 @@ fn failing_call_from_a_pthread_key_destructor_does_not_abort() {
     }
     let out = expect_child_ok(spawn_child(TEST, "tls", &[]), "tls");
     assert!(String::from_utf8_lossy(&out.stdout).contains("tls-child-done"));
+}
+
+/// `cudyn_occupancy_max_potential_block_size` with a block-size callback, from a pthread key
+/// destructor: its status (no driver here), not INTERNAL from a panic.
+static OCC_FROM_DESTRUCTOR: AtomicI32 = AtomicI32::new(-1);
+
+unsafe extern "C" fn smem(block: i32, _user: *mut libc::c_void) -> usize {
+    block as usize * 4
+}
+
+fn occupancy_call() -> i32 {
+    let (mut g, mut b) = (0, 0);
+    // SAFETY: a handle cudyn does not know is put to the driver, which cannot be opened here.
+    let s = unsafe {
+        cudyn::capi::occupancy::cudyn_occupancy_max_potential_block_size(
+            0x1000 as _,
+            0,
+            0,
+            Some(smem),
+            std::ptr::null_mut(),
+            0,
+            0,
+            &mut g,
+            &mut b,
+        )
+    };
+    s as i32
+}
+
+extern "C" fn occupancy_destructor(_value: *mut libc::c_void) {
+    OCC_FROM_DESTRUCTOR.store(occupancy_call(), Ordering::SeqCst);
+}
+
+/// A Rust thread-local whose destructor asks for occupancy (registered before cudyn's own).
+struct AsksOnDrop;
+impl Drop for AsksOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: as in `occupancy_call`.
+        let k = unsafe { cudyn::Kernel::from_raw(0x1000 as _) }.unwrap();
+        let f = |b: u32| b as usize * 4;
+        let r = cudyn::occupancy::max_potential_block_size(
+            k,
+            0,
+            cudyn::occupancy::DynamicSmem::PerBlock(&f),
+            0,
+            cudyn::occupancy::OccupancyFlags::Default,
+        );
+        OCC_FROM_RUST_TLS.store(r.map_or_else(|e| e.status as i32, |_| 0), Ordering::SeqCst);
+    }
+}
+static OCC_FROM_RUST_TLS: AtomicI32 = AtomicI32::new(-1);
+thread_local! { static ASKS: std::cell::RefCell<Option<AsksOnDrop>> = const { std::cell::RefCell::new(None) }; }
+
+#[test]
+fn occupancy_while_a_thread_exits_returns_its_status() {
+    const TEST: &str = "occupancy_while_a_thread_exits_returns_its_status";
+    if child_mode().as_deref() == Some("occ") {
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: a valid out-pointer and an extern "C" destructor.
+        assert_eq!(unsafe { libc::pthread_key_create(&mut key, Some(occupancy_destructor)) }, 0);
+        std::thread::spawn(move || {
+            ASKS.with(|a| *a.borrow_mut() = Some(AsksOnDrop));
+            assert_eq!(occupancy_call(), 2, "CUDYN_ERROR_DRIVER_NOT_FOUND");
+            // SAFETY: a key from pthread_key_create; any non-NULL value makes the destructor run.
+            assert_eq!(unsafe { libc::pthread_setspecific(key, std::ptr::addr_of!(OCC_FROM_DESTRUCTOR).cast()) }, 0);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(OCC_FROM_DESTRUCTOR.load(Ordering::SeqCst), 2, "from the pthread key destructor");
+        assert_eq!(OCC_FROM_RUST_TLS.load(Ordering::SeqCst), 2, "from the Rust thread-local's destructor");
+        println!("occ-child-done");
+        return;
+    }
+    let out = expect_child_ok(spawn_child(TEST, "occ", &[("CUDYN_LIBCUDA", "/nonexistent/libcuda.so.1")]), "occ");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("occ-child-done"));
 }

@@ -167,11 +167,16 @@ pub unsafe extern "C" fn cudyn_kernel_set_attribute(
 ///
 /// Adopting a foreign kernel makes cudyn remember its layout (fast launches) and accept it at
 /// an address a kernel cudyn unloaded once had. Adopting a kernel cudyn already owns changes
-/// nothing.
+/// nothing; nor does adopting one of a library cudyn loaded that it has not seen yet, beyond
+/// making it known as that library's: cudyn asks cuKernelGetLibrary (driver 12.5+, only while
+/// libraries cudyn loaded are loaded), and the library's unload through cudyn ends it.
 ///
 /// @param kernel A live kernel.
-/// @return CUDYN_SUCCESS; NULL: CUDYN_ERROR_INVALID_ARGUMENT. Nothing is asked of CUDA here.
-/// @note Your duty in return: call cudyn_kernel_release() before its library is unloaded.
+/// @return CUDYN_SUCCESS; NULL: CUDYN_ERROR_INVALID_ARGUMENT. Nothing else is asked of CUDA
+///         here.
+/// @note Your duty in return: call cudyn_kernel_release() before its library is unloaded,
+///       unless cudyn loaded that library and unloads it (with a driver older than 12.5,
+///       release it before that unload too).
 #[no_mangle]
 pub unsafe extern "C" fn cudyn_kernel_adopt(kernel: KernelHandle) -> Status {
     // SAFETY: the C caller's contract, stated above, is Kernel::adopt's.

@@ -16,7 +16,7 @@ use std::os::raw::{c_int, c_uint};
 
 /// The dynamic shared memory a block of `block_size` threads needs, for
 /// cudyn_occupancy_max_potential_block_size(): called during that call, on the calling thread,
-/// with the `user` pointer given to it.
+/// with the `user` pointer given to it, before CUDA is asked and outside every lock of cudyn's.
 pub type BlockToSmem = Option<unsafe extern "C" fn(block_size: c_int, user: *mut c_void) -> usize>;
 
 fn positive(v: c_int, what: &str) -> crate::Result<u32> {
@@ -96,8 +96,12 @@ unsafe fn closure<'a>(f: BlockToSmem, user: *mut c_void) -> Option<Box<dyn Fn(u3
 /// @param dynamic_smem_bytes Dynamic shared memory per block, whatever the block size; ignored
 ///        when `smem_of_block` is given.
 /// @param smem_of_block NULL, or a function giving the dynamic shared memory a block of a
-///        given size needs; CUDA calls it during this call, on this thread, with `user`. It
-///        must not unwind (longjmp, C++ exception) out of the call.
+///        given size needs. cudyn calls it during this call, on this thread, with `user`, once
+///        for each block size CUDA's calculator tries (every multiple of 32 up to the limit,
+///        1024 without one, and the limit), before CUDA is asked and with no lock of cudyn's
+///        held: it may call cudyn (even unload a library) or fork. CUDA's own callback is
+///        answered from those answers, so the same size must give the same bytes. It must not
+///        unwind (longjmp, C++ exception) out of the call.
 /// @param user Passed to `smem_of_block`.
 /// @param block_size_limit The largest block the kernel handles; 0: the device's and the
 ///        kernel's own limit.

@@ -124,6 +124,14 @@ fn hold_primary_for_fork() {
 static DRIVER: Lazy<DriverFns, DriverState> = Lazy::new(Component::Driver, accept);
 
 /// The process's driver, opened on first use.
+/// The most devices cudyn believes a driver reports (a count past it is an error, not a
+/// table of that size).
+const MAX_DEVICES: i32 = 1 << 16;
+
+/// The most kernels cudyn lists of one library (8 MiB of handles): a count past it is not
+/// believed (NVIDIA's largest libraries hold some thousands per fatbin).
+pub(crate) const MAX_KERNELS: usize = 1 << 20;
+
 pub fn driver() -> Result<&'static Driver> {
     DRIVER.get()
 }
@@ -242,6 +250,10 @@ impl Driver {
         let mut n = 0;
         // SAFETY: valid out-pointer.
         self.check(unsafe { f(&mut n) }, "counting devices")?;
+        // The driver's word, bounded before anything is sized by it.
+        if !(0..=MAX_DEVICES).contains(&n) {
+            return Err(Error::new(Status::Cuda, format!("the driver reported {n} devices")));
+        }
         Ok(n)
     }
 
@@ -314,11 +326,12 @@ impl Driver {
     /// The compute capability of every device this process can see (`CUDA_VISIBLE_DEVICES`
     /// applied), by ordinal; read once. Empty when there is none or they cannot be read.
     pub fn device_sms(&self) -> &[u32] {
-        self.state.sms.get_or_init(|| {
+        crate::fork::once(&self.state.sms, || {
             let n = self.device_count().unwrap_or(0);
             let sms: Option<Vec<u32>> = (0..n).map(|dev| self.device_sm_cached(dev).ok()).collect();
             sms.unwrap_or_default()
         })
+        .as_slice()
     }
 
     /// The device of the current context, else 0.

@@ -16,9 +16,10 @@
  * is expected to hold the kernel's parameter count (an int); launches whose arguments do not
  * are counted (standin_wrong_layout_launches).
  * CUDYN_STANDIN_VERSION=12040 poses as a 12.4 driver: no cuKernelGetLibrary.
- * CUDYN_STANDIN_SLOW=N makes each kernel query and launch wait about N microseconds between
- * entering and checking the handle, and cuKernelGetParamInfo again before it returns: the
- * windows a race needs, made wide enough to hit. */
+ * CUDYN_STANDIN_SLOW=N (or standin_set_slow) makes each kernel query and launch, and
+ * cuLibraryGetKernel and cuLibraryEnumerateKernels, wait about N microseconds between entering
+ * and checking the handle, and cuKernelGetParamInfo again before it returns: the windows a
+ * race needs, made wide enough to hit. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@
 #include <unistd.h>
 
 typedef int CUresult;
-enum { NK = 64, NL = 16, MAXP = 8, KPL = 4, NAME = 32 };
+enum { NK = 128, NL = 64, MAXP = 8, KPL = 4, NAME = 32 };
 typedef struct { int live, lib, nparams; size_t sizes[MAXP]; } kern;
 typedef struct { int live, nk, k[KPL]; } libr;
 static kern K[NK];
@@ -105,8 +106,27 @@ static char *name_of(int ki) {
 
 static CUresult s_init(unsigned f) { ENTER(); (void)f; return 0; }
 static CUresult s_ver(int *v) { ENTER(); *v = version; return 0; }
-static CUresult s_count(int *n) { ENTER(); *n = 1; return 0; }
-static CUresult s_attr(int *v, int a, int d) { ENTER(); (void)d; *v = a == 75 ? 9 : 0; return 0; }
+/* Hostile answers, for the tests: a device count and a library's kernel count (0: the real
+ * one), and a wait in each cuDeviceGetAttribute (ms). */
+static int device_count_override, attribute_wait_ms;
+static unsigned kernel_count_override;
+void standin_set_device_count(int n) { __atomic_store_n(&device_count_override, n, __ATOMIC_SEQ_CST); }
+void standin_set_kernel_count(unsigned n) { __atomic_store_n(&kernel_count_override, n, __ATOMIC_SEQ_CST); }
+void standin_set_attribute_wait(int ms) { __atomic_store_n(&attribute_wait_ms, ms, __ATOMIC_SEQ_CST); }
+static CUresult s_count(int *n) {
+  ENTER();
+  int o = __atomic_load_n(&device_count_override, __ATOMIC_SEQ_CST);
+  *n = o ? o : 1;
+  return 0;
+}
+static CUresult s_attr(int *v, int a, int d) {
+  ENTER();
+  (void)d;
+  int ms = __atomic_load_n(&attribute_wait_ms, __ATOMIC_SEQ_CST);
+  if (ms) usleep((useconds_t)ms * 1000);
+  *v = a == 75 ? 9 : 0;
+  return 0;
+}
 static int ctx_obj;
 static __thread void *cur;
 static CUresult s_ctxget(void **c) { ENTER(); *c = cur; return 0; }
@@ -165,6 +185,7 @@ static CUresult s_libunload(void *l) {
 }
 static CUresult s_getkernel(void **k, void *l, const char *name) {
   ENTER();
+  slow();
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
   CUresult r = lb ? 500 : 400;
@@ -177,13 +198,15 @@ static CUresult s_kcount(unsigned *n, void *l) {
   __atomic_add_fetch(&list_calls, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
-  if (lb) *n = (unsigned)lb->nk;
+  unsigned o = __atomic_load_n(&kernel_count_override, __ATOMIC_SEQ_CST);
+  if (lb) *n = o ? o : (unsigned)lb->nk;
   pthread_mutex_unlock(&mu);
   return lb ? 0 : 400;
 }
 static CUresult s_kenum(void **ks, unsigned n, void *l) {
   ENTER();
   __atomic_add_fetch(&list_calls, 1, __ATOMIC_SEQ_CST);
+  slow();
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
   for (unsigned j = 0; lb && j < n && (int)j < lb->nk; j++) ks[j] = &K[lb->k[j]];
@@ -251,6 +274,33 @@ static CUresult s_launch(const void *cfg, void *f, void **p, void **e) {
   return 0;
 }
 
+/* cuOccupancyMaxPotentialBlockSizeWithFlags as CUDA's calculator walks it: from the limit (the
+ * kernel's own 1000 threads, or the caller's smaller limit) down in steps of the warp size, the
+ * first step being the limit itself (1000, 992, 960, ...), each size's dynamic shared memory
+ * asked of the callback; the largest block whose memory fits in 48 KiB wins. The callback's
+ * calls are counted (standin_occ_callbacks). */
+static long occ_callbacks;
+long standin_occ_callbacks(void) { return __atomic_load_n(&occ_callbacks, __ATOMIC_SEQ_CST); }
+static CUresult s_occ_size(int *grid, int *block, void *f, size_t (*b2s)(int), size_t smem, int limit, unsigned flags) {
+  ENTER();
+  (void)flags;
+  pthread_mutex_lock(&mu);
+  int ok = f >= (void *)funcs && f < (void *)(funcs + NK) && K[(char *)f - funcs].live;
+  if (!ok) __atomic_add_fetch(&dead_kernel_uses, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&mu);
+  if (!ok) return 400;
+  int top = limit > 0 && limit < 1000 ? limit : 1000, best = 0;
+  for (int a = (top + 31) / 32 * 32; a > 0; a -= 32) {
+    int b = a < top ? a : top;
+    size_t need = smem;
+    if (b2s) { need = b2s(b); __atomic_add_fetch(&occ_callbacks, 1, __ATOMIC_SEQ_CST); }
+    if (need <= 48 * 1024 && b > best) best = b;
+  }
+  if (!best) return 1;
+  *grid = 132; *block = best;
+  return 0;
+}
+
 /* A forked child cannot use the parent's driver: every call fails from now on, and nothing of
  * the parent's (its lock, its objects) is touched. */
 static void in_child(void) { forked = 1; }
@@ -272,7 +322,8 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flag
     {"cuKernelGetFunction", (void *)s_kfunc},
     {"cuLaunchKernelEx", (void *)s_launch}, {"cuLibraryLoadData", (void *)s_libload},
     {"cuLibraryUnload", (void *)s_libunload}, {"cuLibraryGetKernel", (void *)s_getkernel},
-    {"cuLibraryGetKernelCount", (void *)s_kcount}, {"cuLibraryEnumerateKernels", (void *)s_kenum}};
+    {"cuLibraryGetKernelCount", (void *)s_kcount}, {"cuLibraryEnumerateKernels", (void *)s_kenum},
+    {"cuOccupancyMaxPotentialBlockSizeWithFlags", (void *)s_occ_size}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     if (strcmp(sym, t[i].n)) continue;
     if (version < 12050 && !strcmp(sym, "cuKernelGetLibrary")) break;

@@ -1179,9 +1179,7 @@ fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
         format!("section {i}'s alignment {align} is not a power of two")
     } else if s.flags() & !SHF_KNOWN != 0 {
         format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
-    } else if s.flags() & SHF_INFO_LINK != 0
-        && ((s.info() == 0 && s.ty() != SHT_NOBITS) || u64::from(s.info()) >= n)
-    {
+    } else if s.flags() & SHF_INFO_LINK != 0 && ((s.info() == 0 && s.ty() != SHT_NOBITS) || u64::from(s.info()) >= n) {
         format!("section {i} refers to section {}, which does not exist", s.info())
     } else if u64::from(s.link()) >= n && !matches!(s.ty(), SHT_REL | SHT_RELA | SHT_CUDA_INFO | SHT_CUDA_CALLGRAPH) {
         format!("section {i} links to section {}, which does not exist", s.link())
