@@ -5,7 +5,9 @@
 #     AddressSanitizer (+ LeakSanitizer), built with the nightly toolchain
 #     (-Zsanitizer=address; std itself is not rebuilt, so no rust-src is needed), and
 #     tests/preserved_images.rs, whose stand-in driver reads preserved images at unload through
-#     memcmp (which ASan checks: an image freed before its unload is reported);
+#     memcmp (which ASan checks: an image freed before its unload is reported), and the
+#     handle, race and thread-exit tests against the stand-in driver (tests/handles.rs,
+#     tests/handle_races.rs, tests/thread_exit.rs);
 #  2. the C examples and the C++ suite built with -fsanitize=address,undefined in build-asan/
 #     (libcudyn.so itself is Rust: uninstrumented, but its allocations go through ASan's
 #     malloc), and their ctest tests; GPU tests skip (exit 77) there as they do in build/.
@@ -29,7 +31,8 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   CARGO_TARGET_DIR="$PWD/target/sanitize" \
   RUSTFLAGS="-Zsanitizer=address -Cforce-frame-pointers=yes" \
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1" \
-    cargo +nightly test --target "$host" --lib --test fuzz_regression --test preserved_images
+    cargo +nightly test --target "$host" --lib --test fuzz_regression --test preserved_images \
+      --test handles --test handle_races --test thread_exit
 fi
 
 if [ "$what" = all ] || [ "$what" = c ]; then
