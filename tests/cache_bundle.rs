@@ -296,3 +296,34 @@ fn a_read_only_layer_is_never_written() {
     let e = c.add_layer(Path::new("relative/layer")).unwrap_err();
     assert!(e.to_string().contains("absolute"), "{e}");
 }
+
+/// A FIFO, a folder or a device given as the bundle to import is refused at once: the import
+/// opened it blocking, and a FIFO held the call (and `cudyn cache import`) forever.
+#[test]
+fn an_import_of_what_is_not_a_file_is_refused_at_once() {
+    let td = TempDir::new("bundle-fifo");
+    let c = std::sync::Arc::new(Cache::at(td.join("cache"), 1 << 20).unwrap());
+    let fifo = td.join("pipe.cudyn-bundle");
+    let cpath = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    for p in [fifo.clone(), td.path().to_path_buf(), PathBuf::from("/dev/zero")] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let c2 = std::sync::Arc::clone(&c);
+        let p2 = p.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(cudyn::compile::import_bundle(&c2, &p2).map(|r| r.added));
+        });
+        match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+            Ok(r) => {
+                let e = r.expect_err("refused");
+                assert!(e.message.contains("not a regular file") || e.message.contains("directory"), "{}", e.message);
+            }
+            Err(_) => {
+                // Let the blocked thread go, so the process can exit.
+                let _ = fs::OpenOptions::new().write(true).open(&fifo);
+                panic!("importing {} did not return within 5 s", p.display());
+            }
+        }
+    }
+}

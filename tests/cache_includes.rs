@@ -381,3 +381,53 @@ fn absent_names_are_checked_through_their_folder_never_stale() {
         assert!(has_value(&back.code, old), "{name}: stale after {} went", appear.display());
     }
 }
+
+/// The same header text in two folders, compiled through -I from each: where the output names
+/// the path a header was found at, the second compile is NVRTC's own output for that folder,
+/// never the first folder's served from the cache — `__FILE__` in the header (also pasted
+/// together with `##`), `assert` (which expands to `__FILE__`), line information (`-lineinfo`:
+/// every file by its absolute path). Where nothing names a path, the key stays the same in
+/// both folders (a bundle made in one hits in another).
+#[test]
+fn output_that_names_a_headers_path_is_never_served_from_another_folder() {
+    require_project_env();
+    let ptx = |d: &Path, extra: &[&str]| {
+        let mut options = vec![format!("-I{}", d.display()), "-arch=compute_90".to_string()];
+        options.extend(extra.iter().map(|s| s.to_string()));
+        CompileOptions { options, target: Some(cudyn::image::CodeKind::Ptx), ..Default::default() }
+    };
+    let src = "#include <x.h>\nextern \"C\" __global__ void k(char* out) { out[0] = where(threadIdx.x); }\n";
+    let cases: [(&str, &str, &[&str]); 5] = [
+        ("__FILE__", "__device__ const char f[] = __FILE__;\n__device__ char where(int i) { return f[i]; }\n", &[]),
+        (
+            "__FILE__ pasted",
+            "#define CAT(a, b) a##b\n__device__ const char f[] = CAT(__FI, LE__);\n__device__ char where(int i) { return f[i]; }\n",
+            &[],
+        ),
+        ("assert", "#include <cuda/std/cassert>\n__device__ char where(int i) { assert(i < 64); return (char)i; }\n", &[]),
+        ("-lineinfo", "__device__ __noinline__ char where(int i) { return (char)(i * 2); }\n", &["-lineinfo"]),
+        ("nothing", "__device__ __noinline__ char where(int i) { return (char)(i * 3); }\n", &[]),
+    ];
+    for (what, body, extra) in cases {
+        let td = TempDir::new("where");
+        let c = cache_in(&td);
+        let (a, b) = (td.join("alpha_folder_one"), td.join("bravo_folder_two"));
+        for d in [&a, &b] {
+            fs::create_dir(d).unwrap();
+            fs::write(d.join("x.h"), format!("#pragma once\n{body}")).unwrap();
+        }
+        let first = compile(&c, src, &ptx(&a, extra));
+        assert!(!first.from_cache);
+        let fresh = compile_with(src, "inc.cu", &ptx(&b, extra), None)
+            .unwrap_or_else(|f| panic!("{what}: {}\n{}", f.error.message, f.log));
+        let second = compile(&c, src, &ptx(&b, extra));
+        if what == "nothing" {
+            assert!(second.from_cache, "{what}: a key that holds no path hits in another folder");
+            assert_eq!(second.code, fresh.code, "{what}: and the code is the same");
+        } else {
+            assert_ne!(first.code, fresh.code, "{what}: NVRTC's output names the folder");
+            assert!(!second.from_cache, "{what}: served from the other folder's entry");
+            assert_eq!(second.code, fresh.code, "{what}");
+        }
+    }
+}

@@ -267,6 +267,11 @@ struct SearchOptions {
     defines: Vec<(String, String)>,
     /// The options with every include folder named by its label: what the key holds of them.
     portable: Vec<String>,
+    /// The options as given: what the key holds when the output can name paths.
+    raw: Vec<String>,
+    /// `-lineinfo` or `-G`: the output names every file read, by its absolute path (NVRTC
+    /// makes relative names absolute with the working directory).
+    line_info: bool,
     dialect: Dialect,
 }
 
@@ -342,7 +347,9 @@ fn search_options(options: &[String], toolkit: &[PathBuf], cwd: &Path) -> Result
         dirs.push((label, d.clone()));
     }
     let dialect = Dialect::for_std(lex::std_option(options));
-    Ok(SearchOptions { dirs, pre_includes: pre, defines, portable, dialect })
+    let line_info =
+        options.iter().any(|o| matches!(o.as_str(), "-lineinfo" | "--generate-line-info" | "-G" | "--device-debug"));
+    Ok(SearchOptions { dirs, pre_includes: pre, defines, portable, raw: options.to_vec(), line_info, dialect })
 }
 
 /// One header name a file asks for.
@@ -724,6 +731,7 @@ fn scan_pass(
     let mut seen_lookups: HashSet<(Option<PathBuf>, Wanted)> = HashSet::new();
     let mut seen_memory: HashSet<String> = HashSet::new();
     let mut queue: VecDeque<Item> = VecDeque::new();
+    let mut path_sensitive = false;
     let mut pre_source = String::new();
     for (k, v) in &so.defines {
         pre_source.push_str(&format!("#define {k} {v}\n"));
@@ -732,7 +740,10 @@ fn scan_pass(
         pre_source.push_str(&format!("#include \"{p}\"\n"));
     }
     let lexed = |t: &str| Arc::new(lex(t.as_bytes(), so.dialect));
-    queue.push_back(Item { lexed: lexed(&pre_source), dir: None, what: "(the options)".into() });
+    // NVRTC looks a `-include` name up in the working directory first, whatever folder the
+    // program's name is in (then where a quoted include of the program would look).
+    let options_dir = Pos { label: cwd_label.clone(), rel: PathBuf::new(), abs: cwd.to_path_buf() };
+    queue.push_back(Item { lexed: lexed(&pre_source), dir: Some(options_dir), what: "(the options)".into() });
     queue.push_back(Item { lexed: lexed(source), dir: None, what: name.to_string() });
 
     while let Some(item) = queue.pop_front() {
@@ -760,6 +771,8 @@ fn scan_pass(
         }
         let blind = BLIND.lock().map(|b| b.clone()).unwrap_or_default();
         for w in found.wanted {
+            let base = Path::new(&w.name).file_name().and_then(|n| n.to_str()).unwrap_or("");
+            path_sensitive |= matches!(base, "assert.h" | "cassert" | "source_location");
             if !seen_lookups.insert((item.dir.as_ref().map(|d| d.abs.clone()), w.clone())) || blind.contains(&w.name) {
                 continue;
             }
@@ -876,8 +889,21 @@ fn scan_pass(
             }
         }
     }
-    if lex::can_make_time_macro(&texts.iter().map(|t| &t.paste).collect::<Vec<_>>()) {
+    let pieces: Vec<&lex::PastePieces> = texts.iter().map(|t| &t.paste).collect();
+    if lex::can_make_time_macro(&pieces) {
         return Err(format!("{name}: a `##` can paste pieces of a clock macro's name into one, and that {CLOCK}"));
+    }
+    // The key is the same wherever the files are (a bundle made in one folder hits in
+    // another), unless the output can name where they are: line information (every file by
+    // its absolute path), `__FILE__` (a header's name as it was found: the include folder as
+    // given), `std::source_location`, or `assert` (which expands to `__FILE__`, from a header
+    // that may be NVRTC's own). Then the options as given and the working directory are in
+    // it too.
+    if so.line_info || path_sensitive || texts.iter().any(|t| t.path_macros) || lex::can_make_path_macro(&pieces) {
+        for o in &so.raw {
+            feed(&mut h, b"P", o.as_bytes());
+        }
+        feed(&mut h, b"W", cwd.as_os_str().as_bytes());
     }
     if learned != *known {
         return Ok((IncludeScan { digest: [0; 32], files, lookups, checks, fresh }, Some(learned)));

@@ -78,6 +78,9 @@ pub(crate) struct Lexed {
     /// `__DATE__`, `__TIME__` or `__TIMESTAMP__` appears as an identifier (outside comments and
     /// literals): the compile's output depends on the clock.
     pub time_macros: bool,
+    /// `__FILE__` or `__builtin_FILE` appears as an identifier: the output can name the path a
+    /// file was found at.
+    pub path_macros: bool,
     /// What `##` could paste into one of those names.
     pub paste: PastePieces,
 }
@@ -149,12 +152,28 @@ impl PastePieces {
     pub fn can_make_time_macro(&self) -> bool {
         can_make_time_macro(&[self])
     }
+
+    /// Whether these pieces, pasted, could make `__FILE__`.
+    #[cfg(test)]
+    pub fn can_make_path_macro(&self) -> bool {
+        can_make_path_macro(&[self])
+    }
 }
 
 /// Whether the pieces of all these texts (one translation unit's), pasted, could make
 /// `__DATE__`, `__TIME__` or `__TIMESTAMP__`. Nothing is merged: each text's pieces are
 /// looked at where they are.
 pub(crate) fn can_make_time_macro(texts: &[&PastePieces]) -> bool {
+    can_make(texts, &TIME_MACROS)
+}
+
+/// Whether the pieces of all these texts, pasted, could make `__FILE__`.
+pub(crate) fn can_make_path_macro(texts: &[&PastePieces]) -> bool {
+    can_make(texts, &PATH_MACROS)
+}
+
+/// Whether the pieces of all these texts, pasted, could make one of `names`.
+fn can_make(texts: &[&PastePieces], names: &[&str]) -> bool {
     use std::collections::HashSet;
     if !texts.iter().any(|t| t.pasting) {
         return false;
@@ -188,17 +207,18 @@ pub(crate) fn can_make_time_macro(texts: &[&PastePieces]) -> bool {
             pieces.extend(texts.iter().flat_map(|t| t.in_code.iter().map(String::as_str)));
         }
     }
-    time_macro_by_pasting(&pieces)
+    names.iter().any(|m| can_paste(m, &pieces))
 }
 
-/// Whether `w` is a piece of a clock macro's name (not the whole name).
+/// Whether `w` is a piece of a clock macro's name or of `__FILE__` (not a whole name).
 fn is_fragment(w: &str) -> bool {
     let first = w.as_bytes().first().copied().unwrap_or(0);
     (first == b'_' || first.is_ascii_uppercase())
         && w.len() < 13
         && w.bytes().all(|c| c == b'_' || c.is_ascii_uppercase())
         && !TIME_MACROS.contains(&w)
-        && TIME_MACROS.iter().any(|m| m.contains(w))
+        && !PATH_MACROS.contains(&w)
+        && TIME_MACROS.iter().chain(&PATH_MACROS).any(|m| m.contains(w))
 }
 
 /// What a `#define` line (as the lexer wrote it) tells about pasting.
@@ -267,6 +287,9 @@ fn define_pieces(line: &[u8], out: &mut PastePieces) {
 }
 
 const TIME_MACROS: [&str; 3] = ["__DATE__", "__TIME__", "__TIMESTAMP__"];
+/// The macro that names the file it is expanded in (what `##` could paste; `__builtin_FILE`,
+/// the builtin `std::source_location` uses, is matched as a whole identifier).
+const PATH_MACROS: [&str; 1] = ["__FILE__"];
 
 /// Lex `text` under `d` and under each flip of a choice the text is sensitive to; the union.
 pub(crate) fn lex(text: &[u8], d: Dialect) -> Lexed {
@@ -302,6 +325,7 @@ pub(crate) fn lex(text: &[u8], d: Dialect) -> Lexed {
             out.directives.push_str(&l);
         }
         out.time_macros |= other.time_macros;
+        out.path_macros |= other.path_macros;
         out.paste.merge(&other.paste);
     }
     out
@@ -321,6 +345,7 @@ pub(crate) fn can_paste(name: &str, pieces: &[&str]) -> bool {
 }
 
 /// Whether the fragments seen can make a time macro through `##`.
+#[cfg(test)]
 pub(crate) fn time_macro_by_pasting(fragments: &[&str]) -> bool {
     TIME_MACROS.iter().any(|m| can_paste(m, fragments))
 }
@@ -586,8 +611,13 @@ fn lex_one(src: &[u8], d: Dialect) -> Lexed {
                 i = end;
                 continue;
             }
-            if word.len() >= 8 && word.starts_with("__") && TIME_MACROS.contains(&&*word) {
-                out.time_macros = true;
+            if word.len() >= 8 && word.starts_with("__") {
+                if TIME_MACROS.contains(&&*word) {
+                    out.time_macros = true;
+                }
+                if PATH_MACROS.contains(&&*word) || &*word == "__builtin_FILE" {
+                    out.path_macros = true;
+                }
             }
             if in_code {
                 if is_fragment(&word) {
@@ -856,5 +886,19 @@ mod tests {
         let pick = lex(b"#define C(a,b) a##b\n#define PICK(m) m\nint x = PICK(C)(__DA, TE__)[0];\n", d);
         assert!(pick.paste.can_make_time_macro(), "{:?}", pick.paste);
         assert!(!time_macro_by_pasting(&["__DA"]));
+    }
+
+    #[test]
+    fn path_macros_and_pasting() {
+        let d = Dialect::default();
+        assert!(lex(b"const char* f = __FILE__;", d).path_macros);
+        assert!(lex(b"auto l = __builtin_FILE();", d).path_macros);
+        assert!(!lex(b"// __FILE__\nconst char* f = \"__FILE__\";", d).path_macros);
+        assert!(!lex(b"int __FILE__x;", d).path_macros);
+        let pasted = lex(b"#define C(a,b) a##b\nconst char* f = C(__FI, LE__);\n", d);
+        assert!(!pasted.path_macros && pasted.paste.can_make_path_macro(), "{:?}", pasted.paste);
+        assert!(!pasted.paste.can_make_time_macro());
+        let apart = lex(b"#define C(a,b) a##b\nint x = f(__FI, LE__);\n", d);
+        assert!(!apart.paste.can_make_path_macro(), "{:?}", apart.paste);
     }
 }

@@ -926,8 +926,19 @@ impl Cache {
     /// write fails midway, the entries this import added are removed again.
     pub fn import(&self, path: &Path, accept: impl Fn(&Key, &[u8]) -> Result<(), String>) -> io::Result<ImportReport> {
         let fd = self.fd()?;
-        let file = fs::File::open(path)
+        // Non-blocking, and only a regular file: a FIFO (or a device) at the path would block
+        // the open, or the read, forever.
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {}", path.display(), crate::error::io_text(&e))))?;
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: not a regular file (a bundle is one)", path.display()),
+            ));
+        }
         let b = Bundle::open(file, path, ENTRY_MAX_BYTES)?;
         let mut total: u64 = 0;
         b.verify(|k, payload| {
