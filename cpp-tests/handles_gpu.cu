@@ -231,6 +231,39 @@ static int dead_handles() {
   return 0;
 }
 
+// A kernel of a library cudyn loaded, found with a raw cuLibraryGetKernel and never shown to
+// cudyn, and one adopted the same way: after cudyn unloads the library both are refused, not
+// handed to the driver (the unload lists the library's kernels when cudyn has not seen them
+// all; an adopted kernel of a library cudyn loaded is that library's).
+static int raw_lookups_die_with_the_unload() {
+  static auto get = driver_fn<decltype(&cuLibraryGetKernel)>("cuLibraryGetKernel");
+  for (cudyn_api api : {CUDYN_API_RUNTIME, CUDYN_API_DRIVER}) {
+    cudyn_library_t lib = nullptr;
+    CHECK_CUDYN(cudyn_library_load_data(two().data(), two().size(), api, &lib));
+    CUkernel unseen = nullptr, adopted = nullptr;
+    CHECK_CU(get(&unseen, static_cast<CUlibrary>(lib), "k"));
+    adopted = unseen;
+    CHECK_CUDYN(cudyn_kernel_adopt(adopted));
+    run_two(adopted, api);
+    CHECK_CUDYN(cudyn_library_unload(lib, api));
+    DevBuf dx(16);
+    int n = 16;
+    void *args[] = {&dx.p, &n};
+    cudyn_launch_config cfg = config_1d(16, 16, api);
+    EXPECT_STATUS(cudyn_launch(adopted, &cfg, args, 2), CUDYN_ERROR_INVALID_ARGUMENT);
+    const char *name = nullptr;
+    EXPECT_STATUS(cudyn_kernel_name(unseen, &name), CUDYN_ERROR_INVALID_ARGUMENT);
+    size_t count = 0;
+    EXPECT_STATUS(cudyn_kernel_param_count(unseen, &count), CUDYN_ERROR_INVALID_ARGUMENT);
+    // Loaded again (same address, most likely): cudyn's own lookup makes it live again.
+    Lib b(api == CUDYN_API_RUNTIME ? Loader::cudyn_runtime : Loader::cudyn_driver, two());
+    run_two(b.k, api);
+    b.unload();
+  }
+  std::printf("a raw lookup and an adopted kernel of a library cudyn unloaded: refused, no crash\n");
+  return 0;
+}
+
 // Eight threads load (through cudyn's two APIs and raw CUDA's two), launch with results
 // checked, and unload, all at once: addresses are reused across threads all the time.
 static int eight_threads() {
@@ -434,6 +467,7 @@ int main(int argc, char **argv) {
       {"stream_capture", stream_capture},
       {"special_streams", special_streams},
       {"query_unload_race", query_unload_race},
+      {"raw_lookups_die_with_the_unload", raw_lookups_die_with_the_unload},
   };
   if (argc < 2 || !cases.count(argv[1])) {
     std::fprintf(stderr, "usage: %s <case>\n", argv[0]);

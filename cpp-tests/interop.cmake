@@ -56,7 +56,8 @@ cudyn_device_code(HANDLES_FOUR kernels/handles_four.cu FATBIN)
 cudyn_gpu_program(handles_gpu handles_gpu.cu)
 target_compile_definitions(handles_gpu PRIVATE TWO_PATH="${HANDLES_TWO}" FOUR_PATH="${HANDLES_FOUR}")
 foreach(case reuse_by_cudyn_load reuse_by_runtime_load reuse_by_driver_load cudyn_load_after_foreign
-             dead_handles eight_threads stream_capture special_streams query_unload_race)
+             dead_handles eight_threads stream_capture special_streams query_unload_race
+             raw_lookups_die_with_the_unload)
   cudyn_add_test(handles.${case} handles_gpu ${case})
 endforeach()
 
