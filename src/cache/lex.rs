@@ -890,7 +890,7 @@ mod tests {
 
     #[test]
     fn path_macros_and_pasting() {
-        let d = Dialect::default();
+        let d = Dialect::for_std(None);
         assert!(lex(b"const char* f = __FILE__;", d).path_macros);
         assert!(lex(b"auto l = __builtin_FILE();", d).path_macros);
         assert!(!lex(b"// __FILE__\nconst char* f = \"__FILE__\";", d).path_macros);
