@@ -203,6 +203,48 @@ fn relocations_of_no_type_or_into_no_bytes() {
     refused(&m, "no bytes in the file to patch");
 }
 
+/// Each relocation writes within its target: as wide as its type (8 bytes for the 64-bit ones,
+/// 16 for those that reach past an instruction's first 8 bytes), and in code its whole 16-byte
+/// instruction. Moved to the last bytes its old width allowed, each is refused; R_CUDA_64 at
+/// the last 8 bytes of a data section (as nvcc places some) passes.
+#[test]
+fn relocations_as_wide_as_their_type() {
+    let b = sm90();
+    let secs = sections(&b);
+    let mut cases = 0;
+    for (_, rh, _, ty) in secs.iter().filter(|s| s.3 == 4 || s.3 == 9) {
+        let esz = if *ty == 4 { 24 } else { 16 };
+        let (off, size) = body(&b, *rh);
+        let target = u32_at(&b, rh + 44) as usize;
+        let th = secs[target].1;
+        let tsize = body(&b, th).1 as u64;
+        let code = u64_at(&b, th + 8) & 0x4 != 0;
+        for k in 0..size / esz {
+            let r = off + k * esz;
+            // In code: any type, 4 bytes before the end (a field of an instruction that is not
+            // all there). In data: the 64-bit and 128-bit types, 4 (8) bytes before the end.
+            let tries: &[(u32, u64)] = if code { &[(0x38, 4), (2, 8)] } else { &[(4, 4), (35, 4), (67, 8), (75, 12)] };
+            for &(t, room) in tries {
+                if tsize < room {
+                    continue;
+                }
+                let mut m = b.clone();
+                put_u64(&mut m, r, tsize - room);
+                put_u32(&mut m, r + 8, t);
+                refused(&m, "are not all inside its section");
+                cases += 1;
+            }
+            if !code && tsize >= 8 {
+                let mut m = b.clone();
+                put_u64(&mut m, r, tsize - 8);
+                put_u32(&mut m, r + 8, 2);
+                assert!(inspect(&m).is_ok(), "R_CUDA_64 in the last 8 bytes: {:?}", inspect(&m).err());
+            }
+        }
+    }
+    assert!(cases >= 4, "{cases} cases: the kernel has relocations into code and into data");
+}
+
 /// A callgraph entry whose caller is no symbol.
 #[test]
 fn callgraph_caller_past_the_symbol_table() {
@@ -301,6 +343,34 @@ fn parameters_inside_their_bank() {
     let mut m = b.clone();
     put_u16(&mut m, p + 10, 0x4000); // the parameters' size
     refused(&m, "run past their constant bank");
+    // The bank's symbol made absolute, common or of an extended index, or moved to a section
+    // without file bytes: it names no bank (the size check was skipped for them).
+    let sym = u32_at(&b, p + 4) as usize;
+    let (_, symtab) = section(&b, ".symtab");
+    let at = body(&b, symtab).0 + 24 * sym + 6;
+    let (shared, _) = sections(&b).into_iter().map(|s| (s.0, s.3)).find(|s| s.1 == 8).expect("a NOBITS section");
+    for x in [0xfff1u16, 0xfff2, shared as u16] {
+        let mut m = b.clone();
+        put_u16(&mut m, at, x);
+        refused(&m, "is no section with contents");
+    }
+    // An extended index (SHN_XINDEX) is refused for any symbol: no toolkit writes one.
+    let mut m = b.clone();
+    put_u16(&mut m, at, 0xffff);
+    refused(&m, "section index 65535 does not exist");
+}
+
+/// Instruction offsets of a kernel's `.nv.info` described against a section without file bytes
+/// (its sh_info moved to the NOBITS `.nv.global`, grown large): no offset lies in it.
+#[test]
+fn instruction_offsets_in_no_code() {
+    let b = sm90();
+    let (_, h) = section(&b, ".nv.info.mb");
+    let (global, gh) = section(&b, ".nv.global");
+    let mut m = b.clone();
+    put_u32(&mut m, h + 44, global as u32);
+    put_u64(&mut m, gh + 32, 16 << 20);
+    refused(&m, "not an instruction of its");
 }
 
 // ---- Layouts of real toolkits' output that CUDA loads, each accepted (issue 21, item 3) ----

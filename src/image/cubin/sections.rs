@@ -48,6 +48,7 @@ const SHT_CUDA_GLOBAL: u32 = 0x7000_0007;
 const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
+const SHF_EXECINSTR: u64 = 0x4;
 /// The sh_flags bits toolkits write: WRITE, ALLOC, EXECINSTR, MERGE, STRINGS, INFO_LINK, and the
 /// OS/processor-specific range NVIDIA uses (0x100000, 0x1000000, 0x2000000, 0x10000000 seen in
 /// nvcc 12.x/13.0 output and in the nvJPEG and cuRAND wheels' fatbins). Anything else is refused:
@@ -311,7 +312,7 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
                 symtab_seen = true;
                 check_symtab(d, secs, i, s, shnames, kernels)
             }
-            SHT_RELA | SHT_REL => check_relocs(d, secs, i, s),
+            SHT_RELA | SHT_REL => check_relocs(d, secs, i, s, sm),
             SHT_CUDA_INFO => check_nv_info(d, secs, i, s, sm),
             SHT_CUDA_CALLGRAPH => check_callgraph(d, secs, i, s).and_then(|()| check_symbol_info(secs, i, s)),
             SHT_CUDA_SYMBOLS => check_cuda_symbols(secs, i, s),
@@ -850,6 +851,9 @@ fn check_symtab(
                 }
             }
             None if u64::from(shndx) < SHN_LORESERVE => return Err(err_symbol_section(k, shndx, n)),
+            // SHN_XINDEX: the section is in an SHT_SYMTAB_SHNDX table, which no toolkit writes
+            // and cudyn does not follow (a loader that does would read a table that is not there).
+            None if shndx == 0xffff => return Err(err_symbol_section(k, shndx, n)),
             None => {} // a reserved index (SHN_ABS, SHN_COMMON, ...)
         }
     }
@@ -904,7 +908,7 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
 }
 
 #[inline(never)] // its own function: its loop keeps its values in registers
-fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
+fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> Result<(), String> {
     let want = if s.ty() == SHT_RELA { 24 } else { 16 };
     if s.entsize() != want || s.size() % want != 0 {
         return bad(format!(
@@ -932,6 +936,18 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
     }
     let b = s.body(d).ok_or_else(|| format!("relocation section {i} out of range"))?;
     let target_size = target.size();
+    // In code, a relocation patches a field of the instruction at its offset: the whole
+    // instruction (16 bytes from sm_70 on, 8 before) lies in the section (each of the 180,000
+    // relocations into code of the fourth held-out set has at least 56 bytes after it).
+    let code = if target.flags() & SHF_EXECINSTR != 0 {
+        if sm >= 70 {
+            16
+        } else {
+            8
+        }
+    } else {
+        0
+    };
     // `want` is 16 or 24, so every entry holds the REL_READ_LEN bytes read here.
     for (k, r) in b.chunks_exact(want as usize).filter_map(|r| Rec::<REL_READ_LEN>::at(r, 0)).enumerate() {
         let offset = r.u64::<0>();
@@ -943,16 +959,29 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(),
         if r_type >= R_CUDA_TYPE_LIMIT {
             return Err(err_reloc_type(k, i, r_type));
         }
-        // The bytes it patches lie within the target: 8 for R_CUDA_64 (type 2, the data
-        // relocation of every cubin; nvcc places some exactly 8 bytes before a section's end),
-        // at least 4 for every other type (32-bit data, or a field of an 8- or 16-byte
-        // instruction that starts at the offset).
-        let width = if r_type == R_CUDA_64 { 8 } else { 4 };
+        // The bytes it patches lie within the target (`reloc_width`; nvcc places some R_CUDA_64
+        // exactly 8 bytes before a section's end), and in code its whole instruction.
+        let width = reloc_width(r_type).max(code);
         if offset.checked_add(width).is_none_or(|end| end > target_size) {
             return Err(err_reloc_offset(k, i, offset, width, target_size));
         }
     }
     Ok(())
+}
+
+/// The bytes a relocation of type `t` may write from its offset, wherever it points: 8 for the
+/// 64-bit ones (R_CUDA_64, R_CUDA_G64, R_CUDA_FUNC_DESC_64, R_CUDA_INSTRUCTION64,
+/// R_CUDA_UNIFIED, and the fields in bits 32-63: types 61-63, 112, 113), 16 for those that
+/// reach past an instruction's first 8 bytes (bit 80: 58, 75, 114; all 128 bits: 67), 4 for
+/// the rest (32-bit data, or a field in an instruction's first word). A 64-bit relocation at
+/// the last 4 bytes of a data section (accepted as 4 bytes wide before) made the driver write
+/// past the section.
+fn reloc_width(t: u32) -> u64 {
+    match t {
+        R_CUDA_64 | 4 | 35 | 53 | 61..=63 | 102 | 112 | 113 => 8,
+        58 | 67 | 75 | 114 => 16,
+        _ => 4,
+    }
 }
 
 /// How long a known `.nv.info` attribute's payload is, and what it holds.
@@ -1052,7 +1081,12 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
     let nsyms = symtab.map_or(0, |t| t.size() / SYM_LEN as u64);
     // The described section's size (a kernel's code), for the attributes that list
     // instruction offsets in it; 0 for the global .nv.info, where they have no place.
-    let code_size = if s.info() != 0 { secs.get(s.info() as usize).map_or(0, |t| t.size()) } else { 0 };
+    // A section without file bytes holds no code: no offset lies in it, whatever its size says.
+    let code_size = if s.info() != 0 {
+        secs.get(s.info() as usize).filter(|t| has_file_bytes(t.ty())).map_or(0, |t| t.size())
+    } else {
+        0
+    };
     let b = s.body(d).ok_or_else(|| format!(".nv.info section {i} out of range"))?;
     let at = |rest: &[u8]| b.len() - rest.len(); // where a record starts, for the messages
     let mut rest = b;
@@ -1147,17 +1181,31 @@ fn check_param_bank(
             "the kernel parameters are at {offset:#x} of constant bank 0, where sm_{sm} code has them at {base:#x} (code of another GPU generation labelled sm_{sm}?)"
         ));
     }
-    let bank = symtab
+    // The bank is the section the symbol is defined in, with the bytes the driver writes the
+    // parameters over. An undefined symbol (index 0) is a relocatable cubin's reference to
+    // `.nv.constant0.<kernel>` by name, resolved when CUDA links it (cuBLAS 13.4 ships 66 such
+    // sm_75 images): not checked here. An absolute, common or extended index, or a section
+    // without file bytes, names no bank (the check was skipped for them).
+    let Some(shndx) = symtab
         .body(d)
         .and_then(|b| Rec::<SYM_LEN>::at(b, usize::try_from(sym).ok()?.checked_mul(SYM_LEN)?))
-        .and_then(|r| secs.get(usize::from(r.u16::<6>())));
-    if let Some(bank) = bank.filter(|b| b.ty() != SHT_NULL) {
-        if offset + size > bank.size() {
-            return Err(format!(
-                "the kernel parameters ({size} bytes at {offset:#x}) run past their constant bank ({} bytes)",
-                bank.size()
-            ));
-        }
+        .map(|r| r.u16::<6>())
+    else {
+        return Ok(());
+    };
+    if shndx == 0 {
+        return Ok(());
+    }
+    let Some(bank) = secs.get(usize::from(shndx)).filter(|b| b.ty() != SHT_NULL && has_file_bytes(b.ty())) else {
+        return Err(format!(
+            "the kernel parameters' constant bank (symbol {sym}, section index {shndx:#x}) is no section with contents"
+        ));
+    };
+    if offset.checked_add(size).is_none_or(|end| end > bank.size()) {
+        return Err(format!(
+            "the kernel parameters ({size} bytes at {offset:#x}) run past their constant bank ({} bytes)",
+            bank.size()
+        ));
     }
     Ok(())
 }
