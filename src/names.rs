@@ -224,10 +224,15 @@ impl Index {
         }
     }
 
-    /// Symbol `i` demangled and taken apart (None: not a name this module understands).
+    /// Symbol `i` demangled and taken apart (None: not a name this module understands, or one
+    /// longer than a query may be: the image's to choose, so bounded like the caller's; such a
+    /// kernel is still found by its exact symbol).
     fn candidate(&self, i: usize) -> Option<&Candidate> {
         crate::fork::once(&self.parsed[i], || {
             let s = &self.symbols[i];
+            if s.len() > MAX_QUERY {
+                return None;
+            }
             let shown = if strip_static_prefix(s).starts_with("_Z") { demangle(s)? } else { s.clone() };
             Candidate::parse(shown)
         })
@@ -560,24 +565,38 @@ fn normalize(toks: Vec<Tok<'_>>, elide: bool) -> Vec<Tok<'_>> {
 }
 
 /// `const T` -> `T const` for a named type T (a qualified name with template arguments);
-/// recursively inside template arguments. Builtin types are left to the builtin rewrite, which
-/// orders their qualifiers itself.
+/// inside template arguments too. Builtin types are left to the builtin rewrite, which orders
+/// their qualifiers itself.
+///
+/// One pass, no recursion (a symbol is the image's, a query the caller's: `const A<const A<...`
+/// nested 100,000 deep overflowed the stack as a recursion, and each level scanned to the end):
+/// the qualifiers of a named type wait on a stack until the pass reaches the type's end, and
+/// where each bracket closes is found once for the whole name.
 fn move_leading_cv<'a>(t: &[Tok<'a>]) -> Vec<Tok<'a>> {
+    let closes = bracket_closes(t);
     let mut out: Vec<Tok> = Vec::with_capacity(t.len());
+    // (where the named type ends, the qualifiers' range), innermost last.
+    let mut waiting: Vec<(usize, usize, usize)> = Vec::new();
     let mut i = 0;
-    while i < t.len() {
+    loop {
+        while let Some(&(_, st, en)) = waiting.last().filter(|w| w.0 == i) {
+            out.extend(t[st..en].iter().cloned());
+            waiting.pop();
+        }
+        // A named type's inside is read as a name of its own: nothing it holds reaches past it.
+        let limit = waiting.last().map_or(t.len(), |w| w.0);
+        if i >= limit {
+            break;
+        }
         let type_start = out.last().is_none_or(|p| matches!(p.as_ref(), "(" | "," | "<"));
         if is_cv(&t[i]) && type_start {
             let st = i;
-            while i < t.len() && is_cv(&t[i]) {
+            while i < limit && is_cv(&t[i]) {
                 i += 1;
             }
-            if let Some(end) = named_type_end(t, i) {
-                out.extend(move_leading_cv(&t[i..end]));
-                out.extend(t[st..i].iter().cloned());
-                i = end;
-            } else {
-                out.extend(t[st..i].iter().cloned());
+            match named_type_end(&t[..limit], i, &closes) {
+                Some(end) => waiting.push((end, st, i)),
+                None => out.extend(t[st..i].iter().cloned()),
             }
             continue;
         }
@@ -588,8 +607,9 @@ fn move_leading_cv<'a>(t: &[Tok<'a>]) -> Vec<Tok<'a>> {
 }
 
 /// Where the named type starting at `i` ends: `[::] id [<...>] (:: id [<...>])*`. None when
-/// no identifier starts there (or a builtin type does).
-fn named_type_end(t: &[Tok<'_>], i: usize) -> Option<usize> {
+/// no identifier starts there (or a builtin type does). `closes`: `bracket_closes` of a name
+/// `t` is the start of.
+fn named_type_end(t: &[Tok<'_>], i: usize, closes: &[Option<usize>]) -> Option<usize> {
     let mut j = i;
     if t.get(j).is_some_and(|s| s == "::") {
         j += 1;
@@ -601,7 +621,7 @@ fn named_type_end(t: &[Tok<'_>], i: usize) -> Option<usize> {
         }
         j += 1;
         if t.get(j).is_some_and(|s| s == "<") {
-            j = close_of(t, j)? + 1;
+            j = closes.get(j).copied().flatten().filter(|&c| c < t.len())? + 1;
         }
         if t.get(j).is_some_and(|s| s == "::") && t.get(j + 1).is_some_and(ident) {
             j += 1;
@@ -609,6 +629,41 @@ fn named_type_end(t: &[Tok<'_>], i: usize) -> Option<usize> {
         }
         return Some(j);
     }
+}
+
+/// For every opening bracket of `t`, what `close_of` says closes it, found in one pass: the
+/// tokens a bracket's own scan would see are those after it, and a bracket is closed when the
+/// stack it starts (which is the top of this pass's stack from it on) empties.
+fn bracket_closes(t: &[Tok<'_>]) -> Vec<Option<usize>> {
+    let mut closes = vec![None; t.len()];
+    let mut stack: Vec<(&str, usize)> = Vec::new();
+    for (j, s) in t.iter().enumerate() {
+        match s.as_ref() {
+            "<" | "(" | "[" | "{" => stack.push((s, j)),
+            ">" => {
+                if stack.last().is_some_and(|(o, _)| *o == "<") {
+                    if let Some((_, at)) = stack.pop() {
+                        closes[at] = Some(j);
+                    }
+                }
+            }
+            ")" | "]" | "}" => {
+                let want = match s.as_ref() {
+                    ")" => "(",
+                    "]" => "[",
+                    _ => "{",
+                };
+                while let Some((o, at)) = stack.pop() {
+                    closes[at] = Some(j);
+                    if o == want {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    closes
 }
 
 /// The index of the bracket closing the one opened at `open` (`<`, `(`, `[` or `{`).
@@ -971,6 +1026,99 @@ pub(crate) unsafe fn kernel_by_name(lib: sys::CUlibrary, name: &CStr, api: Api) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `move_leading_cv` as it was written first (recursive, each level scanning for its
+    /// close): the one-pass version must give the same tokens.
+    fn move_leading_cv_recursive<'a>(t: &[Tok<'a>]) -> Vec<Tok<'a>> {
+        fn end_of(t: &[Tok<'_>], i: usize) -> Option<usize> {
+            let mut j = i;
+            if t.get(j).is_some_and(|s| s == "::") {
+                j += 1;
+            }
+            let ident = |s: &Tok| is_word(s) && !is_number(s) && !is_builtin(s) && !is_cv(s);
+            loop {
+                if !t.get(j).is_some_and(ident) {
+                    return None;
+                }
+                j += 1;
+                if t.get(j).is_some_and(|s| s == "<") {
+                    j = close_of(t, j)? + 1;
+                }
+                if t.get(j).is_some_and(|s| s == "::") && t.get(j + 1).is_some_and(ident) {
+                    j += 1;
+                    continue;
+                }
+                return Some(j);
+            }
+        }
+        let mut out: Vec<Tok> = Vec::with_capacity(t.len());
+        let mut i = 0;
+        while i < t.len() {
+            let type_start = out.last().is_none_or(|p| matches!(p.as_ref(), "(" | "," | "<"));
+            if is_cv(&t[i]) && type_start {
+                let st = i;
+                while i < t.len() && is_cv(&t[i]) {
+                    i += 1;
+                }
+                if let Some(end) = end_of(t, i) {
+                    out.extend(move_leading_cv_recursive(&t[i..end]));
+                    out.extend(t[st..i].iter().cloned());
+                    i = end;
+                } else {
+                    out.extend(t[st..i].iter().cloned());
+                }
+                continue;
+            }
+            out.push(t[i].clone());
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn moving_qualifiers_in_one_pass_is_the_recursive_rewrite() {
+        const ALPHABET: [&str; 16] =
+            ["const", "volatile", "A", "B", "::", "<", ">", "(", ")", ",", "int", "[", "]", "{", "}", "*"];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in 0..40_000 {
+            let len = (next() % 24) as usize;
+            let t: Vec<Tok> = (0..len).map(|_| Cow::Borrowed(ALPHABET[(next() % 16) as usize])).collect();
+            assert_eq!(move_leading_cv(&t), move_leading_cv_recursive(&t), "case {n}: {t:?}");
+        }
+    }
+
+    /// A name nested 100,000 deep (`const k<const k<...`, closed or not), as a query or as an
+    /// image's symbol: answered in linear time on a small stack.
+    #[test]
+    fn deeply_nested_names_neither_overflow_nor_crawl() {
+        let h = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(|| {
+                let deep = 100_000;
+                let t0 = std::time::Instant::now();
+                let open: String = "const k<".repeat(deep);
+                for name in [format!("{open}int{}", ">".repeat(deep)), open.clone()] {
+                    let toks = tokenize(&name).unwrap();
+                    let moved = move_leading_cv(&toks);
+                    assert_eq!(moved.len(), toks.len());
+                    let _ = Index::new(vec![name.clone(), "k".into()]).resolve("k<float>");
+                }
+                // As a query (under the 64 KiB limit).
+                let q = format!("{}int{}", "const k<".repeat(7000), ">".repeat(7000));
+                assert!(q.len() <= MAX_QUERY);
+                let _ = resolve(&q, &["k"]);
+                t0.elapsed()
+            })
+            .unwrap();
+        let took = h.join().expect("no stack overflow");
+        assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+    }
 
     fn canon(s: &str) -> String {
         join(&normalize(tokenize(s).unwrap(), false))
