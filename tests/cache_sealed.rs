@@ -111,6 +111,16 @@ fn child() {
             assert_eq!(r.from_cache, var("S_HIT") == "1", "from_cache");
             assert!(has(&r.code, u32::from_str_radix(&var("S_VALUE"), 16).unwrap()), "wrong code");
         }
+        "link-running" => {
+            // sealed_a.h is a symlink into S_OTHER: its target replaced there is seen at once.
+            let other = PathBuf::from(var("S_OTHER"));
+            assert!(has(&compile(&c).code, 0x77777));
+            assert!(compile(&c).from_cache);
+            replace(&other.join("sealed_a.h"), &header("A", 0x88888));
+            settle();
+            let r = compile(&c);
+            assert!(!r.from_cache && has(&r.code, 0x88888), "a symlinked header's new target served stale");
+        }
         s => panic!("{s}"),
     }
 }
@@ -177,4 +187,66 @@ fn toolkit_folders_are_checked_whole_and_never_stale() {
 /// Whether this process runs as someone other than root (the toolkit copy is then not sealed).
 fn unsafe_not_root() -> bool {
     fs::metadata("/proc/self").map(|m| m.uid() != 0).unwrap_or(true)
+}
+
+/// A toolkit header that is a symlink to a file in another folder (alternatives, a distribution's
+/// `../share/...`): its folder's stamp does not show a change to the target, so the link is
+/// checked by the file it reaches. The target replaced (renamed over, as installers do) is seen
+/// by a new process and by a running one (both were served the old code).
+#[test]
+fn a_symlinked_toolkit_header_is_checked_through_its_link() {
+    const TEST: &str = "a_symlinked_toolkit_header_is_checked_through_its_link";
+    if child_mode().is_some() {
+        return child();
+    }
+    require_project_env();
+    if unsafe_not_root() {
+        eprintln!("note: the sealed-folder rule needs headers owned by root; run as root to test it");
+        return;
+    }
+    let td = TempDir::new("sealed-link");
+    let wheel = fs::canonicalize(
+        cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc)
+            .expect("the test environment's NVRTC"),
+    )
+    .unwrap();
+    let lib = td.join("toolkit/lib");
+    fs::create_dir_all(&lib).unwrap();
+    for e in fs::read_dir(wheel.parent().unwrap()).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n == wheel.file_name().unwrap().to_string_lossy() || n.starts_with("libnvrtc-builtins.so.") {
+            fs::copy(e.path(), lib.join(&n)).unwrap();
+        }
+    }
+    let inc = td.join("toolkit/include");
+    let other = td.join("other");
+    fs::create_dir_all(&inc).unwrap();
+    fs::create_dir_all(&other).unwrap();
+    fs::write(other.join("sealed_a.h"), header("A", 0x11111)).unwrap();
+    std::os::unix::fs::symlink(other.join("sealed_a.h"), inc.join("sealed_a.h")).unwrap();
+    fs::write(inc.join("sealed_b.h"), header("B", 0x22222)).unwrap();
+    settle();
+    let cache = td.join("cache");
+    let nvrtc = lib.join(wheel.file_name().unwrap());
+    let run = |step: &str, hit: bool, value: u32| {
+        let v = format!("{value:x}");
+        let env = [
+            ("CUDYN_LIBNVRTC", nvrtc.to_str().unwrap()),
+            ("S_INCLUDE", inc.to_str().unwrap()),
+            ("S_OTHER", other.to_str().unwrap()),
+            ("S_CACHE", cache.to_str().unwrap()),
+            ("S_STEP", step),
+            ("S_HIT", if hit { "1" } else { "0" }),
+            ("S_VALUE", v.as_str()),
+        ];
+        expect_child_ok(spawn_child(TEST, step, &env), step);
+    };
+    run("fresh", false, 0x11111);
+    run("fresh", true, 0x11111);
+    replace(&other.join("sealed_a.h"), &header("A", 0x22222));
+    settle();
+    run("fresh", false, 0x22222);
+    replace(&other.join("sealed_a.h"), &header("A", 0x77777));
+    settle();
+    run("link-running", false, 0);
 }

@@ -56,4 +56,26 @@ fn a_pre_include_appearing_in_the_working_directory_is_seen() {
         }
     }
     assert!(stale.is_empty(), "stale: {stale:#?}");
+
+    // A header that names its own path (`__FILE__`) through an absolute -I: the key holds the
+    // options as given, not the working directory, so the same compile from another working
+    // directory (a build folder and its sanitizer twin) still hits; with -lineinfo, where NVRTC
+    // writes paths made absolute with the working directory, it compiles again, as NVRTC's
+    // own output differs.
+    fs::write(td.join("inc/named.h"), "#pragma once\n__device__ const char f[] = __FILE__;\n").unwrap();
+    let src = "#include \"named.h\"\nextern \"C\" __global__ void k(char* o) { o[0] = f[threadIdx.x]; }\n";
+    fs::create_dir(td.join("other")).unwrap();
+    for (extra, hits) in [(None, true), (Some("-lineinfo"), false)] {
+        let mut options = vec![format!("-I{}", td.join("inc").display())];
+        options.extend(extra.map(String::from));
+        let o = CompileOptions { options, ..Default::default() };
+        std::env::set_current_dir(td.join("work")).unwrap();
+        let first = compile_with(src, "named.cu", &o, Some(&cache)).unwrap_or_else(|f| panic!("{}", f.log));
+        assert!(!first.from_cache);
+        std::env::set_current_dir(td.join("other")).unwrap();
+        let again = compile_with(src, "named.cu", &o, Some(&cache)).unwrap_or_else(|f| panic!("{}", f.log));
+        assert_eq!(again.from_cache, hits, "{extra:?}");
+        let fresh = compile_with(src, "named.cu", &o, None).unwrap_or_else(|f| panic!("{}", f.log));
+        assert_eq!(again.code, fresh.code, "{extra:?}: NVRTC's own output from here");
+    }
 }

@@ -804,8 +804,12 @@ fn scan_pass(
                     checked.insert(c.clone());
                     match &meta {
                         Ok(m) if m.is_file() => {
-                            // A sealed toolkit folder: its stamp stands for the file.
-                            let folder = (cand.in_toolkit() && root_only(m))
+                            // A sealed toolkit folder: its stamp stands for the file, unless
+                            // the name is a symlink (its file lives in another folder, whose
+                            // changes the stamp of this one does not show): then the file's
+                            // own stamp, through the link.
+                            let link = std::fs::symlink_metadata(c).is_ok_and(|l| l.file_type().is_symlink());
+                            let folder = (cand.in_toolkit() && root_only(m) && !link)
                                 .then(|| c.parent().and_then(Check::listing))
                                 .flatten()
                                 .filter(|l| std::fs::metadata(&l.path).is_ok_and(|dm| !too_new(&dm)));
@@ -894,16 +898,24 @@ fn scan_pass(
         return Err(format!("{name}: a `##` can paste pieces of a clock macro's name into one, and that {CLOCK}"));
     }
     // The key is the same wherever the files are (a bundle made in one folder hits in
-    // another), unless the output can name where they are: line information (every file by
-    // its absolute path), `__FILE__` (a header's name as it was found: the include folder as
-    // given), `std::source_location`, or `assert` (which expands to `__FILE__`, from a header
-    // that may be NVRTC's own). Then the options as given and the working directory are in
-    // it too.
-    if so.line_info || path_sensitive || texts.iter().any(|t| t.path_macros) || lex::can_make_path_macro(&pieces) {
+    // another), unless the output can name where they are: `__FILE__` (a header's name as NVRTC
+    // formed it: the include folder as given, or the toolkit's, then the name),
+    // `std::source_location`, or `assert` (which expands to `__FILE__`, from a header that may
+    // be NVRTC's own); line information names every file by its absolute path (NVRTC makes a
+    // relative one absolute with the working directory). Then the options as given and the
+    // toolkit's folders are in the key too, and for line information the working directory.
+    let path_macros = path_sensitive || texts.iter().any(|t| t.path_macros) || lex::can_make_path_macro(&pieces);
+    if so.line_info || path_macros {
         for o in &so.raw {
             feed(&mut h, b"P", o.as_bytes());
         }
-        feed(&mut h, b"W", cwd.as_os_str().as_bytes());
+        for (label, d) in so.dirs.iter().filter(|(l, _)| l.starts_with('T')) {
+            feed(&mut h, b"T", label.as_bytes());
+            feed(&mut h, b"R", d.as_os_str().as_bytes());
+        }
+        if so.line_info {
+            feed(&mut h, b"W", cwd.as_os_str().as_bytes());
+        }
     }
     if learned != *known {
         return Ok((IncludeScan { digest: [0; 32], files, lookups, checks, fresh }, Some(learned)));

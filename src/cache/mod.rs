@@ -197,6 +197,28 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The free space a trace needs before NVRTC is asked to write one: the largest trace of the
+/// test suite's compiles (CUB, CCCL) is under 1 MiB; 64 MiB leaves room for other writers too.
+const TRACE_ROOM: u64 = 64 << 20;
+
+/// Whether NVRTC can write a trace into the folder `fd`: that much free space for an
+/// unprivileged writer, and no file size limit below it (NVRTC does not survive a failed write).
+fn room_for_trace(fd: &DirFd) -> bool {
+    // SAFETY: an all-zero rlimit and statvfs are valid values to be overwritten.
+    let (mut rl, mut sv): (libc::rlimit, libc::statvfs) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    // SAFETY: valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut rl) } != 0
+        || (rl.rlim_cur != libc::RLIM_INFINITY && (rl.rlim_cur as u64) < TRACE_ROOM)
+    {
+        return false;
+    }
+    // SAFETY: a live descriptor and a valid out-pointer.
+    if unsafe { libc::fstatvfs(fd.raw(), &mut sv) } != 0 {
+        return false;
+    }
+    (sv.f_bavail as u64).saturating_mul(sv.f_frsize as u64) >= TRACE_ROOM
+}
+
 fn thread_tid() -> i64 {
     // SAFETY: gettid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as i64 }
@@ -600,6 +622,11 @@ impl Cache {
     /// ".json". None without a folder or /proc.
     pub fn trace_target(&self) -> Option<(String, OsString)> {
         let fd = self.fd.as_ref()?;
+        // NVRTC crashes the process when it cannot write its trace (SIGSEGV in libnvrtc on a
+        // full filesystem, or past RLIMIT_FSIZE): no trace unless there is room for it.
+        if !room_for_trace(fd) {
+            return None;
+        }
         let proc_fd = PathBuf::from(format!("/proc/self/fd/{}", fd.raw()));
         if !proc_fd.is_dir() {
             return None;
@@ -895,17 +922,35 @@ impl Cache {
         }
         let _ = total;
         let n = entries.len() as u64;
+        // Through a symbolic link to the file it names, as writing to the path would; never
+        // over something that is no regular file (renamed over, a device such as /dev/null
+        // would have become a bundle).
+        let target = match fs::canonicalize(path) {
+            Ok(t) => t,
+            // Nothing there yet, or a link to a file not there yet (written where it points).
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::read_link(path) {
+                Ok(to) => path.parent().unwrap_or(Path::new("")).join(to),
+                Err(_) => path.to_path_buf(),
+            },
+            Err(e) => return Err(e),
+        };
+        if fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: there is something other than a regular file there", path.display()),
+            ));
+        }
+        let path = target.as_path();
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let base = path
-            .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a bundle needs a file name"))?;
-        let mut tmp_name = base.to_os_string();
-        tmp_name.push(format!(
-            ".cudyn-tmp.{}.{:016x}",
+        if path.file_name().is_none() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a bundle needs a file name"));
+        }
+        // Not made from the bundle's name, which may already be as long as a name can be.
+        let tmp = dir.join(format!(
+            ".cudyn-bundle.{}.{:016x}",
             std::process::id(),
             random_u64(self.seq.fetch_add(1, Ordering::Relaxed))
         ));
-        let tmp = dir.join(tmp_name);
         let result = (|| {
             let mut f =
                 std::io::BufWriter::new(fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp)?);
