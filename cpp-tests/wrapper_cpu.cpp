@@ -127,6 +127,11 @@ static void empty_library() {
   auto k = lib.try_kernel_by_expression("axpy<float>");
   EXPECT(k.status() == CUDYN_ERROR_NOT_FOUND);
   EXPECT(k.message().find("axpy<float>") != std::string::npos);
+  // The caller's text in a message the header makes is quoted, as cudyn's own are.
+  auto esc = lib.try_kernel_by_expression("a\x1b]0;t\x07\x1b[2J\r\xe2\x80\xae" "b");
+  EXPECT(esc.status() == CUDYN_ERROR_NOT_FOUND);
+  for (char c : esc.message()) EXPECT(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f);
+  EXPECT(esc.message().find("\\x1b]0;t\\x07\\x1b[2J\\r\\u{202e}b") != std::string::npos);
   EXPECT(lib.try_kernel("k").status() == CUDYN_ERROR_INVALID_ARGUMENT);
   EXPECT(lib.try_global<float>("g").status() == CUDYN_ERROR_INVALID_ARGUMENT);
   EXPECT(!lib.try_kernels().ok());
@@ -310,6 +315,37 @@ static void launch_config_attributes() {
   EXPECT(from_c.get().attributes.attrs != list && from_c.attribute_count() == 2 &&
          find(from_c.get(), CUDYN_LAUNCH_ATTRIBUTE_PRIORITY)->value.priority == 5);
   EXPECT(list[0].value.priority == 5 && raw.attributes.count == 1);
+  // A C list no launch takes is left for the launch to refuse, not read or repaired: NULL
+  // with a count (it was read through), and more entries than there are ids.
+  cudyn_launch_config bad = raw;
+  bad.attributes.attrs = nullptr;
+  bad.attributes.count = 2;
+  cudyn::launch_config from_bad = bad;
+  from_bad.shared_mem_carveout(50);
+  EXPECT(from_bad.get().attributes.attrs == nullptr && from_bad.get().attributes.count == 2);
+  // 16 IGNORE entries and a priority (a list the C API takes: 17 entries, each id once): a
+  // setter keeps the priority (it was cut at 16 entries).
+  cudyn_launch_attribute padded[17];
+  std::memset(padded, 0, sizeof padded);
+  padded[16].id = CUDYN_LAUNCH_ATTRIBUTE_PRIORITY;
+  padded[16].value.priority = 5;
+  cudyn_launch_config long_list = raw;
+  long_list.attributes.attrs = padded;
+  long_list.attributes.count = 17;
+  cudyn::launch_config from_long = long_list;
+  from_long.shared_mem_carveout(50);
+  EXPECT(from_long.attribute_count() == 2 &&
+         find(from_long.get(), CUDYN_LAUNCH_ATTRIBUTE_PRIORITY)->value.priority == 5 &&
+         find(from_long.get(), CUDYN_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)->value.shared_mem_carveout == 50);
+  cudyn_launch_attribute too_many[17];
+  std::memset(too_many, 0, sizeof too_many);
+  for (auto& e : too_many) e.id = CUDYN_LAUNCH_ATTRIBUTE_PRIORITY;
+  cudyn_launch_config dup = raw;
+  dup.attributes.attrs = too_many;
+  dup.attributes.count = 17;
+  cudyn::launch_config from_dup = dup;
+  from_dup.shared_mem_carveout(50);
+  EXPECT(from_dup.get().attributes.attrs == too_many && from_dup.get().attributes.count == 17);
   // Any attribute CUDA's way, replacing one of the same id.
   cudyn_launch_attribute any;
   std::memset(&any, 0, sizeof any);

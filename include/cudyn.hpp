@@ -164,6 +164,44 @@ class error : public std::runtime_error {
 #endif
 
 namespace detail {
+/// `s` (UTF-8) for one line of a message: every character a terminal acts on written as an
+/// escape, as cudyn writes its own messages (C0 and C1 controls, DEL, the bidirectional
+/// controls: `\x1b`, `\r`, `\n`, `\u{202e}`); anything else as it is.
+inline std::string quote_name(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  char buf[16];
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const unsigned char c1 = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+    const unsigned char c2 = i + 2 < s.size() ? static_cast<unsigned char>(s[i + 2]) : 0;
+    unsigned cp = 0;
+    std::size_t len = 0;
+    if (c < 0x20 || c == 0x7f) {
+      cp = c, len = 1;
+    } else if (c == 0xc2 && c1 >= 0x80 && c1 <= 0x9f) {  // U+0080..U+009F
+      cp = c1, len = 2;
+    } else if (c == 0xd8 && c1 == 0x9c) {  // U+061C
+      cp = 0x61c, len = 2;
+    } else if (c == 0xe2 && c1 == 0x80 && ((c2 >= 0x8e && c2 <= 0x8f) || (c2 >= 0xa8 && c2 <= 0xae))) {
+      cp = 0x2000u + (c2 - 0x80u), len = 3;  // U+200E, U+200F, U+2028..U+202E
+    } else if (c == 0xe2 && c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9) {
+      cp = 0x2040u + (c2 - 0x80u), len = 3;  // U+2066..U+2069
+    }
+    if (len == 0) {
+      out.push_back(s[i++]);
+      continue;
+    }
+    if (cp == '\n') out += "\\n";
+    else if (cp == '\t') out += "\\t";
+    else if (cp == '\r') out += "\\r";
+    else if (cp < 0x80) std::snprintf(buf, sizeof buf, "\\x%02x", cp), out += buf;
+    else std::snprintf(buf, sizeof buf, "\\u{%x}", cp), out += buf;
+    i += len;
+  }
+  return out;
+}
+
 /// A failed result's value() without exceptions: say why, then abort.
 [[noreturn]] inline void fail(const error_info& e) {
 #if CUDYN_HPP_EXCEPTIONS
@@ -515,18 +553,28 @@ class launch_config {
     a.id = id;
     return a;
   }
-  /// This object's own list, with a C list it was made from copied in first.
-  void own() noexcept {
-    if (c_.attributes.attrs == attrs_.data() || c_.attributes.count == 0) return;
+  /// This object's own list, with a C list it was made from copied in first (its IGNORE
+  /// entries dropped: a list a launch accepts then fits, each id once). False, and the C list
+  /// left as it is for the launch to refuse, where no launch would take it: NULL with a count,
+  /// or more entries than there are ids (so some id twice, or an unknown one).
+  bool own() noexcept {
+    if (c_.attributes.attrs == attrs_.data() || c_.attributes.count == 0) return true;
+    if (c_.attributes.attrs == nullptr) return false;
+    std::size_t n = 0;
+    for (std::uint32_t i = 0; i < c_.attributes.count; ++i)
+      if (c_.attributes.attrs[i].id != CUDYN_LAUNCH_ATTRIBUTE_IGNORE && ++n > max_attributes) return false;
     n_ = 0;
-    for (std::uint32_t i = 0; i < c_.attributes.count && n_ < max_attributes; ++i) attrs_[n_++] = c_.attributes.attrs[i];
+    for (std::uint32_t i = 0; i < c_.attributes.count; ++i)
+      if (c_.attributes.attrs[i].id != CUDYN_LAUNCH_ATTRIBUTE_IGNORE) attrs_[n_++] = c_.attributes.attrs[i];
+    publish();
+    return true;
   }
   void publish() noexcept {
     c_.attributes.attrs = n_ ? attrs_.data() : nullptr;
     c_.attributes.count = static_cast<std::uint32_t>(n_);
   }
   launch_config& set(const cudyn_launch_attribute& a) noexcept {
-    own();
+    if (!own()) return *this;
     for (std::size_t i = 0; i < n_; ++i)
       if (attrs_[i].id == a.id) {
         attrs_[i] = a;
@@ -541,7 +589,7 @@ class launch_config {
     return *this;
   }
   void remove(cudyn_launch_attribute_id id) noexcept {
-    own();
+    if (!own()) return;
     std::size_t w = 0;
     for (std::size_t i = 0; i < n_; ++i)
       if (attrs_[i].id != id) attrs_[w++] = attrs_[i];
@@ -1111,7 +1159,7 @@ class library {
   result<::cudyn::kernel> try_kernel_by_expression(const std::string& expression) const {
     const char* low = lowered_name(expression);
     if (low == nullptr)
-      return error_info(CUDYN_ERROR_NOT_FOUND, "'" + expression +
+      return error_info(CUDYN_ERROR_NOT_FOUND, "'" + detail::quote_name(expression) +
                                                    "' was not among the name expressions this library was compiled "
                                                    "with (source_options::name_expressions)");
     return try_kernel(low);
@@ -1153,7 +1201,7 @@ class library {
   static result<global_ref<T>> typed_ref(const char* what, const char* name, void* p, std::size_t bytes) {
     if constexpr (!std::is_void<T>::value) {
       if (bytes < sizeof(T) || bytes % sizeof(T) != 0)
-        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, std::string(what) + " '" + name + "' is " +
+        return error_info(CUDYN_ERROR_ARGUMENT_MISMATCH, std::string(what) + " '" + detail::quote_name(name) + "' is " +
                                                              std::to_string(bytes) + " bytes, not a whole number of " +
                                                              std::to_string(sizeof(T)) + "-byte elements");
     }

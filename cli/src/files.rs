@@ -34,7 +34,7 @@ pub fn read(p: &Path) -> Result<Vec<u8>, String> {
 /// Writes `bytes` to `out` (standard output for `-`). A file is replaced whole: the bytes go to
 /// a new file beside it that is then renamed over it, so a failed write leaves the old file
 /// (or none) rather than a cut one. A path that exists and is no regular file (a device such
-/// as /dev/null, a FIFO) is written into as it is.
+/// as /dev/null, a FIFO) is written into as it is; a FIFO no one reads is an error, not a wait.
 pub fn write(out: &Path, bytes: &[u8]) -> Result<(), String> {
     if is_std(out) {
         crate::output::bytes(bytes);
@@ -45,7 +45,11 @@ pub fn write(out: &Path, bytes: &[u8]) -> Result<(), String> {
     // Through a symbolic link to the file it names, as writing to the path would.
     let target = match std::fs::canonicalize(out) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => out.to_path_buf(),
+        // Nothing there yet, or a link to a file not there yet (written where it points).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(out) {
+            Ok(to) => out.parent().unwrap_or(Path::new("")).join(to),
+            Err(_) => out.to_path_buf(),
+        },
         Err(e) => return Err(fail("", e)),
     };
     if let Ok(m) = std::fs::metadata(&target) {
@@ -53,16 +57,42 @@ pub fn write(out: &Path, bytes: &[u8]) -> Result<(), String> {
             return Err(format!("cannot write {shown}: it is a directory"));
         }
         if !m.is_file() {
-            let mut f = std::fs::OpenOptions::new().write(true).open(&target).map_err(|e| fail("", e))?;
-            return f.write_all(bytes).map_err(|e| fail("", e));
+            use std::os::unix::fs::OpenOptionsExt;
+            // Linux's O_NONBLOCK and ENXIO (the same on every architecture cudyn builds for).
+            const O_NONBLOCK: i32 = 0o4000;
+            const ENXIO: i32 = 6;
+            // Opened without waiting: a FIFO no one reads answers ENXIO at once, where a plain
+            // open would wait for a reader forever. Written as the reader takes it (a full
+            // pipe answers "would block": wait a little and go on).
+            let mut f =
+                std::fs::OpenOptions::new().write(true).custom_flags(O_NONBLOCK).open(&target).map_err(|e| {
+                    if e.raw_os_error() == Some(ENXIO) {
+                        format!("cannot write {shown}: a FIFO that no one reads")
+                    } else {
+                        fail("", e)
+                    }
+                })?;
+            let mut rest = bytes;
+            while !rest.is_empty() {
+                match f.write(rest) {
+                    Ok(0) => return Err(format!("cannot write {shown}: it takes no more bytes")),
+                    Ok(n) => rest = &rest[n..],
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(std::time::Duration::from_millis(1))
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(fail("", e)),
+                }
+            }
+            return Ok(());
         }
     }
     let dir =
         target.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // A name no one else uses: this process's, and a number past any left by one that died.
+    // A name no one else uses: this process's, and a number past any left by one that died;
+    // not made from the output's name, which may already be as long as a name can be.
     let (tmp, file) = (0..100)
-        .map(|n| dir.join(format!(".{name}.cudyn-{}-{n}.tmp", std::process::id())))
+        .map(|n| dir.join(format!(".cudyn-out-{}-{n}.tmp", std::process::id())))
         .find_map(|t| match std::fs::OpenOptions::new().write(true).create_new(true).open(&t) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
             r => Some((t, r)),

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use cudyn::CodeKind;
 use files::read;
-use output::{out, q};
+use output::{out, q, qo, qp, qt};
 use tools::print_log;
 
 #[derive(Parser)]
@@ -472,7 +472,7 @@ fn cache(action: CacheAction) -> bool {
     match action {
         CacheAction::Dir => match status {
             Ok(c) => {
-                println!("{}", c.dir().display());
+                out!("{}", qp(c.dir()));
                 true
             }
             Err(e) => fail(&e.message),
@@ -480,10 +480,10 @@ fn cache(action: CacheAction) -> bool {
         CacheAction::Clear => match status {
             Ok(c) => match c.clear() {
                 Ok(n) => {
-                    println!("removed {n} entr{} from {}", if n == 1 { "y" } else { "ies" }, c.dir().display());
+                    out!("removed {n} entr{} from {}", if n == 1 { "y" } else { "ies" }, qp(c.dir()));
                     true
                 }
-                Err(e) => fail(&format!("clearing {}: {}", c.dir().display(), io_text(&e))),
+                Err(e) => fail(&format!("clearing {}: {}", qp(c.dir()), io_text(&e))),
             },
             Err(e) => fail(&e.message),
         },
@@ -521,20 +521,20 @@ fn cache(action: CacheAction) -> bool {
             } else {
                 match &r.off_because {
                     None => {
-                        println!("dir      {}", r.dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default());
-                        println!("entries  {}", r.entries);
-                        println!("size     {} ({} bytes) of at most {}", mib(r.bytes), r.bytes, mib(r.max_bytes));
+                        out!("dir      {}", r.dir.as_deref().map(qp).unwrap_or_default());
+                        out!("entries  {}", r.entries);
+                        out!("size     {} ({} bytes) of at most {}", mib(r.bytes), r.bytes, mib(r.max_bytes));
                     }
-                    Some(why) => println!("off: {why}"),
+                    Some(why) => out!("off: {}", qt(why)),
                 }
                 if let Some(why) = &read_only {
-                    println!("writes   none: {why}");
+                    out!("writes   none: {}", qt(why));
                 }
                 for (p, k, n) in &layers {
-                    println!("layer    {p} ({k}, {n} entries, read-only)");
+                    out!("layer    {} ({k}, {n} entries, read-only)", q(p));
                 }
                 for why in &refused {
-                    println!("refused  {why}");
+                    out!("refused  {}", qt(why));
                 }
             }
             // Stats of a cache that is off are still an answer.
@@ -543,12 +543,7 @@ fn cache(action: CacheAction) -> bool {
         CacheAction::Export { file } => match status {
             Ok(c) => match cudyn::compile::export_bundle(c, &file) {
                 Ok(n) => {
-                    println!(
-                        "{}: {n} entr{} from {}",
-                        file.display(),
-                        if n == 1 { "y" } else { "ies" },
-                        c.dir().display()
-                    );
+                    out!("{}: {n} entr{} from {}", qo(&file), if n == 1 { "y" } else { "ies" }, qp(c.dir()));
                     true
                 }
                 Err(e) => fail(&e.message),
@@ -558,12 +553,12 @@ fn cache(action: CacheAction) -> bool {
         CacheAction::Import { file } => match status {
             Ok(c) => match cudyn::compile::import_bundle(c, &file) {
                 Ok(r) => {
-                    println!(
+                    out!(
                         "{}: {} entr{} imported into {}, {} already there",
-                        file.display(),
+                        qp(&file),
                         r.added,
                         if r.added == 1 { "y" } else { "ies" },
-                        c.dir().display(),
+                        qp(c.dir()),
                         r.present
                     );
                     true
@@ -575,7 +570,7 @@ fn cache(action: CacheAction) -> bool {
         CacheAction::Bundle { sources, output, archs, target, depfile, options } => {
             match make_bundle(&sources, &output, &archs, target, depfile.as_deref(), options) {
                 Ok(msg) => {
-                    println!("{msg}");
+                    out!("{}", qt(&msg));
                     true
                 }
                 Err(e) => fail(&e),
@@ -650,7 +645,7 @@ fn make_bundle(
                 text.push_str(&format!(" \\\n  {}", esc(f)));
             }
             text.push('\n');
-            std::fs::write(here.join(d), text).map_err(|e| format!("{}: {}", d.display(), io_text(&e)))?;
+            files::write(&here.join(d), text.as_bytes())?;
         }
         Ok(format!(
             "{}: {n} entr{} ({} source{} x {} architecture{})",
