@@ -138,26 +138,13 @@ fn toolkit_folders_are_checked_whole_and_never_stale() {
     }
     let td = TempDir::new("sealed");
     // A toolkit of our own: the wheel's NVRTC copied, with an include folder beside it.
-    let wheel = fs::canonicalize(
-        cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc)
-            .expect("the test environment's NVRTC"),
-    )
-    .unwrap();
-    let lib = td.join("toolkit/lib");
-    fs::create_dir_all(&lib).unwrap();
-    for e in fs::read_dir(wheel.parent().unwrap()).unwrap().flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        if n == wheel.file_name().unwrap().to_string_lossy() || n.starts_with("libnvrtc-builtins.so.") {
-            fs::copy(e.path(), lib.join(&n)).unwrap();
-        }
-    }
+    let nvrtc = toolkit_copy(&td);
     let inc = td.join("toolkit/include");
     fs::create_dir_all(&inc).unwrap();
     fs::write(inc.join("sealed_a.h"), header("A", 0x11111)).unwrap();
     fs::write(inc.join("sealed_b.h"), header("B", 0x22222)).unwrap();
     settle();
     let cache = td.join("cache");
-    let nvrtc = lib.join(wheel.file_name().unwrap());
     let run = |step: &str, hit: bool, value: u32| {
         let v = format!("{value:x}");
         let env = [
@@ -184,6 +171,25 @@ fn toolkit_folders_are_checked_whole_and_never_stale() {
     run("fresh", false, 0x66666);
 }
 
+/// A toolkit of our own under `td`: the wheel's NVRTC (and its builtins) copied into
+/// `toolkit/lib`, for an include folder `toolkit/include` beside it. Returns the NVRTC copy.
+fn toolkit_copy(td: &TempDir) -> PathBuf {
+    let wheel = fs::canonicalize(
+        cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc)
+            .expect("the test environment's NVRTC"),
+    )
+    .unwrap();
+    let lib = td.join("toolkit/lib");
+    fs::create_dir_all(&lib).unwrap();
+    for e in fs::read_dir(wheel.parent().unwrap()).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n == wheel.file_name().unwrap().to_string_lossy() || n.starts_with("libnvrtc-builtins.so.") {
+            fs::copy(e.path(), lib.join(&n)).unwrap();
+        }
+    }
+    lib.join(wheel.file_name().unwrap())
+}
+
 /// Whether this process runs as someone other than root (the toolkit copy is then not sealed).
 fn unsafe_not_root() -> bool {
     fs::metadata("/proc/self").map(|m| m.uid() != 0).unwrap_or(true)
@@ -205,19 +211,7 @@ fn a_symlinked_toolkit_header_is_checked_through_its_link() {
         return;
     }
     let td = TempDir::new("sealed-link");
-    let wheel = fs::canonicalize(
-        cudyn::cache::toolchain::locate(cudyn::test_hooks::search::Component::Nvrtc)
-            .expect("the test environment's NVRTC"),
-    )
-    .unwrap();
-    let lib = td.join("toolkit/lib");
-    fs::create_dir_all(&lib).unwrap();
-    for e in fs::read_dir(wheel.parent().unwrap()).unwrap().flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        if n == wheel.file_name().unwrap().to_string_lossy() || n.starts_with("libnvrtc-builtins.so.") {
-            fs::copy(e.path(), lib.join(&n)).unwrap();
-        }
-    }
+    let nvrtc = toolkit_copy(&td);
     let inc = td.join("toolkit/include");
     let other = td.join("other");
     fs::create_dir_all(&inc).unwrap();
@@ -227,7 +221,6 @@ fn a_symlinked_toolkit_header_is_checked_through_its_link() {
     fs::write(inc.join("sealed_b.h"), header("B", 0x22222)).unwrap();
     settle();
     let cache = td.join("cache");
-    let nvrtc = lib.join(wheel.file_name().unwrap());
     let run = |step: &str, hit: bool, value: u32| {
         let v = format!("{value:x}");
         let env = [

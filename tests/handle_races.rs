@@ -26,63 +26,22 @@
 
 mod common;
 
+use common::standin::{child_env, cubin, standin, Standin};
 use common::{child_mode, spawn_child};
 use cudyn::launch::{Dim3, LaunchConfig};
 use cudyn::occupancy::{max_potential_block_size, DynamicSmem, OccupancyFlags};
 use cudyn::{Api, Kernel, Library, Status};
 use std::cell::RefCell;
-use std::ffi::{c_void, CString};
-use std::path::PathBuf;
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-struct Fixture {
-    standin: PathBuf,
-    cubin: PathBuf,
-}
-
-fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        common::require_project_env();
-        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("handle_races");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let standin = dir.join("libcuda.so.1");
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/standin/libcuda.c");
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let st = std::process::Command::new(cc)
-            .args(["-shared", "-fPIC", "-O1", "-pthread", "-o"])
-            .arg(&standin)
-            .arg(src)
-            .status()
-            .expect("running the C compiler");
-        assert!(st.success(), "building the stand-in libcuda failed");
-        let opts = cudyn::CompileOptions { options: vec!["-arch=sm_90".into()], ..Default::default() };
-        let code = cudyn::compile::compile("extern \"C\" __global__ void k0(int a, int b) {}\n", "k.cu", &opts)
-            .expect("NVRTC compiles the placeholder kernel")
-            .code;
-        let cubin = dir.join("k.cubin");
-        std::fs::write(&cubin, code).unwrap();
-        Fixture { standin, cubin }
-    })
-}
 
 /// Run test `name` as a child against the stand-in (driver 13.0: cuKernelGetLibrary present),
 /// killing it after `limit`: Err("hung") then.
 fn in_child(name: &str, limit: Duration) -> Result<(), String> {
-    let f = fixture();
-    let mut child = spawn_child(
-        name,
-        "13000",
-        &[
-            ("CUDYN_LIBCUDA", f.standin.to_str().unwrap()),
-            ("CUDYN_STANDIN_VERSION", "13000"),
-            ("CUDYN_TEST_CUBIN", f.cubin.to_str().unwrap()),
-            ("CUDYN_CACHE", "0"),
-        ],
-    );
+    let env = child_env("13000");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut child = spawn_child(name, "13000", &env);
     let t = Instant::now();
     loop {
         if let Some(_st) = child.try_wait().unwrap() {
@@ -110,132 +69,6 @@ fn run(name: &str, limit_s: u64) {
     if let Err(e) = in_child(name, Duration::from_secs(limit_s)) {
         panic!("{name}: {e}");
     }
-}
-
-type LoadFn = unsafe extern "C" fn(
-    *mut *mut c_void,
-    *const c_void,
-    *mut c_void,
-    *mut c_void,
-    u32,
-    *mut c_void,
-    *mut c_void,
-    u32,
-) -> i32;
-
-struct Standin {
-    next_library: unsafe extern "C" fn(i32, *const i32),
-    dead_library_uses: unsafe extern "C" fn() -> i64,
-    dead_kernel_uses: unsafe extern "C" fn() -> i64,
-    wrong_layout_launches: unsafe extern "C" fn() -> i64,
-    launches: unsafe extern "C" fn() -> i64,
-    occ_callbacks: unsafe extern "C" fn() -> i64,
-    set_slow: unsafe extern "C" fn(i32),
-    set_device_count: unsafe extern "C" fn(i32),
-    set_kernel_count: unsafe extern "C" fn(u32),
-    set_attribute_wait: unsafe extern "C" fn(i32),
-    load: LoadFn,
-    unload: unsafe extern "C" fn(*mut c_void) -> i32,
-    get_kernel: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const i8) -> i32,
-}
-
-fn standin() -> Standin {
-    cudyn::cuda::driver::driver().expect("cudyn opens the stand-in driver");
-    let path = CString::new(std::env::var("CUDYN_LIBCUDA").unwrap()).unwrap();
-    // SAFETY: dlopen of a library already loaded; prototypes as in libcuda.c.
-    unsafe {
-        let h = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
-        assert!(!h.is_null());
-        let sym = |n: &str| {
-            let c = CString::new(n).unwrap();
-            let p = libc::dlsym(h, c.as_ptr());
-            assert!(!p.is_null(), "{n}");
-            p
-        };
-        Standin {
-            next_library: std::mem::transmute(sym("standin_next_library")),
-            dead_library_uses: std::mem::transmute(sym("standin_dead_library_uses")),
-            dead_kernel_uses: std::mem::transmute(sym("standin_dead_kernel_uses")),
-            wrong_layout_launches: std::mem::transmute(sym("standin_wrong_layout_launches")),
-            launches: std::mem::transmute(sym("standin_launches")),
-            occ_callbacks: std::mem::transmute(sym("standin_occ_callbacks")),
-            set_slow: std::mem::transmute(sym("standin_set_slow")),
-            set_device_count: std::mem::transmute(sym("standin_set_device_count")),
-            set_kernel_count: std::mem::transmute(sym("standin_set_kernel_count")),
-            set_attribute_wait: std::mem::transmute(sym("standin_set_attribute_wait")),
-            load: std::mem::transmute(sym("cuLibraryLoadData")),
-            unload: std::mem::transmute(sym("cuLibraryUnload")),
-            get_kernel: std::mem::transmute(sym("cuLibraryGetKernel")),
-        }
-    }
-}
-
-impl Standin {
-    fn next(&self, nparams: &[i32]) {
-        unsafe { (self.next_library)(nparams.len() as i32, nparams.as_ptr()) }
-    }
-    fn dead_library_uses(&self) -> i64 {
-        unsafe { (self.dead_library_uses)() }
-    }
-    fn dead_kernel_uses(&self) -> i64 {
-        unsafe { (self.dead_kernel_uses)() }
-    }
-    fn wrong_layout_launches(&self) -> i64 {
-        unsafe { (self.wrong_layout_launches)() }
-    }
-    fn launches(&self) -> i64 {
-        unsafe { (self.launches)() }
-    }
-    fn occ_callbacks(&self) -> i64 {
-        unsafe { (self.occ_callbacks)() }
-    }
-    fn set_slow(&self, us: i32) {
-        unsafe { (self.set_slow)(us) }
-    }
-    fn set_device_count(&self, n: i32) {
-        unsafe { (self.set_device_count)(n) }
-    }
-    fn set_kernel_count(&self, n: u32) {
-        unsafe { (self.set_kernel_count)(n) }
-    }
-    fn set_attribute_wait(&self, ms: i32) {
-        unsafe { (self.set_attribute_wait)(ms) }
-    }
-    /// Raw cuLibraryGetKernel("k0") on `lib` (outside cudyn, as a C program may do on a
-    /// library cudyn loaded: cudyn.h says such a kernel is known through cuKernelGetLibrary).
-    fn raw_kernel(&self, lib: *mut c_void) -> *mut c_void {
-        let mut k = std::ptr::null_mut();
-        assert_eq!(unsafe { (self.get_kernel)(&mut k, lib, c"k0".as_ptr()) }, 0);
-        k
-    }
-    fn raw_load(&self, nparams: i32) -> (*mut c_void, *mut c_void) {
-        self.next(&[nparams]);
-        let mut l = std::ptr::null_mut();
-        unsafe {
-            assert_eq!(
-                (self.load)(
-                    &mut l,
-                    [0u8; 4].as_ptr().cast(),
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    0,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    0
-                ),
-                0
-            );
-        }
-        let k = self.raw_kernel(l);
-        (l, k)
-    }
-    fn raw_unload(&self, l: *mut c_void) {
-        assert_eq!(unsafe { (self.unload)(l) }, 0);
-    }
-}
-
-fn cubin() -> Vec<u8> {
-    std::fs::read(std::env::var("CUDYN_TEST_CUBIN").unwrap()).unwrap()
 }
 
 fn load_cudyn(s: &Standin, nparams: &[i32]) -> Library {
@@ -270,7 +103,7 @@ fn an_adopted_kernel_of_a_library_cudyn_loaded_ends_with_its_unload() {
     s.next(&[2]);
     let mut lib = std::ptr::null_mut();
     assert_eq!(unsafe { cudyn_library_load_data(bytes.as_ptr().cast(), bytes.len(), 1, &mut lib) }, Status::Success);
-    let k = s.raw_kernel(lib.cast());
+    let k = s.raw_kernel_in(lib.cast(), c"k0").as_raw();
     assert_eq!(unsafe { cudyn_kernel_adopt(k.cast()) }, Status::Success);
     let mut two = 2i32;
     let mut args2: [*mut c_void; 2] = [(&mut two as *mut i32).cast(); 2];
@@ -285,6 +118,7 @@ fn an_adopted_kernel_of_a_library_cudyn_loaded_ends_with_its_unload() {
     assert_eq!((s.dead_kernel_uses() - dead0, s.launches() - l0), (0, 0), "nothing reached CUDA");
     // The address, reused by a 4-parameter kernel of a library the program loads itself.
     let (l2, k2) = s.raw_load(4);
+    let k2 = k2.as_raw();
     assert_eq!(k2, k, "the stand-in reuses the address");
     let mut args4: [*mut c_void; 4] = [(&mut two as *mut i32).cast(); 4];
     let w0 = s.wrong_layout_launches();
@@ -482,7 +316,7 @@ fn a_first_query_racing_the_unload_never_reaches_cuda_dead() {
         s.set_slow(0);
         pads.push(pad(&s));
         let lib = load_cudyn(&s, &[2]);
-        let k = s.raw_kernel(lib.as_raw().cast()) as usize;
+        let k = s.raw_kernel(&lib, c"k0").as_raw() as usize;
         s.set_slow(2000);
         let before = s.dead_kernel_uses();
         let go = std::sync::Barrier::new(3);

@@ -1,6 +1,8 @@
 //! Helpers shared by the NVRTC / nvJitLink / cache integration tests (CPU only: no GPU needed).
 #![allow(dead_code)]
 
+pub mod standin;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
