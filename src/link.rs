@@ -100,9 +100,11 @@ impl From<LinkFailure> for Error {
 /// Link `inputs` into a cubin. Without an `-arch=sm_XY` option the present GPU's (sm_90
 /// without a GPU) is used, as for compiling.
 ///
-/// Refused before nvJitLink runs ([`Status::InvalidArgument`], naming the input): an
-/// executable cubin, a fatbin whose SASS for the target is one, and a host object or static
-/// library without relocatable device code, all of which nvJitLink would take and drop. A
+/// Refused before nvJitLink runs, naming the input: a cubin, fatbin, PTX or LTO-IR input that
+/// cudyn's image checks refuse ([`Status::InvalidImage`]) or that holds another kind than it is
+/// given as; an executable cubin, a fatbin whose SASS for the target is one, and a host object
+/// or static library without relocatable device code, all of which nvJitLink would take and
+/// drop ([`Status::InvalidArgument`]). A
 /// failure ([`Status::LinkFailed`]) also when nvJitLink's logs hold an error line, and when the
 /// result holds no kernel, unless `options` holds [`ALLOW_NO_KERNELS`].
 pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result<Linked, LinkFailure> {
@@ -122,6 +124,24 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     }
     let sm = link_sm(&opts);
     for (i, inp) in inputs.iter().enumerate() {
+        // Device code is held to cudyn's image checks first, as a load is: nvJitLink's reader
+        // crashed the process on cubins those checks refuse (truncated, tables out of range).
+        if matches!(inp.kind, CodeKind::Cubin | CodeKind::Fatbin | CodeKind::Ptx | CodeKind::LtoIr) {
+            let name = quote_name(inp.name);
+            match crate::image::inspect(inp.data) {
+                Err(e) => {
+                    return Err(Error::new(Status::InvalidImage, format!("link input {i} ('{name}'): {e}")).into());
+                }
+                Ok(info) if info.kind != inp.kind => {
+                    return Err(Error::invalid(format!(
+                        "link input {i} ('{name}') is given as {}, but it holds {}",
+                        inp.kind, info.kind
+                    ))
+                    .into());
+                }
+                Ok(_) => {}
+            }
+        }
         if let Some(why) = unlinkable(inp, sm) {
             return Err(Error::invalid(format!("link input {i} ('{}'): {why}", quote_name(inp.name))).into());
         }

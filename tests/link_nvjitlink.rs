@@ -175,15 +175,28 @@ fn empty_and_bad_inputs() {
     assert!(f.error.message.contains("no inputs"), "{}", f.error.message);
 
     let dev = unit(DEV, CodeKind::Cubin, &["-rdc=true"]);
+    // Device code cudyn's image checks refuse never reaches nvJitLink (whose reader crashed the
+    // process on malformed cubins): an empty PTX, bytes that are no cubin, a cubin cut short,
+    // and code given as another kind than it is.
     let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Ptx, &[], "empty.ptx")], &[]).unwrap_err();
-    assert_eq!(f.error.status, Status::InvalidArgument);
+    assert_eq!(f.error.status, Status::InvalidImage);
     assert!(f.error.message.contains("empty.ptx"), "{}", f.error.message);
+    let cut = &dev[..dev.len() / 2];
+    for (data, name) in [(&b"not a cubin at all"[..], "junk.cubin"), (cut, "cut.cubin")] {
+        let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, data, name)], &[]).unwrap_err();
+        assert_eq!(f.error.status, Status::InvalidImage, "{name}: {}", f.error.message);
+        assert!(f.error.message.contains("input 1") && f.error.message.contains(name), "{}", f.error.message);
+        assert!(f.log.is_empty(), "nvJitLink never saw it: {}", f.log);
+    }
+    let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::LtoIr, &dev, "cubin-as-lto")], &[]).unwrap_err();
+    assert_eq!(f.error.status, Status::InvalidArgument);
+    assert!(f.error.message.contains("given as"), "{}", f.error.message);
 
-    // Bytes that are not what they are said to be.
-    let f =
-        link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, b"not a cubin at all", "junk.cubin")], &[])
-            .unwrap_err();
-    assert_eq!(f.error.status, Status::LinkFailed);
+    // Code nvJitLink refuses itself: its log, by input (an sm_80 cubin in an sm_90 link).
+    let dev80 = unit("__device__ float thrice(float x) { return 3.0f * x; }\n", CodeKind::Cubin, &["-rdc=true", "-arch=sm_80"]);
+    let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, &dev80, "junk.cubin")], &strings(&["-arch=sm_90"]))
+        .unwrap_err();
+    assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
     assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
     assert!(!f.log.is_empty());
     // The input's type by its C name, and set apart from the file name (nvJitLink's own log
