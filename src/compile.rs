@@ -720,6 +720,28 @@ pub(crate) fn cstrings<'a>(v: impl IntoIterator<Item = &'a str>, what: &str) -> 
         .collect()
 }
 
+/// The deepest nesting cudyn hands NVRTC: its parser recurses per level, and on the 256 MiB
+/// stack it compiles on (`nvrtc::Program::compile`) 100,000 nested parentheses compiled and
+/// 300,000 overflowed the stack.
+const MAX_NESTING: usize = 50_000;
+
+/// How deep brackets (`(`, `[`, `{`, and with `angles` `<`) nest in `text`, counted plainly
+/// (inside comments and literals too: a bound, not a parse).
+fn nesting(text: &str, angles: bool) -> usize {
+    let (mut depth, mut most) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b'<' if angles => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'>' if angles => depth = depth.saturating_sub(1),
+            _ => continue,
+        }
+        most = most.max(depth);
+    }
+    most
+}
+
 fn run_nvrtc(
     nv: &'static Nvrtc,
     source: &str,
@@ -731,6 +753,20 @@ fn run_nvrtc(
 ) -> std::result::Result<Compiled, CompileFailure> {
     let src = CString::new(source).map_err(|_| Error::invalid("the source contains a NUL byte"))?;
     let cname = CString::new(name).map_err(|_| Error::invalid("the program name contains a NUL byte"))?;
+    let texts = std::iter::once((name, source, false))
+        .chain(opts.headers.iter().map(|(n, t)| (n.as_str(), t.as_str(), false)))
+        .chain(opts.name_expressions.iter().map(|e| (e.as_str(), e.as_str(), true)));
+    for (what, text, angles) in texts {
+        let depth = nesting(text, angles);
+        if depth > MAX_NESTING {
+            return Err(Error::invalid(format!(
+                "'{}' nests brackets {depth} deep, more than the {MAX_NESTING} NVRTC's parser can take without \
+                 overflowing its stack (it aborted the process at 300,000)",
+                crate::error::quote_name(&what.chars().take(100).collect::<String>())
+            ))
+            .into());
+        }
+    }
     let hnames = cstrings(opts.headers.iter().map(|h| h.0.as_str()), "header name")?;
     let hbodies = cstrings(opts.headers.iter().map(|h| h.1.as_str()), "header")?;
     let copts = cstrings(effective.iter().map(String::as_str), "option")?;

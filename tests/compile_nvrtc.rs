@@ -538,3 +538,47 @@ fn c_compile_ex_headers_and_lowered_names() {
     // SAFETY: a buffer cudyn filled.
     unsafe { cudyn_buffer_free(&mut code) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deep nesting: NVRTC's parser recurses per level
+
+/// A kernel whose one expression nests `depth` parentheses.
+fn nested_parens(depth: usize) -> String {
+    format!(
+        "extern \"C\" __global__ void deep(int* p) {{ p[0] = {}1{}; }}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    )
+}
+
+#[test]
+fn deep_nesting_compiles_on_a_small_stack_or_is_refused() {
+    // On a thread with a small stack (1 MiB, less than a Rust thread's default) 10,000 nested
+    // parentheses compiled: NVRTC runs on a thread of cudyn's with room for it. Before, 1,000
+    // overflowed a 2 MiB stack and aborted the process.
+    let ok = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| compile_with(&nested_parens(10_000), "deep.cu", &CompileOptions::default(), None))
+        .unwrap()
+        .join()
+        .expect("the compile did not return");
+    let c = ok.unwrap_or_else(|f| panic!("{:?}: {}\n{}", f.error.status, f.error.message, f.log));
+    assert!(has_elf_string(&c.code, "deep"), "no kernel 'deep' in the cubin");
+
+    // Deeper than NVRTC's stack can take: refused by name before NVRTC sees it, never an abort.
+    let f = compile_with(&nested_parens(60_000), "deeper.cu", &CompileOptions::default(), None).unwrap_err();
+    assert_eq!(f.error.status, Status::InvalidArgument, "{}", f.error.message);
+    assert!(f.error.message.contains("deeper.cu") && f.error.message.contains("60001 deep"), "{}", f.error.message);
+    assert!(f.log.is_empty(), "NVRTC ran: {}", f.log);
+
+    // The same in an in-memory header, and in a name expression (whose '<' nest too).
+    let opts = CompileOptions { headers: vec![("deep.h".into(), nested_parens(60_000))], ..Default::default() };
+    let f = compile_with(SAXPY, "h.cu", &opts, None).unwrap_err();
+    assert_eq!(f.error.status, Status::InvalidArgument, "{}", f.error.message);
+    assert!(f.error.message.contains("deep.h"), "{}", f.error.message);
+    let expr = format!("saxpy{}{}", "<".repeat(60_000), ">".repeat(60_000));
+    let opts = CompileOptions { name_expressions: vec![expr], ..Default::default() };
+    let f = compile_with(SAXPY, "n.cu", &opts, None).unwrap_err();
+    assert_eq!(f.error.status, Status::InvalidArgument, "{}", f.error.message);
+    assert!(f.error.message.contains("saxpy<<<"), "{}", f.error.message);
+}

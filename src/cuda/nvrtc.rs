@@ -86,6 +86,10 @@ impl Nvrtc {
     }
 }
 
+/// The stack NVRTC compiles on (see `Program::compile`): 256 MiB of address space, of which a
+/// compile touches a few hundred KiB unless its source nests deep.
+const COMPILE_STACK: usize = 256 << 20;
+
 /// `nvrtcCompileProgram`'s code for an option NVRTC does not know.
 pub const NVRTC_ERROR_INVALID_OPTION: i32 = 5;
 
@@ -143,8 +147,26 @@ impl Program {
         let comp = self.nv.need(self.nv.f.nvrtcCompileProgram, "nvrtcCompileProgram")?;
         let op: Vec<*const c_char> = options.iter().map(|c| c.as_ptr()).collect();
         let n = i32::try_from(op.len()).map_err(|_| Error::invalid("too many options"))?;
-        // SAFETY: live program; an array of `n` NUL-terminated strings (or NULL for none).
-        let r = unsafe { comp(self.p, n, if op.is_empty() { ptr::null() } else { op.as_ptr() }) };
+        let (p, list) = (self.p as usize, if op.is_empty() { ptr::null() } else { op.as_ptr() } as usize);
+        let run = move || {
+            // SAFETY: live program (joined before `self` can go); an array of `n`
+            // NUL-terminated strings (or NULL for none) that outlives the call.
+            unsafe { comp(p as _, n, list as *const *const c_char) }.0
+        };
+        // NVRTC's parser recurses per level of nesting in the source: on a 2 MiB thread stack
+        // (a Rust thread's) 1,000 nested parentheses overflowed it and aborted the process. It
+        // runs on a thread of its own with a large stack (address space: only what it touches
+        // is used); where no such thread can be made, on this one.
+        let r = std::thread::scope(|sc| {
+            std::thread::Builder::new()
+                .name("cudyn-nvrtc".into())
+                .stack_size(COMPILE_STACK)
+                .spawn_scoped(sc, run)
+                .ok()
+                .and_then(|h| h.join().ok())
+        })
+        .unwrap_or_else(run);
+        let r = sys::nvrtcResult(r);
         if r.0 == 0 {
             return Ok(());
         }
