@@ -544,4 +544,5 @@ def main():
         extract(out, wheels, cap)
 
 
-main()
+if __name__ == "__main__":
+    main()
