@@ -53,8 +53,28 @@ if want bench; then
 fi
 if want corpus && [ -n "${CORPUS:-}" ]; then
   echo "== real-world images"
-  "$b/corpus_load" "$CORPUS" "${CORPUS_ROUNDS:-5}" > "$out/corpus.txt" 2>&1
-  echo "corpus_load: exit $?"
+  # An image that crashes the process (CUDA itself dies on some: see corpus_load.cu) is left
+  # out and the run starts again; then each such image is examined alone, raw and through cudyn,
+  # each in a process of its own.
+  : > "$out/corpus-crashed"
+  for try in 1 2 3 4 5 6 7 8; do
+    CORPUS_PROGRESS="$out/corpus-progress" CORPUS_SKIP="$out/corpus-crashed" \
+      "$b/corpus_load" "$CORPUS" "${CORPUS_ROUNDS:-5}" > "$out/corpus.txt" 2>&1
+    rc=$?
+    echo "corpus_load: exit $rc"
+    [ $rc -gt 128 ] || break
+    cat "$out/corpus-progress" >> "$out/corpus-crashed"; echo >> "$out/corpus-crashed"
+    echo "crashed on $(cat "$out/corpus-progress") (signal $((rc - 128))); again without it"
+  done
+  while read -r name; do
+    [ -n "$name" ] || continue
+    one=$(mktemp -d); cp "$CORPUS/$name"* "$one/"
+    for side in raw cudyn; do
+      CORPUS_ONLY=$side "$b/corpus_load" "$one" > "$one/$side.txt" 2>&1
+      echo "  $side alone: exit $? $(tail -2 "$one/$side.txt" | cut -c1-400 | paste -sd' ')"
+    done
+    rm -rf "$one"
+  done < "$out/corpus-crashed"
   grep -E "^MISMATCH|^verdicts|first sight, all|worst first-sight|^repeated" "$out/corpus.txt" | head -40
 fi
 if want cost && [ -n "${COST_DIR:-}" ]; then
