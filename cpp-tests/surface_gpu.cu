@@ -422,6 +422,37 @@ static int kernel_attr(cudyn_library_t lib, cudyn_api api, const char *name, cud
   return v;
 }
 
+// The CACHE_MODE_CA attribute of `heavy` after CUDA's own load of the PTX with CU_JIT_CACHE_MODE
+// (cudaJitCacheMode) `mode`, through `api`.
+static int raw_cache_mode_ca(cudyn_api api, int mode) {
+  auto ptx = read_file(PTX_PATH);
+  ptx.push_back('\0');
+  int v = -1;
+  if (api == CUDYN_API_RUNTIME) {
+    cudaLibrary_t lib = nullptr;
+    cudaJitOption opt = cudaJitCacheMode;
+    void *value = (void *)(intptr_t)mode;
+    CHECK_RT(cudaLibraryLoadData(&lib, ptx.data(), &opt, &value, 1, nullptr, nullptr, 0));
+    cudaKernel_t k = nullptr;
+    CHECK_RT(cudaLibraryGetKernel(&k, lib, "heavy"));
+    CHECK_CUDYN(cudyn_kernel_get_attribute((cudyn_kernel_t)k, CUDYN_KERNEL_ATTR_CACHE_MODE_CA, 0, &v));
+    CHECK_RT(cudaLibraryUnload(lib));
+  } else {
+    auto load = DRIVER(cuLibraryLoadData);
+    auto kernel = DRIVER(cuLibraryGetKernel);
+    auto unload = DRIVER(cuLibraryUnload);
+    CUlibrary lib = nullptr;
+    CUjit_option opt = CU_JIT_CACHE_MODE;
+    void *value = (void *)(intptr_t)mode;
+    if (load(&lib, ptx.data(), &opt, &value, 1, nullptr, nullptr, 0) != CUDA_SUCCESS) FAIL("raw cuLibraryLoadData");
+    CUkernel k = nullptr;
+    if (kernel(&k, lib, "heavy") != CUDA_SUCCESS) FAIL("raw cuLibraryGetKernel");
+    CHECK_CUDYN(cudyn_kernel_get_attribute((cudyn_kernel_t)k, CUDYN_KERNEL_ATTR_CACHE_MODE_CA, 0, &v));
+    unload(lib);
+  }
+  return v;
+}
+
 static int jit_options() {
   for (cudyn_api api : kApis) {
     cudyn_library_t lib = nullptr;
@@ -430,13 +461,20 @@ static int jit_options() {
     EXPECT(ms >= 0.f, "%s: wall time %g", api_name(api), ms);
     std::printf("%s: WALL_TIME: the JIT took %.3f ms\n", api_name(api), ms);
     CHECK_CUDYN(cudyn_library_unload(lib, api));
-    for (int mode : {CUDYN_JIT_CACHE_OPTION_CA, CUDYN_JIT_CACHE_OPTION_CG}) {
+    // What the kernel's CACHE_MODE_CA attribute reads after a load with each mode must be what
+    // it reads after CUDA's own load of the same PTX with the same option, through the same API.
+    int seen[2] = {-1, -1}, raw_seen[2] = {-1, -1};
+    for (int m = 0; m < 2; ++m) {
+      int mode = m == 0 ? CUDYN_JIT_CACHE_OPTION_CA : CUDYN_JIT_CACHE_OPTION_CG;
       CHECK_CUDYN(load_ptx(api, {{CUDYN_LOAD_OPTION_CACHE_MODE, mode}}, &lib));
-      int ca = kernel_attr(lib, api, "heavy", CUDYN_KERNEL_ATTR_CACHE_MODE_CA);
-      EXPECT(ca == (mode == CUDYN_JIT_CACHE_OPTION_CA), "%s: cache mode %d: CACHE_MODE_CA reads %d", api_name(api), mode, ca);
+      seen[m] = kernel_attr(lib, api, "heavy", CUDYN_KERNEL_ATTR_CACHE_MODE_CA);
       CHECK_CUDYN(cudyn_library_unload(lib, api));
+      raw_seen[m] = raw_cache_mode_ca(api, mode);
+      EXPECT(seen[m] == raw_seen[m], "%s: cache mode %d: CACHE_MODE_CA reads %d through cudyn, %d through raw CUDA",
+             api_name(api), mode, seen[m], raw_seen[m]);
     }
-    std::printf("%s: CACHE_MODE: -dlcm=ca and =cg reach the kernel's CACHE_MODE_CA attribute\n", api_name(api));
+    std::printf("%s: CACHE_MODE: CACHE_MODE_CA reads %d after -dlcm=ca and %d after =cg, as after CUDA's own loads "
+                "(%d, %d)\n", api_name(api), seen[0], seen[1], raw_seen[0], raw_seen[1]);
     CHECK_CUDYN(load_ptx(api, {{CUDYN_LOAD_OPTION_THREADS_PER_BLOCK, 1024}}, &lib));
     int regs = kernel_attr(lib, api, "heavy", CUDYN_KERNEL_ATTR_NUM_REGS);
     EXPECT(regs <= 64, "%s: THREADS_PER_BLOCK 1024 leaves %d registers", api_name(api), regs);
