@@ -70,11 +70,11 @@
  * Loading, looking up kernels and launching through the runtime need no current context.
  * Where a driver call needs one and the thread has none, cudyn makes a primary context current
  * for that call only and pops it after: the thread's context stack is always as it was. That
- * context is retained for the call only (name and parameter queries, attributes, the JIT of a
- * PTX load, occupancy), or, where the call hands out something that lives in it (a global's or
+ * context is retained for the call only (the JIT of a PTX load, occupancy), or, where the call hands out something that lives in it (a global's or
  * managed variable's address, a function, a module, a driver launch's queued work), for the rest
  * of the process, once per device. Each function says which; device 0 is used unless the
- * function takes a device or a stream.
+ * function takes a device or a stream. A kernel's name, parameter and attribute queries are
+ * made with no context, and in one as above only if CUDA answers that they need one.
  */
 
 #ifndef CUDYN_H

@@ -156,6 +156,37 @@ fn a_thread_without_a_context_is_left_without_one() {
     assert_eq!(contexts(), none([1, 1]), "unloading changes no context");
 }
 
+/// A kernel's name, parameter and attribute queries on a thread with no context are made with
+/// none, and retain no primary context, where CUDA answers them so: a primary context retained
+/// for one call and held by no one else is created and destroyed with it (on the GPU, a safe-Rust
+/// loop asking a kernel's name on such a thread made a context per query). Where CUDA answers
+/// CUDA_ERROR_INVALID_CONTEXT they run in device 0's primary context, retained for the call only.
+#[test]
+fn kernel_queries_take_a_context_only_when_cuda_asks() {
+    if child_mode().is_none() {
+        return in_child("kernel_queries_take_a_context_only_when_cuda_asks");
+    }
+    let none = || Contexts { depth: 0, top: 0, retains: [0, 0] };
+    let lib = load(Api::Runtime);
+    let k = lib.kernel(c"k0").unwrap();
+    call("lax", 1);
+    let before = [call("retain_calls", 0), call("retain_calls", 1)];
+    for _ in 0..20 {
+        assert_eq!(k.name().unwrap().to_str().unwrap(), "k0");
+        assert_eq!(k.param_count().unwrap(), 2);
+        assert_eq!(k.attribute(cudyn::kernel::Attribute::NumRegs, 1).unwrap(), 401);
+    }
+    assert_eq!([call("retain_calls", 0), call("retain_calls", 1)], before, "a query retained a primary context");
+    assert_eq!((contexts(), call("query_ctx", 0)), (none(), 0), "a query ran in a context");
+    // A driver that asks for a context gets device 0's primary context, for the call only.
+    call("lax", 0);
+    assert_eq!(k.name().unwrap().to_str().unwrap(), "k0");
+    assert_eq!(call("query_ctx", 0), call("primary", 0));
+    assert_eq!(k.attribute(cudyn::kernel::Attribute::NumRegs, 1).unwrap(), 401);
+    assert_eq!([call("retain_calls", 0), call("retain_calls", 1)], [before[0] + 2, before[1]]);
+    assert_eq!(contexts(), none(), "the retains were released");
+}
+
 /// A thread with its own context: every call uses it and leaves the stack as it was.
 #[test]
 fn a_thread_with_a_context_keeps_it() {

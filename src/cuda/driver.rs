@@ -197,6 +197,9 @@ fn accept(lib: &Lib) -> Result<(i32, DriverFns, DriverState)> {
 
 /// CUDA_SUCCESS -> Ok; otherwise an Error naming the code, its text (from `f`) and what was
 /// being done.
+/// cuda.h's CUDA_ERROR_INVALID_CONTEXT: the call needs a current context.
+const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
+
 fn check_with(f: &DriverFns, r: sys::CUresult, what: impl std::fmt::Display) -> Result<()> {
     if r.0 == 0 {
         return Ok(());
@@ -435,6 +438,20 @@ impl Driver {
     pub fn with_context<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
         let _scope = self.current_or_primary(Keep::ForCall)?;
         f()
+    }
+
+    /// Run `f` as it is, and only if CUDA answers that it needs a context
+    /// (CUDA_ERROR_INVALID_CONTEXT) again as `with_context` does. For the queries of a
+    /// kernel (name, parameters, attributes): a primary context retained for one call and no
+    /// one else's is created and destroyed with it, a hundred milliseconds and more, so a
+    /// thread without a context that asked a kernel its name twenty times made twenty contexts.
+    pub fn context_if_needed<R>(&self, mut f: impl FnMut() -> Result<R>) -> Result<R> {
+        match f() {
+            Err(e) if e.cuda_code == CUDA_ERROR_INVALID_CONTEXT && self.current_context()?.is_null() => {
+                self.with_context(f)
+            }
+            other => other,
+        }
     }
 
     /// Run `f` with device `dev`'s primary context current, then make the thread's own
@@ -688,7 +705,7 @@ pub unsafe fn kernel_name(k: sys::CUkernel) -> Result<*const c_char> {
     let f = d.need(d.f.cuKernelGetName, "cuKernelGetName")?;
     let mut p: *const c_char = ptr::null();
     // SAFETY: valid out-pointer; a live kernel.
-    d.with_context(|| d.check(unsafe { f(&mut p, k) }, "reading the kernel's name"))?;
+    d.context_if_needed(|| d.check(unsafe { f(&mut p, k) }, "reading the kernel's name"))?;
     if p.is_null() {
         return Err(Error::new(Status::Cuda, "cuKernelGetName returned no name"));
     }
@@ -769,7 +786,8 @@ pub unsafe fn kernel_library_if_open(k: sys::CUkernel) -> Result<Option<sys::CUl
     Ok((!lib.is_null()).then_some(lib))
 }
 
-/// Every parameter of `k`, in a context (device 0's primary context if the thread has none).
+/// Every parameter of `k` (with no context current, in none unless CUDA asks for one: see
+/// `context_if_needed`).
 ///
 /// # Safety
 /// `k` is a live kernel handle.
@@ -777,7 +795,7 @@ pub unsafe fn kernel_params(k: sys::CUkernel) -> Result<Vec<Param>> {
     let d = driver()?;
     d.initialised()?;
     let f = d.need(d.f.cuKernelGetParamInfo, PARAM_INFO)?;
-    d.with_context(|| {
+    d.context_if_needed(|| {
         let mut out = Vec::new();
         // SAFETY: the caller's contract.
         while let Some((off, size)) = unsafe { param_info(d, f, k, out.len()) }? {
@@ -816,7 +834,7 @@ pub unsafe fn kernel_attribute(k: sys::CUkernel, attr: u32, device: i32) -> Resu
     d.initialised()?;
     let f = d.need(d.f.cuKernelGetAttribute, "cuKernelGetAttribute")?;
     let mut v = 0;
-    d.with_context(|| {
+    d.context_if_needed(|| {
         // SAFETY: valid out-pointer; a live kernel; a bad device or attribute is an error.
         let r = unsafe { f(&mut v, sys::CUfunction_attribute(attr), k, device) };
         d.check(r, "cuKernelGetAttribute")
