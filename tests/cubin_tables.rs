@@ -214,3 +214,36 @@ fn text_sections_need_their_kernel_symbol() {
     b[pos + 2] = b'9';
     refused(&b, "has no symbol of that name");
 }
+
+/// Relocatable device code (`nvcc -dc`): initialised data that holds the address of a function
+/// the object does not define is code never linked with its other parts (CUDA's loader died on
+/// NCCL's such function table on the H200); refused with the symbol named. The same object with
+/// the function defined, code that calls an undefined function (CUDA refuses it with an error
+/// itself), and `printf` (the driver supplies `vprintf`) pass.
+#[test]
+fn unlinked_data_references_are_refused() {
+    let dir = TempDir::new("cubin-unlinked");
+    let build = |name: &str, src: &str| {
+        nvcc(&dir.join(&format!("{name}.cu")), src, &dir.join(&format!("{name}.cubin")), &["-cubin", "-dc", "-arch=sm_90"])
+    };
+    let table = "__device__ void other_part();\n\
+                 typedef void (*fp)();\n\
+                 __device__ fp table[] = { other_part };\n\
+                 extern \"C\" __global__ void k(int i) { table[i](); }\n";
+    let unlinked = build("table", table);
+    assert_eq!(u16::from_le_bytes([unlinked[16], unlinked[17]]), 1, "nvcc -dc made no relocatable object");
+    let e = inspect(&unlinked).expect_err("an unlinked function table was accepted");
+    assert!(
+        e.to_string().contains("_Z10other_partv") && e.to_string().contains("nvJitLink") && e.to_string().contains(".nv.global.init"),
+        "{}",
+        e.to_string()
+    );
+
+    let defined = build("defined", &format!("{table}__device__ void other_part() {{}}\n"));
+    inspect(&defined).unwrap_or_else(|e| panic!("a table of a function it defines: {}", e.to_string()));
+    let called = "__device__ void other_part();\nextern \"C\" __global__ void k() { other_part(); }\n";
+    inspect(&build("called", called)).unwrap_or_else(|e| panic!("a call of an undefined function: {}", e.to_string()));
+    let printf = "#include <cstdio>\n\
+                  extern \"C\" __global__ void k(int i) { printf(\"%d\\n\", i); }\n";
+    inspect(&build("printf", printf)).unwrap_or_else(|e| panic!("printf in an object: {}", e.to_string()));
+}

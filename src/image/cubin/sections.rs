@@ -49,6 +49,13 @@ const SHT_CUDA_SYMBOLS: u32 = 0x7000_0085;
 const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
 const SHF_EXECINSTR: u64 = 0x4;
+const SHF_ALLOC: u64 = 0x2;
+/// A symbol's binding (st_info's high nibble) for a global symbol (not local, not weak).
+const STB_GLOBAL: u8 = 1;
+/// e_type of a relocatable object (`-rdc` device code not yet linked).
+const ET_REL: u16 = 1;
+/// Functions device code may call without defining them: the driver supplies them at load.
+const DRIVER_PROVIDED: [&[u8]; 4] = [b"vprintf", b"__assertfail", b"malloc", b"free"];
 /// The sh_flags bits toolkits write: WRITE, ALLOC, EXECINSTR, MERGE, STRINGS, INFO_LINK, and the
 /// OS/processor-specific range NVIDIA uses (0x100000, 0x1000000, 0x2000000, 0x10000000 seen in
 /// nvcc 12.x/13.0 output and in the nvJPEG and cuRAND wheels' fatbins). Anything else is refused:
@@ -312,7 +319,7 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
                 symtab_seen = true;
                 check_symtab(d, secs, i, s, shnames, kernels)
             }
-            SHT_RELA | SHT_REL => check_relocs(d, secs, i, s, sm),
+            SHT_RELA | SHT_REL => check_relocs(d, secs, i, s, sm, kernels.as_ref().map(|k| k.names)),
             SHT_CUDA_INFO => check_nv_info(d, secs, i, s, sm),
             SHT_CUDA_CALLGRAPH => check_callgraph(d, secs, i, s).and_then(|()| check_symbol_info(secs, i, s)),
             SHT_CUDA_SYMBOLS => check_cuda_symbols(secs, i, s),
@@ -908,7 +915,7 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
 }
 
 #[inline(never)] // its own function: its loop keeps its values in registers
-fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> Result<(), String> {
+fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32, shnames: Option<&[u8]>) -> Result<(), String> {
     let want = if s.ty() == SHT_RELA { 24 } else { 16 };
     if s.entsize() != want || s.size() % want != 0 {
         return bad(format!(
@@ -948,12 +955,35 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> R
     } else {
         0
     };
+    // Initialised data the loader fills in (`.nv.global.init`, constant banks): a relocation
+    // there against a symbol the image does not define (undefined, not weak) is relocatable
+    // code that was never linked with its other parts. CUDA's loader died on it (SIGSEGV in
+    // cuLibraryGetModule, driver 580: NCCL 2.32's function table of 673 undefined device
+    // functions); relocations in code against undefined symbols are refused by CUDA with an
+    // error (libcudadevrt's), and in debug sections are never applied.
+    // Only in relocatable objects (ET_REL): linked cubins refer to what the driver itself
+    // provides (`vprintf` from `.nv.constant4` in 250 images of PyTorch, cuStateVec, SGLang),
+    // which it resolves; the names it provides are allowed in objects too.
+    let relocatable = d.get(16..18) == Some(&ET_REL.to_le_bytes()[..]);
+    // Not shared memory: the `shmem_reloc_*` symbols that the relocatable kernels of 467 images
+    // of cuBLAS and cuDNN leave undefined in their `.nv.shared.<kernel>` sections (PROGBITS) are resolved
+    // at load.
+    let shared = is_shared_memory(target.ty())
+        || shnames.and_then(|t| t.get(target.name() as usize..)).is_some_and(|n| n.starts_with(b".nv.shared"));
+    let loaded_data = relocatable && !shared && target.flags() & (SHF_EXECINSTR | SHF_ALLOC) == SHF_ALLOC;
+    let syms = if loaded_data { symtab.body(d) } else { None };
     // `want` is 16 or 24, so every entry holds the REL_READ_LEN bytes read here.
     for (k, r) in b.chunks_exact(want as usize).filter_map(|r| Rec::<REL_READ_LEN>::at(r, 0)).enumerate() {
         let offset = r.u64::<0>();
         let sym = r.u64::<8>() >> 32;
         if sym >= nsyms {
             return Err(err_reloc_symbol(k, i, sym, nsyms));
+        }
+        if let Some(at) = syms.and_then(|t| Rec::<SYM_LEN>::at(t, (sym as usize).saturating_mul(SYM_LEN))) {
+            let (info, shndx) = (at.u8::<4>(), at.u16::<6>());
+            if sym != 0 && shndx == 0 && info >> 4 == STB_GLOBAL && !driver_provides(d, secs, symtab, at.u32::<0>()) {
+                return Err(err_unlinked(d, secs, symtab, shnames, at.u32::<0>(), i, target.name(), b.len() / want as usize));
+            }
         }
         let r_type = r.u64::<8>() as u32;
         if r_type >= R_CUDA_TYPE_LIMIT {
@@ -1251,6 +1281,40 @@ fn quoted(name: &[u8]) -> String {
         }
         _ => String::from_utf8_lossy(name).into_owned(),
     }
+}
+
+/// Whether symbol name `name` (an offset in `symtab`'s string table) is one the driver supplies.
+#[cold]
+#[inline(never)]
+fn driver_provides(d: &[u8], secs: Sections<'_>, symtab: Sh<'_>, name: u32) -> bool {
+    let strings = secs.get(symtab.link() as usize).and_then(|t| t.body(d));
+    let name = strings.and_then(|t| t.get(name as usize..)).map(cstr).unwrap_or_default();
+    DRIVER_PROVIDED.contains(&name) || name.starts_with(b"__cuda_syscall") || name.starts_with(b".nv.reservedSmem")
+}
+
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn err_unlinked(
+    d: &[u8],
+    secs: Sections<'_>,
+    symtab: Sh<'_>,
+    shnames: Option<&[u8]>,
+    name: u32,
+    i: usize,
+    target: u32,
+    n: usize,
+) -> String {
+    let strings = secs.get(symtab.link() as usize).and_then(|t| t.body(d));
+    let name = strings.and_then(|t| t.get(name as usize..)).map(cstr).unwrap_or(b"?");
+    let section = shnames.and_then(|t| t.get(target as usize..)).map(cstr).unwrap_or(b"?");
+    format!(
+        "relocation section {i}: initialised data ({}) refers to '{}', which this code does not define: it is \
+         relocatable device code (-rdc) never linked with the code that defines it ({n} relocations there); link \
+         its parts into one with nvJitLink (cudyn_link) first. CUDA's loader dies on such an image",
+        quoted(section),
+        quoted(name)
+    )
 }
 
 #[cold]
