@@ -31,6 +31,18 @@ static void show(const char *what, CUresult r, CUdevice d) {
   printf("%-34s %-28s primary active %d, current %s\n", what, name, active(d), c ? "set" : "none");
 }
 
+// What a library does for one call on a thread with no context: retain device d's primary
+// context, make it current, ask, pop it and release it.
+static void borrow_and_ask(CUdevice d, CUkernel k) {
+  CUcontext c = NULL;
+  CUfunction fn = NULL;
+  cuDevicePrimaryCtxRetain(&c, d);
+  cuCtxPushCurrent(c);
+  cuKernelGetFunction(&fn, k);
+  cuCtxPopCurrent(&c);
+  cuDevicePrimaryCtxRelease(d);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s <cubin or fatbin>\n", argv[0]);
@@ -75,26 +87,12 @@ int main(int argc, char **argv) {
   // The cost of a primary context for one call.
   const int rounds = 5;
   double t0 = now_ms();
-  for (int i = 0; i < rounds; ++i) {
-    CUcontext c = NULL;
-    cuDevicePrimaryCtxRetain(&c, d);
-    cuCtxPushCurrent(c);
-    cuKernelGetFunction(&fn, k);
-    cuCtxPopCurrent(&c);
-    cuDevicePrimaryCtxRelease(d);
-  }
+  for (int i = 0; i < rounds; ++i) borrow_and_ask(d, k);
   double alone = (now_ms() - t0) / rounds;
   CUcontext held = NULL;
   cuDevicePrimaryCtxRetain(&held, d);
   t0 = now_ms();
-  for (int i = 0; i < 1000; ++i) {
-    CUcontext c = NULL;
-    cuDevicePrimaryCtxRetain(&c, d);
-    cuCtxPushCurrent(c);
-    cuKernelGetFunction(&fn, k);
-    cuCtxPopCurrent(&c);
-    cuDevicePrimaryCtxRelease(d);
-  }
+  for (int i = 0; i < 1000; ++i) borrow_and_ask(d, k);
   double shared = (now_ms() - t0) / 1000;
   printf("retain + push + cuKernelGetFunction + pop + release: %.3f ms when no one else holds the primary context, "
          "%.4f ms when someone does\n", alone, shared);
