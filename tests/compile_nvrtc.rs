@@ -544,11 +544,7 @@ fn c_compile_ex_headers_and_lowered_names() {
 
 /// A kernel whose one expression nests `depth` parentheses.
 fn nested_parens(depth: usize) -> String {
-    format!(
-        "extern \"C\" __global__ void deep(int* p) {{ p[0] = {}1{}; }}\n",
-        "(".repeat(depth),
-        ")".repeat(depth)
-    )
+    format!("extern \"C\" __global__ void deep(int* p) {{ p[0] = {}1{}; }}\n", "(".repeat(depth), ")".repeat(depth))
 }
 
 #[test]

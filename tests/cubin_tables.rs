@@ -224,7 +224,12 @@ fn text_sections_need_their_kernel_symbol() {
 fn unlinked_data_references_are_refused() {
     let dir = TempDir::new("cubin-unlinked");
     let build = |name: &str, src: &str| {
-        nvcc(&dir.join(&format!("{name}.cu")), src, &dir.join(&format!("{name}.cubin")), &["-cubin", "-dc", "-arch=sm_90"])
+        nvcc(
+            &dir.join(&format!("{name}.cu")),
+            src,
+            &dir.join(&format!("{name}.cubin")),
+            &["-cubin", "-dc", "-arch=sm_90"],
+        )
     };
     let table = "__device__ void other_part();\n\
                  typedef void (*fp)();\n\
@@ -234,7 +239,9 @@ fn unlinked_data_references_are_refused() {
     assert_eq!(u16::from_le_bytes([unlinked[16], unlinked[17]]), 1, "nvcc -dc made no relocatable object");
     let e = inspect(&unlinked).expect_err("an unlinked function table was accepted");
     assert!(
-        e.to_string().contains("_Z10other_partv") && e.to_string().contains("nvJitLink") && e.to_string().contains(".nv.global.init"),
+        e.to_string().contains("_Z10other_partv")
+            && e.to_string().contains("nvJitLink")
+            && e.to_string().contains(".nv.global.init"),
         "{}",
         e.to_string()
     );

@@ -188,14 +188,19 @@ fn empty_and_bad_inputs() {
         assert!(f.error.message.contains("input 1") && f.error.message.contains(name), "{}", f.error.message);
         assert!(f.log.is_empty(), "nvJitLink never saw it: {}", f.log);
     }
-    let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::LtoIr, &dev, "cubin-as-lto")], &[]).unwrap_err();
+    let f =
+        link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::LtoIr, &dev, "cubin-as-lto")], &[]).unwrap_err();
     assert_eq!(f.error.status, Status::InvalidArgument);
     assert!(f.error.message.contains("given as"), "{}", f.error.message);
 
     // Code nvJitLink refuses itself: its log, by input (an sm_80 cubin in an sm_90 link).
-    let dev80 = unit("__device__ float thrice(float x) { return 3.0f * x; }\n", CodeKind::Cubin, &["-rdc=true", "-arch=sm_80"]);
-    let f = link(&[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, &dev80, "junk.cubin")], &strings(&["-arch=sm_90"]))
-        .unwrap_err();
+    let dev80 =
+        unit("__device__ float thrice(float x) { return 3.0f * x; }\n", CodeKind::Cubin, &["-rdc=true", "-arch=sm_80"]);
+    let f = link(
+        &[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, &dev80, "junk.cubin")],
+        &strings(&["-arch=sm_90"]),
+    )
+    .unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
     assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
     assert!(!f.log.is_empty());

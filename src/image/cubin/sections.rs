@@ -915,7 +915,14 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
 }
 
 #[inline(never)] // its own function: its loop keeps its values in registers
-fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32, shnames: Option<&[u8]>) -> Result<(), String> {
+fn check_relocs(
+    d: &[u8],
+    secs: Sections<'_>,
+    i: usize,
+    s: Sh<'_>,
+    sm: u32,
+    shnames: Option<&[u8]>,
+) -> Result<(), String> {
     let want = if s.ty() == SHT_RELA { 24 } else { 16 };
     if s.entsize() != want || s.size() % want != 0 {
         return bad(format!(
@@ -965,9 +972,9 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32, shna
     // provides (`vprintf` from `.nv.constant4` in 250 images of PyTorch, cuStateVec, SGLang),
     // which it resolves; the names it provides are allowed in objects too.
     let relocatable = d.get(16..18) == Some(&ET_REL.to_le_bytes()[..]);
-    // Not shared memory: the `shmem_reloc_*` symbols that the relocatable kernels of 467 images
-    // of cuBLAS and cuDNN leave undefined in their `.nv.shared.<kernel>` sections (PROGBITS) are resolved
-    // at load.
+    // Not shared memory: the `shmem_reloc_*` symbols that the relocatable kernels of 467
+    // images of cuBLAS and cuDNN leave undefined in their `.nv.shared.<kernel>` sections
+    // (PROGBITS) are resolved at load.
     let shared = is_shared_memory(target.ty())
         || shnames.and_then(|t| t.get(target.name() as usize..)).is_some_and(|n| n.starts_with(b".nv.shared"));
     let loaded_data = relocatable && !shared && target.flags() & (SHF_EXECINSTR | SHF_ALLOC) == SHF_ALLOC;
@@ -982,7 +989,16 @@ fn check_relocs(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32, shna
         if let Some(at) = syms.and_then(|t| Rec::<SYM_LEN>::at(t, (sym as usize).saturating_mul(SYM_LEN))) {
             let (info, shndx) = (at.u8::<4>(), at.u16::<6>());
             if sym != 0 && shndx == 0 && info >> 4 == STB_GLOBAL && !driver_provides(d, secs, symtab, at.u32::<0>()) {
-                return Err(err_unlinked(d, secs, symtab, shnames, at.u32::<0>(), i, target.name(), b.len() / want as usize));
+                return Err(err_unlinked(
+                    d,
+                    secs,
+                    symtab,
+                    shnames,
+                    at.u32::<0>(),
+                    i,
+                    target.name(),
+                    b.len() / want as usize,
+                ));
             }
         }
         let r_type = r.u64::<8>() as u32;
