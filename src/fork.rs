@@ -83,13 +83,15 @@ pub(crate) fn watch(l: &'static Lock) {
 fn enrol(l: &'static Lock) {
     take_enrolling();
     install();
-    let me = l as *const Lock as *mut Lock;
-    let n = ENROLLED.load(Ordering::Relaxed);
-    if !LOCKS[..n.min(MAX_LOCKS)].iter().any(|p| p.load(Ordering::Relaxed) == me) && n < MAX_LOCKS {
-        LOCKS[n].store(me, Ordering::Relaxed);
-        ENROLLED.store(n + 1, Ordering::Release);
+    for l in ALL.into_iter().chain([l]) {
+        let me = l as *const Lock as *mut Lock;
+        let n = ENROLLED.load(Ordering::Relaxed);
+        if !LOCKS[..n.min(MAX_LOCKS)].iter().any(|p| p.load(Ordering::Relaxed) == me) && n < MAX_LOCKS {
+            LOCKS[n].store(me, Ordering::Relaxed);
+            ENROLLED.store(n + 1, Ordering::Release);
+        }
+        l.watched.store(true, Ordering::Release);
     }
-    l.watched.store(true, Ordering::Release);
     give_enrolling();
 }
 
@@ -122,6 +124,15 @@ fn install() {
     }
 }
 
+/// Every `Lock` of cudyn's, enrolled all at once: at load, and by the first `watch` of any (where
+/// a static link dropped the load-time call), so before any of them is taken. Enrolled one by
+/// one on first use, a lock's first use could come while its thread held another of cudyn's
+/// locks (the primary-context list is first taken under the registry's read lock) just as a
+/// fork's prepare handler, holding the enrolment flag, waited for that other lock: both waited
+/// for ever (a hang of `forked_children_never_hang_on_a_cudyn_lock`, one run in many). A new
+/// lock must be listed here.
+static ALL: [&Lock; 3] = [&crate::registry::FORK, &crate::image::memo::FORK, &crate::cuda::driver::PRIMARY_FORK];
+
 // The handlers are registered when the library is loaded, so that even the first cudyn call
 // of a process that forks on another thread is covered (enrolling does it too, where a static
 // link dropped this).
@@ -129,7 +140,7 @@ fn install() {
 #[link_section = ".init_array"]
 static INSTALL_AT_LOAD: extern "C" fn() = {
     extern "C" fn at_load() {
-        install();
+        enrol(ALL[0]);
     }
     at_load
 };
@@ -259,6 +270,18 @@ pub(crate) fn once<T>(cell: &OnceLock<T>, f: impl FnOnce() -> T) -> &T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_lock_is_enrolled_before_any_is_taken() {
+        // Enrolled at load (or by the first watch): none waits for its first use, which may
+        // come under another lock of cudyn's.
+        watch(ALL[0]);
+        let enrolled = enrolled();
+        for l in ALL {
+            assert!(l.watched.load(Ordering::Acquire), "a {:?} lock is not watched", l.rank);
+            assert!(enrolled.iter().any(|e| std::ptr::eq(*e, l)), "a {:?} lock is not enrolled", l.rank);
+        }
+    }
 
     #[test]
     fn once_initialises_once_and_leaves_no_depth_behind() {

@@ -112,7 +112,7 @@ pub type Driver = Opened<DriverFns, DriverState>;
 
 /// fork(): the list of retained contexts is locked before a fork and given back after it
 /// (src/fork.rs), so a child never inherits it held.
-static PRIMARY_FORK: crate::fork::Lock =
+pub(crate) static PRIMARY_FORK: crate::fork::Lock =
     crate::fork::Lock::new(crate::fork::Rank::Contexts, hold_primary_for_fork, crate::fork::nothing);
 
 fn hold_primary_for_fork() {
