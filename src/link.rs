@@ -139,7 +139,24 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
                     ))
                     .into());
                 }
-                Ok(_) => {}
+                Ok(info) => {
+                    // SASS links only into a link for its own architecture. nvJitLink 13.0
+                    // refuses another with an error, and then hangs every later call in the
+                    // process on a lock of its own the failed call left held (an sm_80 cubin in
+                    // an sm_90 link did it).
+                    if let (CodeKind::Cubin, Some(want), [ArchCode::Sass { sm: have, .. }]) =
+                        (inp.kind, sm, info.codes.as_slice())
+                    {
+                        if *have != want {
+                            return Err(Error::invalid(format!(
+                                "link input {i} ('{name}') is SASS for sm_{have}, but the link is for sm_{want}: \
+                                 machine code links only into a link for its own architecture (rebuild it for \
+                                 sm_{want}, or link PTX or LTO-IR)"
+                            ))
+                            .into());
+                        }
+                    }
+                }
             }
         }
         if let Some(why) = unlinkable(inp, sm) {

@@ -193,24 +193,56 @@ fn empty_and_bad_inputs() {
     assert_eq!(f.error.status, Status::InvalidArgument);
     assert!(f.error.message.contains("given as"), "{}", f.error.message);
 
-    // Code nvJitLink refuses itself: its log, by input (an sm_80 cubin in an sm_90 link).
+    // SASS for another architecture than the link's is refused before nvJitLink: nvJitLink 13.0
+    // refuses it itself, and then hangs every later link in the process (a lock of its own left
+    // held). The next link here must still complete.
     let dev80 =
         unit("__device__ float thrice(float x) { return 3.0f * x; }\n", CodeKind::Cubin, &["-rdc=true", "-arch=sm_80"]);
     let f = link(
-        &[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, &dev80, "junk.cubin")],
+        &[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Cubin, &dev80, "other-arch.cubin")],
+        &strings(&["-arch=sm_90"]),
+    )
+    .unwrap_err();
+    assert_eq!(f.error.status, Status::InvalidArgument, "{}", f.error.message);
+    assert!(
+        f.error.message.contains("input 1")
+            && f.error.message.contains("other-arch.cubin")
+            && f.error.message.contains("sm_80")
+            && f.error.message.contains("sm_90"),
+        "{}",
+        f.error.message
+    );
+    assert!(f.log.is_empty(), "nvJitLink saw it: {}", f.log);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dev.clone();
+    std::thread::spawn(move || {
+        let _ =
+            tx.send(link(&[input(CodeKind::Cubin, &d, "dev")], &[cudyn::link::ALLOW_NO_KERNELS.to_string()]).is_ok());
+    });
+    assert_eq!(
+        rx.recv_timeout(std::time::Duration::from_secs(60)),
+        Ok(true),
+        "the next link did not complete: nvJitLink is stuck"
+    );
+
+    // Code nvJitLink refuses itself: its log, by input (PTX its assembler rejects).
+    let bad_ptx =
+        b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tno_such_instruction;\n}\n\0";
+    let f = link(
+        &[input(CodeKind::Cubin, &dev, "dev"), input(CodeKind::Ptx, bad_ptx, "junk.ptx")],
         &strings(&["-arch=sm_90"]),
     )
     .unwrap_err();
     assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
-    assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.cubin"), "{}", f.error.message);
+    assert!(f.error.message.contains("input 1") && f.error.message.contains("junk.ptx"), "{}", f.error.message);
     assert!(!f.log.is_empty());
     // The input's type by its C name, and set apart from the file name (nvJitLink's own log
-    // runs them together: "NVJITLINK_INPUT_CUBINjunk.cubin").
+    // runs them together: "NVJITLINK_INPUT_PTXjunk.ptx").
     for text in [&f.error.message, &f.log] {
-        assert!(!text.contains("NVJITLINK_INPUT_CUBINjunk"), "{text}");
+        assert!(!text.contains("NVJITLINK_INPUT_PTXjunk"), "{text}");
     }
-    assert!(f.error.message.contains("NVJITLINK_INPUT_CUBIN"), "{}", f.error.message);
-    assert!(!f.error.message.contains("Cubin)"), "{}", f.error.message);
+    assert!(f.error.message.contains("NVJITLINK_INPUT_PTX"), "{}", f.error.message);
+    assert!(!f.error.message.contains("Ptx)"), "{}", f.error.message);
 
     // Options nvJitLink does not know, and NUL bytes, are the caller's mistake.
     let f = link(&[input(CodeKind::Cubin, &dev, "dev")], &strings(&["-no-such-link-option"])).unwrap_err();
