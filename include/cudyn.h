@@ -1613,7 +1613,8 @@ cudyn_status cudyn_library_preload(cudyn_library_t library,
  * Works for any kernel handle, wherever it came from.
  *
  * Contexts (this call and the parameter and attribute queries below): the current context, or
- * on a thread without one device 0's primary context, current and retained for the call only.
+ * on a thread without one none, unless CUDA answers that the call needs one: then device 0's
+ * primary context, current and retained for the call only.
  *
  * @param kernel A live kernel.
  * @param[out] name The name (mangled for C++). The string belongs to CUDA and lives as long

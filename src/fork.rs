@@ -83,15 +83,13 @@ pub(crate) fn watch(l: &'static Lock) {
 fn enrol(l: &'static Lock) {
     take_enrolling();
     install();
-    for l in ALL.into_iter().chain([l]) {
-        let me = l as *const Lock as *mut Lock;
-        let n = ENROLLED.load(Ordering::Relaxed);
-        if !LOCKS[..n.min(MAX_LOCKS)].iter().any(|p| p.load(Ordering::Relaxed) == me) && n < MAX_LOCKS {
-            LOCKS[n].store(me, Ordering::Relaxed);
-            ENROLLED.store(n + 1, Ordering::Release);
-        }
-        l.watched.store(true, Ordering::Release);
+    let me = l as *const Lock as *mut Lock;
+    let n = ENROLLED.load(Ordering::Relaxed);
+    if !LOCKS[..n.min(MAX_LOCKS)].iter().any(|p| p.load(Ordering::Relaxed) == me) && n < MAX_LOCKS {
+        LOCKS[n].store(me, Ordering::Relaxed);
+        ENROLLED.store(n + 1, Ordering::Release);
     }
+    l.watched.store(true, Ordering::Release);
     give_enrolling();
 }
 
@@ -124,14 +122,26 @@ fn install() {
     }
 }
 
-/// Every `Lock` of cudyn's, enrolled all at once: at load, and by the first `watch` of any (where
-/// a static link dropped the load-time call), so before any of them is taken. Enrolled one by
-/// one on first use, a lock's first use could come while its thread held another of cudyn's
-/// locks (the primary-context list is first taken under the registry's read lock) just as a
-/// fork's prepare handler, holding the enrolment flag, waited for that other lock: both waited
-/// for ever (a hang of `forked_children_never_hang_on_a_cudyn_lock`, one run in many). A new
-/// lock must be listed here.
-static ALL: [&Lock; 3] = [&crate::registry::FORK, &crate::image::memo::FORK, &crate::cuda::driver::PRIMARY_FORK];
+/// Enrol `$lock` (a `static Lock`) when the library is loaded, before anything can take it:
+/// each module that owns a `Lock` says this beside it. Enrolled one by one on first use, a
+/// lock's first use could come while its thread held another of cudyn's locks (the
+/// primary-context list is first taken under the registry's read lock) just as a fork's
+/// prepare handler, holding the enrolment flag, waited for that other lock: both waited for
+/// ever (a hang of `forked_children_never_hang_on_a_cudyn_lock`, one run in many). Where a
+/// static link drops load-time initialisers, `watch` still enrols at first use.
+macro_rules! enrol_at_load {
+    ($lock:path) => {
+        #[used]
+        #[link_section = ".init_array"]
+        static ENROL_AT_LOAD: extern "C" fn() = {
+            extern "C" fn at_load() {
+                $crate::fork::watch(&$lock);
+            }
+            at_load
+        };
+    };
+}
+pub(crate) use enrol_at_load;
 
 // The handlers are registered when the library is loaded, so that even the first cudyn call
 // of a process that forks on another thread is covered (enrolling does it too, where a static
@@ -140,7 +150,7 @@ static ALL: [&Lock; 3] = [&crate::registry::FORK, &crate::image::memo::FORK, &cr
 #[link_section = ".init_array"]
 static INSTALL_AT_LOAD: extern "C" fn() = {
     extern "C" fn at_load() {
-        enrol(ALL[0]);
+        install();
     }
     at_load
 };
@@ -273,14 +283,17 @@ mod tests {
 
     #[test]
     fn every_lock_is_enrolled_before_any_is_taken() {
-        // Enrolled at load (or by the first watch): none waits for its first use, which may
-        // come under another lock of cudyn's.
-        watch(ALL[0]);
+        // The registry's, the image memo's and the primary-context list's (`enrol_at_load!`
+        // beside each): enrolled at load, none waiting for its first use, which may come under
+        // another lock of cudyn's.
         let enrolled = enrolled();
-        for l in ALL {
-            assert!(l.watched.load(Ordering::Acquire), "a {:?} lock is not watched", l.rank);
-            assert!(enrolled.iter().any(|e| std::ptr::eq(*e, l)), "a {:?} lock is not enrolled", l.rank);
-        }
+        assert_eq!(
+            enrolled.len(),
+            3,
+            "locks enrolled at load: {:?}",
+            enrolled.iter().map(|l| l.rank).collect::<Vec<_>>()
+        );
+        assert!(enrolled.iter().all(|l| l.watched.load(Ordering::Acquire)));
     }
 
     #[test]

@@ -136,8 +136,9 @@ fn write() -> RwLockWriteGuard<'static, Registry> {
 /// fork(): the write lock is taken before the fork and released on both sides after it, so a
 /// child never inherits the registry locked by a thread it does not have (or its maps half
 /// written); the launch stripes and table are reset in the child.
-pub(crate) static FORK: crate::fork::Lock =
+static FORK: crate::fork::Lock =
     crate::fork::Lock::new(crate::fork::Rank::Registry, hold_for_fork, hot::after_fork_in_child);
+crate::fork::enrol_at_load!(FORK);
 
 fn hold_for_fork() {
     crate::fork::keep(REGISTRY.write().unwrap_or_else(|p| p.into_inner()));

@@ -80,9 +80,17 @@ fn compile_fails(what: &str) {
     assert!(f.error.message.contains(what), "'{what}' missing from: {}", f.error.message);
 }
 
+/// A real relocatable sm_90 cubin (made by the parent with nvcc, `CUDYN_TEST_LINK_CUBIN`): cudyn
+/// checks link inputs before nvJitLink sees them, so the fake is reached only with real code.
+fn link_input() -> Vec<u8> {
+    fs::read(std::env::var("CUDYN_TEST_LINK_CUBIN").expect("the parent's cubin")).unwrap()
+}
+
 fn link_fails(what: &str) {
-    let input = cudyn::link::LinkInput { kind: cudyn::CodeKind::Cubin, data: b"not really a cubin", name: "a.cubin" };
-    let f = cudyn::link::link(&[input], &[]).expect_err("the fake nvJitLink's cubin is refused");
+    let cubin = link_input();
+    let input = cudyn::link::LinkInput { kind: cudyn::CodeKind::Cubin, data: &cubin, name: "a.cubin" };
+    let f =
+        cudyn::link::link(&[input], &["-arch=sm_90".to_string()]).expect_err("the fake nvJitLink's cubin is refused");
     assert_eq!(f.error.status, Status::LinkFailed, "{}", f.error.message);
     assert!(f.error.message.contains(what), "'{what}' missing from: {}", f.error.message);
 }
@@ -127,11 +135,13 @@ fn child(case: &str) {
                 .unwrap_or_else(|f| panic!("{f}"));
             assert_eq!(c.code.len(), 4096);
             assert_eq!(c.log, "L".repeat(4095));
-            let input = cudyn::link::LinkInput { kind: cudyn::CodeKind::Cubin, data: b"x", name: "a.cubin" };
+            let cubin = link_input();
+            let input = cudyn::link::LinkInput { kind: cudyn::CodeKind::Cubin, data: &cubin, name: "a.cubin" };
             // The fake's 4096 bytes are read in full, then checked as what a link must give (a
             // cubin holding a kernel): they are none, so the link fails on their contents,
             // with both logs read in full.
-            let f = cudyn::link::link(&[input], &[]).expect_err("the fake link's output is no cubin");
+            let f = cudyn::link::link(&[input], &["-arch=sm_90".to_string()])
+                .expect_err("the fake link's output is no cubin");
             assert!(
                 f.error.message.contains("nvJitLink's output is not an image cudyn accepts"),
                 "{}",
@@ -151,14 +161,30 @@ fn sizes_reported_by_nvrtc_and_nvjitlink_are_bounded_and_fallible() {
     }
     let td = TempDir::new("sizes");
     fs::set_permissions(td.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let cubin = td.join("input.cubin");
+    nvcc(
+        &td.join("input.cu"),
+        "__device__ int twice(int x) { return 2 * x; }\n",
+        &cubin,
+        &["-cubin", "-dc", "-arch=sm_90"],
+    );
+    let cubin = cubin.to_str().unwrap().to_string();
     for (case, sizes) in
         [("huge", &["(1ull << 40)", "(~(size_t)0)"][..]), ("no-memory", &["(900ull << 20)"]), ("small", &["4096"])]
     {
         for (i, size) in sizes.iter().enumerate() {
             let fake = build_fake(td.path(), &format!("fake-{case}-{i}"), size);
             let f = fake.to_str().unwrap();
-            let child =
-                spawn_child(TEST, case, &[("CUDYN_LIBNVRTC", f), ("CUDYN_LIBNVJITLINK", f), ("CUDYN_CACHE", "0")]);
+            let child = spawn_child(
+                TEST,
+                case,
+                &[
+                    ("CUDYN_LIBNVRTC", f),
+                    ("CUDYN_LIBNVJITLINK", f),
+                    ("CUDYN_CACHE", "0"),
+                    ("CUDYN_TEST_LINK_CUBIN", &cubin),
+                ],
+            );
             expect_child_ok(child, &format!("{case} with size {size}"));
         }
     }

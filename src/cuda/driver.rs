@@ -112,8 +112,9 @@ pub type Driver = Opened<DriverFns, DriverState>;
 
 /// fork(): the list of retained contexts is locked before a fork and given back after it
 /// (src/fork.rs), so a child never inherits it held.
-pub(crate) static PRIMARY_FORK: crate::fork::Lock =
+static PRIMARY_FORK: crate::fork::Lock =
     crate::fork::Lock::new(crate::fork::Rank::Contexts, hold_primary_for_fork, crate::fork::nothing);
+crate::fork::enrol_at_load!(PRIMARY_FORK);
 
 fn hold_primary_for_fork() {
     if let Some(d) = DRIVER.ready() {

@@ -43,8 +43,8 @@ static MEMO: Mutex<Memo> =
 
 /// fork(): the memo is locked before a fork and given back after it (src/fork.rs), so a child
 /// never inherits it held by a thread it does not have.
-pub(crate) static FORK: crate::fork::Lock =
-    crate::fork::Lock::new(crate::fork::Rank::Leaf, hold_for_fork, crate::fork::nothing);
+static FORK: crate::fork::Lock = crate::fork::Lock::new(crate::fork::Rank::Leaf, hold_for_fork, crate::fork::nothing);
+crate::fork::enrol_at_load!(FORK);
 
 fn hold_for_fork() {
     crate::fork::keep(MEMO.lock().unwrap_or_else(|p| p.into_inner()));
