@@ -102,7 +102,9 @@ impl From<LinkFailure> for Error {
 ///
 /// Refused before nvJitLink runs, naming the input: a cubin, fatbin, PTX or LTO-IR input that
 /// cudyn's image checks refuse ([`Status::InvalidImage`]) or that holds another kind than it is
-/// given as; an executable cubin, a fatbin whose SASS for the target is one, and a host object
+/// given as; a cubin for another architecture than the link's (nvJitLink refuses it, then hangs
+/// every later link in the process); an executable cubin, a fatbin whose SASS for the target
+/// is one, and a host object
 /// or static library without relocatable device code, all of which nvJitLink would take and
 /// drop ([`Status::InvalidArgument`]). A
 /// failure ([`Status::LinkFailed`]) also when nvJitLink's logs hold an error line, and when the

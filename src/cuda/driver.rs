@@ -196,11 +196,11 @@ fn accept(lib: &Lib) -> Result<(i32, DriverFns, DriverState)> {
     Ok((version, f, state))
 }
 
-/// CUDA_SUCCESS -> Ok; otherwise an Error naming the code, its text (from `f`) and what was
-/// being done.
 /// cuda.h's CUDA_ERROR_INVALID_CONTEXT: the call needs a current context.
 const CUDA_ERROR_INVALID_CONTEXT: i32 = 201;
 
+/// CUDA_SUCCESS -> Ok; otherwise an Error naming the code, its text (from `f`) and what was
+/// being done.
 fn check_with(f: &DriverFns, r: sys::CUresult, what: impl std::fmt::Display) -> Result<()> {
     if r.0 == 0 {
         return Ok(());

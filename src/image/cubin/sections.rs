@@ -1299,12 +1299,17 @@ fn quoted(name: &[u8]) -> String {
     }
 }
 
+/// The name at offset `name` of `symtab`'s string table, if it lies there.
+fn symbol_name<'a>(d: &'a [u8], secs: Sections<'a>, symtab: Sh<'_>, name: u32) -> Option<&'a [u8]> {
+    let strings = secs.get(symtab.link() as usize).and_then(|t| t.body(d))?;
+    strings.get(name as usize..).map(cstr)
+}
+
 /// Whether symbol name `name` (an offset in `symtab`'s string table) is one the driver supplies.
 #[cold]
 #[inline(never)]
 fn driver_provides(d: &[u8], secs: Sections<'_>, symtab: Sh<'_>, name: u32) -> bool {
-    let strings = secs.get(symtab.link() as usize).and_then(|t| t.body(d));
-    let name = strings.and_then(|t| t.get(name as usize..)).map(cstr).unwrap_or_default();
+    let name = symbol_name(d, secs, symtab, name).unwrap_or_default();
     DRIVER_PROVIDED.contains(&name) || name.starts_with(b"__cuda_syscall") || name.starts_with(b".nv.reservedSmem")
 }
 
@@ -1321,8 +1326,7 @@ fn err_unlinked(
     target: u32,
     n: usize,
 ) -> String {
-    let strings = secs.get(symtab.link() as usize).and_then(|t| t.body(d));
-    let name = strings.and_then(|t| t.get(name as usize..)).map(cstr).unwrap_or(b"?");
+    let name = symbol_name(d, secs, symtab, name).unwrap_or(b"?");
     let section = shnames.and_then(|t| t.get(target as usize..)).map(cstr).unwrap_or(b"?");
     format!(
         "relocation section {i}: initialised data ({}) refers to '{}', which this code does not define: it is \
