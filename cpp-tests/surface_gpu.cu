@@ -422,6 +422,17 @@ static int kernel_attr(cudyn_library_t lib, cudyn_api api, const char *name, cud
   return v;
 }
 
+// The CACHE_MODE_CA attribute of a kernel of a library the test loaded itself: adopted for the
+// query (it may sit where a kernel of a library cudyn unloaded was, which cudyn refuses unless
+// the program vouches for the handle), released before its library goes.
+static int adopted_cache_mode_ca(cudyn_kernel_t k) {
+  int v = -1;
+  CHECK_CUDYN(cudyn_kernel_adopt(k));
+  CHECK_CUDYN(cudyn_kernel_get_attribute(k, CUDYN_KERNEL_ATTR_CACHE_MODE_CA, 0, &v));
+  CHECK_CUDYN(cudyn_kernel_release(k));
+  return v;
+}
+
 // The CACHE_MODE_CA attribute of `heavy` after CUDA's own load of the PTX with CU_JIT_CACHE_MODE
 // (cudaJitCacheMode) `mode`, through `api`.
 static int raw_cache_mode_ca(cudyn_api api, int mode) {
@@ -435,7 +446,7 @@ static int raw_cache_mode_ca(cudyn_api api, int mode) {
     CHECK_RT(cudaLibraryLoadData(&lib, ptx.data(), &opt, &value, 1, nullptr, nullptr, 0));
     cudaKernel_t k = nullptr;
     CHECK_RT(cudaLibraryGetKernel(&k, lib, "heavy"));
-    CHECK_CUDYN(cudyn_kernel_get_attribute((cudyn_kernel_t)k, CUDYN_KERNEL_ATTR_CACHE_MODE_CA, 0, &v));
+    v = adopted_cache_mode_ca((cudyn_kernel_t)k);
     CHECK_RT(cudaLibraryUnload(lib));
   } else {
     auto load = DRIVER(cuLibraryLoadData);
@@ -447,7 +458,7 @@ static int raw_cache_mode_ca(cudyn_api api, int mode) {
     if (load(&lib, ptx.data(), &opt, &value, 1, nullptr, nullptr, 0) != CUDA_SUCCESS) FAIL("raw cuLibraryLoadData");
     CUkernel k = nullptr;
     if (kernel(&k, lib, "heavy") != CUDA_SUCCESS) FAIL("raw cuLibraryGetKernel");
-    CHECK_CUDYN(cudyn_kernel_get_attribute((cudyn_kernel_t)k, CUDYN_KERNEL_ATTR_CACHE_MODE_CA, 0, &v));
+    v = adopted_cache_mode_ca((cudyn_kernel_t)k);
     unload(lib);
   }
   return v;

@@ -246,7 +246,8 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
             })?;
             v.extend_from_slice(body);
             v.push(0);
-            Ok(Handed::Own(Arc::new(Built { image: v, handed: info.codes.clone(), info, jit: true })))
+            let handed = info.codes.clone();
+            Ok(Handed::Own(Arc::new(Built::new(v, info, handed, true))))
         }
         CodeKind::LtoIr => {
             Err(Error::new(Status::InvalidImage, "the image is LTO-IR: link it to a cubin first (cudyn_link)"))
@@ -270,7 +271,8 @@ fn own_copy(ptx: &[u8]) -> Result<Built> {
     v.extend_from_slice(text);
     v.push(0);
     let info = image::inspect(&v).map_err(invalid)?;
-    Ok(Built { image: v, handed: info.codes.clone(), info, jit: true })
+    let handed = info.codes.clone();
+    Ok(Built::new(v, info, handed, true))
 }
 
 fn plan_error(e: image::PlanError, image: &[u8], gpus: &[u32]) -> Error {
@@ -381,7 +383,7 @@ impl Library {
             Handed::Own(b) => Some(b),
             Handed::Caller(_) => None,
         };
-        registry::loaded(lib, api, Some(Box::new((prep, image))));
+        registry::loaded(lib, api, image, prep.map(|p| p as Box<dyn std::any::Any + Send + Sync>));
         Ok(Library { raw: lib, api })
     }
 

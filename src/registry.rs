@@ -44,9 +44,11 @@ use crate::cuda::Api;
 use crate::error::{Error, Result};
 use crate::handles::AddressMap;
 use crate::hot;
+use crate::image::Built;
+use std::ffi::CStr;
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A library cudyn loaded and has not unloaded.
 struct Loaded {
@@ -59,9 +61,11 @@ struct Loaded {
     listed: bool,
     /// Whether a kernel of it entered the launch table: its unload then retires the table.
     hot: AtomicBool,
-    /// What must live as long as the library: the JIT option arrays and log buffers CUDA may
-    /// write into when it loads the library into another context, and the image cudyn built
-    /// for CUDA, which CUDA reads in place (loaded with BINARY_IS_PRESERVED) until the unload.
+    /// The image cudyn built for CUDA, which CUDA reads in place (loaded with
+    /// BINARY_IS_PRESERVED) until the unload; its tables give the kernels' layouts.
+    image: Option<Arc<Built>>,
+    /// What else must live as long as the library: the JIT option arrays and log buffers CUDA
+    /// may write into when it loads the library into another context.
     _keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
@@ -185,15 +189,21 @@ pub(crate) fn with_library<R>(lib: sys::CUlibrary, f: impl FnOnce(LibraryState) 
     f(LibraryState::Foreign)
 }
 
-/// Record a library cudyn just loaded through `api`; CUDA is asked nothing (its kernels are
-/// learned as they are used). `keep` stays alive until the library is unloaded through cudyn.
-pub(crate) fn loaded(lib: sys::CUlibrary, api: Api, keep: Option<Box<dyn std::any::Any + Send + Sync>>) {
+/// Record a library cudyn just loaded through `api` from `image` (None: the caller's bytes);
+/// CUDA is asked nothing (its kernels are learned as they are used). `image` and `keep` stay
+/// alive until the library is unloaded through cudyn.
+pub(crate) fn loaded(
+    lib: sys::CUlibrary,
+    api: Api,
+    image: Option<Arc<Built>>,
+    keep: Option<Box<dyn std::any::Any + Send + Sync>>,
+) {
     let key = lib as usize;
     let mut r = write();
     r.dead_libs.remove(&key);
     r.loads += 1;
     let id = r.loads;
-    let fresh = Loaded { api, id, kernels: Vec::new(), listed: false, hot: AtomicBool::new(false), _keep: keep };
+    let fresh = Loaded { api, id, kernels: Vec::new(), listed: false, hot: AtomicBool::new(false), image, _keep: keep };
     // An entry already here means the library at this address was unloaded outside cudyn
     // (against the contract): its kernels are dead to cudyn, not the new library's.
     if let Some(old) = r.libs.insert(key, fresh) {
@@ -354,15 +364,21 @@ pub(crate) struct KnownKernel<'a> {
 }
 
 impl KnownKernel<'_> {
-    /// The kernel's layout: remembered, or read from CUDA now (the kernel is live: the lock is
-    /// held) and remembered; either way entered in the launch table, under the generation
-    /// current while the lock is held.
+    /// The kernel's layout: remembered, or learned now and remembered; either way entered in
+    /// the launch table, under the generation current while the lock is held. A kernel of an
+    /// image cudyn built is read from that image's tables, which CUDA loaded (no CUDA call, no
+    /// context: on a thread without one, `cuKernelGetParamInfo` needs device 0's primary
+    /// context, and creating it for one query cost 190 ms on the H100); any other is asked of
+    /// CUDA (the kernel is live: the lock is held).
     pub(crate) fn layout(&self) -> Result<&[Param]> {
         let p = match self.entry.params.get() {
             Some(p) => p,
             None => {
-                // SAFETY: a known kernel is live while the read lock is held (see the top).
-                let v = unsafe { driver::kernel_params(self.key as sys::CUkernel) }?;
+                let v = match self.image_layout() {
+                    Some(v) => v,
+                    // SAFETY: a known kernel is live while the read lock is held (see the top).
+                    None => unsafe { driver::kernel_params(self.key as sys::CUkernel) }?,
+                };
                 // Another thread may have set it meanwhile: same kernel, same answer.
                 let _ = self.entry.params.set(v.into_boxed_slice());
                 self.entry.params.get().map_or(&[][..], |p| &p[..])
@@ -381,6 +397,19 @@ impl KnownKernel<'_> {
             hot::remember(self.key, hot::generation(), p);
         }
         Ok(p)
+    }
+}
+
+impl KnownKernel<'_> {
+    /// The layout the tables of the image cudyn built give this kernel, for a kernel of a
+    /// library loaded from one (see `Built::param_layout`).
+    fn image_layout(&self) -> Option<Vec<Param>> {
+        let Owner::Library { lib, .. } = self.entry.owner else { return None };
+        let built = self.registry.libs.get(&lib)?.image.as_ref()?;
+        // SAFETY: a known kernel is live while the read lock is held; its name lives as long.
+        let name = unsafe { CStr::from_ptr(driver::kernel_name(self.key as sys::CUkernel).ok()?) };
+        let p = built.param_layout(name.to_bytes())?;
+        Some(p.iter().map(|p| Param { offset: p.offset, size: p.size }).collect())
     }
 }
 
@@ -586,6 +615,7 @@ pub unsafe fn prime(k: sys::CUkernel, lib: sys::CUlibrary, params: &[Param]) {
             kernels: Vec::new(),
             listed: true,
             hot: AtomicBool::new(false),
+            image: None,
             _keep: None,
         };
         r.libs.insert(lk, l);

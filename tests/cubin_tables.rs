@@ -254,3 +254,33 @@ fn unlinked_data_references_are_refused() {
                   extern \"C\" __global__ void k(int i) { printf(\"%d\\n\", i); }\n";
     inspect(&build("printf", printf)).unwrap_or_else(|e| panic!("printf in an object: {}", e.to_string()));
 }
+
+/// The parameter layouts cudyn reads for the loader (`contents::param_layouts`, what a
+/// kernel of an image cudyn built answers without asking CUDA) are the C ABI's, on nvcc's own
+/// cubin and on the fatbin cudyn builds for two GPUs from nvcc's fatbin; a kernel
+/// with no parameters has an empty layout.
+#[test]
+fn the_loaders_layouts_are_the_c_abis() {
+    use cudyn::image::contents::{param_layouts, Param};
+    const SRC: &str = "struct S { char a; long long b; };\n\
+        extern \"C\" __global__ void mixed(char c, double *p, int n, float4 v, S s) { if (n) p[0] = c + v.x + s.b; }\n\
+        extern \"C\" __global__ void none() {}\n";
+    let dir = TempDir::new("cubin-layouts");
+    let src = dir.join("k.cu");
+    let cubin = nvcc(&src, SRC, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"]);
+    let fatbin = nvcc(
+        &src,
+        SRC,
+        &dir.join("k.fatbin"),
+        &["-fatbin", "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"],
+    );
+    let built = cudyn::library::validate_as_if(&fatbin, &[80, 90]).expect("cudyn builds the image for two GPUs");
+    let p = |offset, size| Param { offset, size };
+    for (what, image) in [("cubin", &cubin), ("built fatbin", &built)] {
+        let got = param_layouts(image).unwrap_or_else(|| panic!("{what}: no layouts"));
+        let names: Vec<&[u8]> = got.iter().map(|(n, _)| &n[..]).collect();
+        assert_eq!(names, [&b"mixed"[..], b"none"], "{what}");
+        assert_eq!(&got[0].1[..], [p(0, 1), p(8, 8), p(16, 4), p(32, 16), p(48, 16)], "{what}");
+        assert!(got[1].1.is_empty(), "{what}");
+    }
+}

@@ -26,7 +26,7 @@
 
 mod common;
 
-use common::standin::{child_env, cubin, standin, Standin};
+use common::standin::{child_env, cubin, cubin_for, standin, Standin};
 use common::{child_mode, spawn_child};
 use cudyn::launch::{Dim3, LaunchConfig};
 use cudyn::occupancy::{max_potential_block_size, DynamicSmem, OccupancyFlags};
@@ -73,7 +73,7 @@ fn run(name: &str, limit_s: u64) {
 
 fn load_cudyn(s: &Standin, nparams: &[i32]) -> Library {
     s.next(nparams);
-    Library::load_data(&cubin(), Api::Driver).expect("cudyn loads through the stand-in")
+    Library::load_data(&cubin_for(nparams), Api::Driver).expect("cudyn loads through the stand-in")
 }
 
 fn driver_cfg() -> LaunchConfig {

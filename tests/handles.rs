@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::standin::{child_env, standin, Standin};
+use common::standin::{child_env, cubin_for, standin, Standin};
 use common::{child_mode, expect_child_ok, spawn_child};
 use cudyn::launch::{launch, Dim3, LaunchConfig};
 use cudyn::{Api, Kernel, Library, Status};
@@ -90,8 +90,7 @@ fn launch_n(k: Kernel, n: usize, value: i32) -> cudyn::Result<()> {
 
 fn load_cudyn(s: &Standin, nparams: &[i32]) -> Library {
     s.next(nparams);
-    let bytes = std::fs::read(std::env::var("CUDYN_TEST_CUBIN").unwrap()).unwrap();
-    Library::load_data(&bytes, Api::Driver).expect("cudyn loads through the stand-in")
+    Library::load_data(&cubin_for(nparams), Api::Driver).expect("cudyn loads through the stand-in")
 }
 
 /// A foreign 2-parameter kernel launched through cudyn, its library unloaded outside cudyn,

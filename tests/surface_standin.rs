@@ -187,6 +187,54 @@ fn kernel_queries_take_a_context_only_when_cuda_asks() {
     assert_eq!(contexts(), none(), "the retains were released");
 }
 
+/// A kernel of a cubin cudyn built the image for answers its parameters from that image's
+/// tables (the ones CUDA reads when it loads those bytes): no CUDA call, no context. On driver
+/// 580 `cuKernelGetParamInfo` needs a context, and on a thread with none each new kernel's
+/// first query created and destroyed device 0's primary context (190 ms on the H100), so
+/// safe Rust racing 3,000 loads against queries ran for many minutes. A PTX library is still
+/// asked (the JIT decides its layout).
+#[test]
+fn a_cubins_layout_comes_from_its_tables_without_a_context() {
+    if child_mode().is_none() {
+        return in_child("a_cubins_layout_comes_from_its_tables_without_a_context");
+    }
+    let dir = common::TempDir::new("surface-layout");
+    let cubin = common::nvcc(
+        &dir.join("k.cu"),
+        "extern \"C\" __global__ void k0(double a, char b, int *c) { if (b) c[0] = (int)a; }\n",
+        &dir.join("k.cubin"),
+        &["-cubin", "-arch=sm_90"],
+    );
+    call("lax", 2);
+    for api in [Api::Driver, Api::Runtime] {
+        let lib = Library::load_data(&cubin, api).expect("the stand-in loads the cubin");
+        let k = lib.kernel(c"k0").unwrap();
+        let before = (call("param_calls", 0), call("retain_calls", 0), call("retain_calls", 1));
+        // The stand-in's own answer would be two ints; the image says (double, char, pointer).
+        let got: Vec<(u32, u32)> = k.params().unwrap().iter().map(|p| (p.offset, p.size)).collect();
+        assert_eq!(got, [(0, 8), (8, 1), (16, 8)], "{api:?}");
+        let x: *mut i32 = std::ptr::null_mut();
+        let wrong = k.validate_launch(&LaunchConfig::for_num_elems(16).with_api(api), &(1.0f64, 1i32, x));
+        assert_eq!(wrong.map_err(|e| e.status), Err(Status::ArgumentMismatch), "{api:?}: an int for a char");
+        k.validate_launch(&LaunchConfig::for_num_elems(16).with_api(api), &(1.0f64, 1i8, x)).unwrap();
+        assert_eq!(
+            (call("param_calls", 0), call("retain_calls", 0), call("retain_calls", 1)),
+            before,
+            "{api:?}: CUDA was asked, or a context retained"
+        );
+        assert_eq!(contexts(), Contexts { depth: 0, top: 0, retains: [0, 0] }, "{api:?}");
+    }
+    // PTX: asked of CUDA, in device 0's primary context for the call only (the stand-in, as
+    // driver 580, wants one).
+    let lib = load(Api::Driver);
+    let k = lib.kernel(c"k0").unwrap();
+    let before = (call("param_calls", 0), call("retain_calls", 0));
+    assert_eq!(k.param_count().unwrap(), 2);
+    assert!(call("param_calls", 0) > before.0, "the PTX kernel's layout was not asked of CUDA");
+    assert_eq!(call("retain_calls", 0), before.1 + 1);
+    assert_eq!(contexts(), Contexts { depth: 0, top: 0, retains: [0, 0] });
+}
+
 /// A thread with its own context: every call uses it and leaves the stack as it was.
 #[test]
 fn a_thread_with_a_context_keeps_it() {

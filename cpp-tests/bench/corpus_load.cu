@@ -3,8 +3,10 @@
 // variables its cubins define, `<name>.globals`, and the image cudyn builds for this GPU,
 // `<name>.handed`) must load through cudyn, through both APIs, exactly when the raw driver loads
 // it (or fail with NO_BINARY_FOR_DEVICE where the driver finds no code for the GPU), and give the
-// same things: the same kernel names, the same outcome when the code is loaded into the context
-// (cuLibraryGetModule), the same globals and managed variables (status and size). The image
+// same things: the same kernel names, each kernel's parameter layout (cudyn_kernel_param_info
+// against cuKernelGetParamInfo: cudyn reads it from the image it built), the same outcome when
+// the code is loaded into the context (cuLibraryGetModule), the same globals and managed
+// variables (status and size). The image
 // cudyn builds is also loaded raw and must give the same again.
 //
 // Then the cost, driver API: first sight (the images loaded in turn, so cudyn's memo of the last
@@ -53,7 +55,10 @@ struct Seen {
   std::vector<std::string> kernels;
   int module = -1;  // cuLibraryGetModule's CUresult
   std::vector<std::string> vars;  // "name global=<rc>:<size> managed=<rc>:<size>"
-  bool operator==(const Seen &o) const { return kernels == o.kernels && module == o.module && vars == o.vars; }
+  std::vector<std::string> params;  // "name: offset+size ..." per kernel, in name order
+  bool operator==(const Seen &o) const {
+    return kernels == o.kernels && module == o.module && vars == o.vars && params == o.params;
+  }
 };
 
 static decltype(&cuLibraryGetKernelCount) count_;
@@ -63,16 +68,34 @@ static decltype(&cuLibraryGetModule) module_;
 static decltype(&cuLibraryGetGlobal) global_;
 static decltype(&cuLibraryGetManaged) managed_;
 
-static void look(CUlibrary lib, const std::vector<std::string> &vars, Seen &s) {
+static decltype(&cuKernelGetParamInfo) param_;
+
+// Each kernel's parameter layout, as CUDA gives it (`via_cudyn` false) or as cudyn does.
+static std::string layout(CUkernel k, bool via_cudyn) {
+  std::string out;
+  for (size_t i = 0; i < 4096; ++i) {
+    size_t off = 0, size = 0;
+    bool ok = via_cudyn ? cudyn_kernel_param_info((cudyn_kernel_t)k, i, &off, &size) == CUDYN_SUCCESS
+                        : param_(k, i, &off, &size) == CUDA_SUCCESS;
+    if (!ok) break;
+    out += " " + std::to_string(off) + "+" + std::to_string(size);
+  }
+  return out;
+}
+
+static void look(CUlibrary lib, const std::vector<std::string> &vars, Seen &s, bool via_cudyn = false) {
   unsigned n = 0;
   count_(&n, lib);
   std::vector<CUkernel> ks(n);
   if (n) enumerate_(ks.data(), n, lib);
   for (CUkernel k : ks) {
     const char *name = nullptr;
-    s.kernels.push_back(name_(&name, k) == CUDA_SUCCESS && name ? name : "?");
+    std::string nm = name_(&name, k) == CUDA_SUCCESS && name ? name : "?";
+    s.kernels.push_back(nm);
+    s.params.push_back(nm + ":" + layout(k, via_cudyn));
   }
   std::sort(s.kernels.begin(), s.kernels.end());
+  std::sort(s.params.begin(), s.params.end());
   CUmodule m = nullptr;
   s.module = (int)module_(&m, lib);
   for (auto &v : vars) {
@@ -91,6 +114,8 @@ static std::string first_difference(const Seen &a, const Seen &b) {
   if (a.kernels != b.kernels)
     return "kernels: " + std::to_string(a.kernels.size()) + " vs " + std::to_string(b.kernels.size());
   if (a.module != b.module) return "module load: " + std::to_string(a.module) + " vs " + std::to_string(b.module);
+  for (size_t i = 0; i < a.params.size() && i < b.params.size(); ++i)
+    if (a.params[i] != b.params[i]) return "parameters: " + a.params[i] + " vs " + b.params[i];
   for (size_t i = 0; i < a.vars.size() && i < b.vars.size(); ++i)
     if (a.vars[i] != b.vars[i]) return a.vars[i] + " vs " + b.vars[i];
   return "?";
@@ -105,6 +130,7 @@ int main(int argc, char **argv) {
   count_ = DRIVER(cuLibraryGetKernelCount, 12040);
   enumerate_ = DRIVER(cuLibraryEnumerateKernels, 12040);
   name_ = DRIVER(cuKernelGetName, 12030);
+  param_ = DRIVER(cuKernelGetParamInfo, 12040);
   module_ = DRIVER(cuLibraryGetModule);
   global_ = DRIVER(cuLibraryGetGlobal);
   managed_ = DRIVER(cuLibraryGetManaged);
@@ -223,7 +249,7 @@ int main(int argc, char **argv) {
       }
       if (s == CUDYN_SUCCESS) {
         Seen ours;
-        look(lib, vars[i], ours);
+        look(lib, vars[i], ours, true);
         if (rr == CUDA_SUCCESS && !(ours == raw)) report(api_name(api), first_difference(raw, ours).c_str());
         cudyn_library_unload(lib, api);
       }

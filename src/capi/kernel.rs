@@ -38,7 +38,11 @@ pub unsafe extern "C" fn cudyn_kernel_name(kernel: KernelHandle, name: *mut *con
     })
 }
 
-/// The number of parameters the kernel takes (asked of CUDA once per kernel, then cached).
+/// The number of parameters the kernel takes, learned once per kernel: a kernel of a library
+/// cudyn loaded from a cubin or fatbin reads it from the tables of the image cudyn handed CUDA
+/// (CUDA reads the same ones; no CUDA call, no context); any other kernel, and one whose GPU
+/// runs PTX, asks CUDA (cuKernelGetParamInfo, which on driver 580 needs a context: see
+/// cudyn_kernel_name() for the one it gets).
 ///
 /// @param kernel A live kernel.
 /// @param[out] count The number. Unchanged on failure.

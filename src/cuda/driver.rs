@@ -713,18 +713,6 @@ pub unsafe fn kernel_name(k: sys::CUkernel) -> Result<*const c_char> {
     Ok(p)
 }
 
-/// Parameter `i` of `k` as (offset, size); None past the last parameter. Needs no context
-/// and no initialisation check: the launch path asks it for two indices.
-///
-/// # Safety
-/// `k` is a live kernel handle.
-pub unsafe fn kernel_param_info(k: sys::CUkernel, i: usize) -> Result<Option<(usize, usize)>> {
-    let d = driver()?;
-    let f = d.need(d.f.cuKernelGetParamInfo, PARAM_INFO)?;
-    // SAFETY: the caller's contract.
-    unsafe { param_info(d, f, k, i) }
-}
-
 const PARAM_INFO: &str = "cuKernelGetParamInfo (driver 12.4+)";
 
 /// `kernel_param_info` with the entry point at hand.

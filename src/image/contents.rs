@@ -384,6 +384,7 @@ const ATTR_MAX_THREADS: u8 = 0x05;
 const ATTR_REQNTID: u8 = 0x10;
 const ATTR_FRAME_SIZE: u8 = 0x11;
 const ATTR_MIN_STACK_SIZE: u8 = 0x12;
+const ATTR_PARAM_CBANK: u8 = 0x0a;
 const ATTR_KPARAM_INFO: u8 = 0x17;
 const ATTR_CBANK_PARAM_SIZE: u8 = 0x19;
 const ATTR_MAX_STACK_SIZE: u8 = 0x23;
@@ -578,6 +579,126 @@ fn kernel_info(name: &[u8], info: &[u8]) -> KernelInfo {
     let params: Vec<Param> = params.into_iter().map(|(_, p)| p).collect();
     let param_bytes = param_bytes.unwrap_or_else(|| params.iter().map(|p| p.offset + p.size).max().unwrap_or(0));
     KernelInfo { name: name_text(name), params, param_bytes, resources }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameter layouts for the loader
+
+/// Kernel names (their bytes, as `cuKernelGetName` gives them) and parameter layouts.
+pub type Layouts = Vec<(Box<[u8]>, Box<[Param]>)>;
+
+/// Each kernel of each entry, and its layout where its tables settle it.
+type Found = Vec<(Box<[u8]>, Option<Box<[Param]>>)>;
+
+/// Every kernel's parameter layout in an image cudyn built for CUDA (`Built::image`: a cubin,
+/// or a fatbin of plain SASS entries), read from the `.nv.info.<kernel>` tables that CUDA itself
+/// reads when it loads the same bytes, sorted by name. A kernel is left out where its tables
+/// do not settle it: KPARAM_INFO ordinals other than 0..n each once, parameters with no
+/// CBANK_PARAM_SIZE, a PARAM_CBANK of another size, a parameter of size 0, parameters that
+/// overlap or reach past that size, a size with no parameters, or two entries that disagree.
+/// (A kernel without parameters has none of the three records in nvcc's output.) None when the image holds anything but plain SASS
+/// (PTX, whose layout the JIT decides; LTO-IR; compressed or grouped entries) or cannot be
+/// read: the caller then asks CUDA.
+pub fn param_layouts(image: &[u8]) -> Option<Layouts> {
+    let mut all: Found = Vec::new();
+    match super::code_kind_of(image) {
+        CodeKind::Cubin => cubin_layouts(image, &mut all)?,
+        CodeKind::Fatbin => {
+            let header_len = FATBIN_HEADER_LEN as usize;
+            let payload = usize::try_from(read_u64(image, 8)?).ok()?;
+            let end = payload.checked_add(header_len).filter(|&e| e <= image.len())?;
+            let mut at = header_len;
+            const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
+            while at < end {
+                let e = EntryHeader::read(Rec::<HEADER>::at(image, at)?);
+                if e.kind == 0 && e.header_size == 0 {
+                    break;
+                }
+                if e.kind != FATBIN_KIND_ELF || packing(&e) != Compression::None {
+                    return None;
+                }
+                let body_at = at.checked_add(usize::try_from(e.header_size).ok()?)?;
+                let next = body_at.checked_add(usize::try_from(e.payload_size).ok()?)?;
+                cubin_layouts(image.get(body_at..next.min(end))?, &mut all)?;
+                at = next;
+            }
+        }
+        _ => return None,
+    }
+    // One answer per name: every entry that has the kernel agrees, or it is left out.
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Layouts = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let same = all[i..].iter().take_while(|(n, _)| *n == all[i].0).count();
+        let group = &all[i..i + same];
+        if let Some(p) = &group[0].1 {
+            if group.iter().all(|(_, q)| q.as_ref() == Some(p)) {
+                out.push((group[0].0.clone(), p.clone()));
+            }
+        }
+        i += same;
+    }
+    Some(out)
+}
+
+/// The layouts of one cubin's kernels (None: a layout that does not settle it) into `out`.
+fn cubin_layouts(d: &[u8], out: &mut Found) -> Option<()> {
+    let c = Cubin::read(d)?;
+    for s in c.sections.iter().filter(|s| s.ty == SHT_CUDA_INFO) {
+        let Some(kernel) = c.name(s).strip_prefix(NV_INFO_PREFIX).filter(|k| !k.is_empty()) else { continue };
+        out.push((kernel.into(), settled_layout(c.body(s))));
+    }
+    Some(())
+}
+
+/// A kernel's layout from its `.nv.info.<kernel>` records, where they settle it.
+fn settled_layout(info: &[u8]) -> Option<Box<[Param]>> {
+    let mut params: Vec<(u16, Param)> = Vec::new();
+    let (mut bytes, mut bank) = (None, None);
+    for (format, attr, value, payload) in nv_info_records(info) {
+        match (format, attr) {
+            (4, ATTR_PARAM_CBANK) => {
+                // u32 the constant bank's section, u16 the offset, u16 the size; once.
+                let again = bank.is_some();
+                bank = Some(read_u16(payload, 6).filter(|_| payload.len() == 8 && !again)?);
+            }
+            (4, ATTR_KPARAM_INFO) => {
+                if payload.len() != 12 {
+                    return None;
+                }
+                let (ordinal, offset, word) = (read_u16(payload, 4)?, read_u16(payload, 6)?, read_u32(payload, 8)?);
+                params.push((ordinal, Param { offset: u32::from(offset), size: word >> 18 }));
+            }
+            (1..=3, ATTR_CBANK_PARAM_SIZE) => {
+                let v = u32::from(value);
+                if bytes.replace(v).is_some_and(|b| b != v) {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    // A kernel without parameters: nvcc writes none of the three records.
+    let bytes = match (bytes, bank) {
+        (None, None) if params.is_empty() => 0,
+        (Some(b), None) => b,
+        (Some(b), Some(s)) if u32::from(s) == b => b,
+        _ => return None,
+    };
+    params.sort_by_key(|&(ordinal, _)| ordinal);
+    if params.iter().enumerate().any(|(i, &(o, p))| usize::from(o) != i || p.size == 0 || p.offset + p.size > bytes) {
+        return None;
+    }
+    if params.is_empty() && bytes != 0 {
+        return None;
+    }
+    let mut by_offset: Vec<Param> = params.iter().map(|&(_, p)| p).collect();
+    by_offset.sort_by_key(|p| p.offset);
+    if by_offset.windows(2).any(|w| w[0].offset + w[0].size > w[1].offset) {
+        return None;
+    }
+    Some(params.into_iter().map(|(_, p)| p).collect())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -161,6 +161,30 @@ pub struct Built {
     pub handed: Vec<ArchCode>,
     /// Some GPU of the process will run PTX from it through the JIT.
     pub jit: bool,
+    /// Its kernels' parameter layouts, read at first need ([`Built::param_layout`]).
+    layouts: std::sync::OnceLock<Option<contents::Layouts>>,
+}
+
+impl Built {
+    /// An image made for CUDA: `image`, made from an image that holds `info`, holds `handed`;
+    /// `jit` as the field says.
+    pub fn new(image: Vec<u8>, info: ImageInfo, handed: Vec<ArchCode>, jit: bool) -> Built {
+        Built { image, info, handed, jit, layouts: std::sync::OnceLock::new() }
+    }
+
+    /// The parameter layout of kernel `name` (its bytes, as `cuKernelGetName` gives them) as
+    /// the image's own tables give it, the tables CUDA reads when it loads these bytes: read
+    /// once per built image, at first need. None where they do not settle it
+    /// ([`contents::param_layouts`]) and where a GPU of the process runs PTX from the image
+    /// (the JIT decides its layout): ask CUDA then.
+    pub fn param_layout(&self, name: &[u8]) -> Option<&[contents::Param]> {
+        if self.jit {
+            return None;
+        }
+        let all = self.layouts.get_or_init(|| contents::param_layouts(&self.image)).as_ref()?;
+        let i = all.binary_search_by(|(n, _)| (**n).cmp(name)).ok()?;
+        Some(&all[i].1)
+    }
 }
 
 /// Plans the load of `data` for GPUs of compute capabilities `gpus` (`force_ptx`: CUDA is told
@@ -221,14 +245,14 @@ impl<'a> Plan<'a> {
                     compressed: false,
                     ptx_isa: None,
                 };
-                Ok(Built { image: copy, info, handed: vec![code], jit: false })
+                Ok(Built::new(copy, info, vec![code], false))
             }
             PlanKind::Fatbin(p) => {
                 let image = p.build(threads, parallel_min)?;
                 let info = p.info()?;
                 let handed =
                     info.codes.iter().zip(&p.selection().chosen).filter(|(_, &c)| c).map(|(c, _)| *c).collect();
-                Ok(Built { image, info, handed, jit: p.selection().jit })
+                Ok(Built::new(image, info, handed, p.selection().jit))
             }
         }
     }

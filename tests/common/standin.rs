@@ -56,9 +56,31 @@ pub fn child_env(version: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The fixture's cubin, in a child.
+/// The fixture's cubin, in a child: `k0(int, int)`, as `cubin_for(&[2])`.
 pub fn cubin() -> Vec<u8> {
     std::fs::read(std::env::var("CUDYN_TEST_CUBIN").unwrap()).unwrap()
+}
+
+/// A cubin whose kernels `k0`, `k1`, ... take `nparams[i]` ints each, as the stand-in says
+/// its next library's do (`Standin::next`): cudyn reads an owned kernel's layout from the
+/// image it built, so the image and the stand-in agree, as the image and CUDA do. Compiled
+/// with NVRTC in the child, once per process for each list.
+pub fn cubin_for(nparams: &[i32]) -> Vec<u8> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static MADE: OnceLock<Mutex<HashMap<Vec<i32>, Vec<u8>>>> = OnceLock::new();
+    let mut made = MADE.get_or_init(Default::default).lock().unwrap();
+    made.entry(nparams.to_vec())
+        .or_insert_with(|| {
+            let mut src = String::new();
+            for (i, &n) in nparams.iter().enumerate() {
+                let params: Vec<String> = (0..n).map(|j| format!("int a{j}")).collect();
+                src += &format!("extern \"C\" __global__ void k{i}({}) {{}}\n", params.join(", "));
+            }
+            let opts = cudyn::CompileOptions { options: vec!["-arch=sm_90".into()], ..Default::default() };
+            cudyn::compile::compile(&src, "k.cu", &opts).expect("NVRTC compiles the stand-in's kernels").code
+        })
+        .clone()
 }
 
 type LoadFn = unsafe extern "C" fn(

@@ -24,8 +24,10 @@ typedef struct { int nparams; const char *name; } kern_t;
 
 static ctx_t primary[NDEV] = {{0, 1}, {1, 1}}, user[NDEV] = {{0, 0}, {1, 0}};
 static int retains[NDEV], retain_calls[NDEV];
-/* With `lax` set, the name and attribute queries need no context (as the parameter query). */
+/* `lax` 0: the name, parameter and attribute queries each need a context; 1: none does; 2: as
+   driver 580, the parameter query alone needs one (cpp-tests/probes/context_needs.c). */
 static int lax;
+static long param_calls;
 static __thread ctx_t *stack[DEPTH];
 static __thread int depth;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -160,8 +162,12 @@ static CUresult s_kname(const char **p, kern_t *k) {
   return 0;
 }
 static CUresult s_param(kern_t *k, size_t i, size_t *off, size_t *sz) {
+  ctx_t *c = cur();
+  CUresult r = lax == 1 ? 0 : need_ctx(&c);
+  if (r) return r;
   if (k != &kern) return 400;
-  if (cur()) query_ctx = cur();
+  param_calls++;
+  if (c) query_ctx = c;
   if (i >= (size_t)k->nparams) return 1;
   *off = i * sizeof(int);
   *sz = sizeof(int);
@@ -368,6 +374,7 @@ long standin_call(const char *what, long arg) {
   if (IS("retains")) return retains[arg];
   if (IS("retain_calls")) return retain_calls[arg];
   if (IS("lax")) { lax = (int)arg; return 0; }
+  if (IS("param_calls")) return param_calls;
   if (IS("push_user")) return s_push(&user[arg]);
   if (IS("pop")) return s_pop(0);
   if (IS("stream")) return (long)(intptr_t)&streams[arg];

@@ -352,3 +352,76 @@ fn fatbin_entries_are_listed_with_sizes_compression_and_their_ptx_kernels() {
     let c = contents(ptx.as_bytes());
     assert_eq!((c.kind, c.kernels.len(), c.globals.len()), (CodeKind::Ptx, 1, 1));
 }
+
+/// A kernel's `.nv.info.<name>` with these KPARAM_INFO records (ordinal, offset, size) and,
+/// where given, CBANK_PARAM_SIZE.
+fn kernel_table(params: &[(u16, u16, u32)], bytes: Option<u16>) -> Vec<u8> {
+    let mut v: Vec<u8> = params.iter().rev().flat_map(|&(o, off, n)| kparam(o, off, n)).collect();
+    if let Some(b) = bytes {
+        v.extend([3, ATTR_CBANK_PARAM_SIZE]);
+        v.extend(b.to_le_bytes());
+    }
+    v
+}
+
+/// `cubin` with e_machine EM_CUDA, as `code_kind_of` wants it.
+fn cuda_cubin(sections: Vec<Sec>) -> Vec<u8> {
+    let mut d = cubin(90, sections);
+    d[18..20].copy_from_slice(&190u16.to_le_bytes());
+    d
+}
+
+/// A PARAM_CBANK record: the parameters in constant bank section 11 at 0x210, `size` bytes.
+fn bank(size: u16) -> Vec<u8> {
+    let mut v = vec![4, ATTR_PARAM_CBANK, 8, 0, 11, 0, 0, 0, 0x10, 0x02];
+    v.extend(size.to_le_bytes());
+    v
+}
+
+#[test]
+fn layouts_for_the_loader_are_kept_only_where_the_tables_settle_them() {
+    let p = |offset, size| Param { offset, size };
+    let d = cuda_cubin(vec![
+        sec(".nv.info.good", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (1, 8, 4), (2, 16, 16)], Some(32))),
+        sec(".nv.info.none", SHT_CUDA_INFO, kernel_table(&[], Some(0))),
+        sec(".nv.info.gap", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (2, 8, 4)], Some(12))),
+        sec(".nv.info.twice", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (0, 8, 8)], Some(16))),
+        sec(".nv.info.overlap", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (1, 4, 4)], Some(12))),
+        sec(".nv.info.past", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (1, 8, 8)], Some(12))),
+        sec(".nv.info.empty", SHT_CUDA_INFO, kernel_table(&[(0, 0, 0)], Some(8))),
+        sec(".nv.info.unsized", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8)], None)),
+        sec(".nv.info.bare", SHT_CUDA_INFO, vec![]),
+        sec(".nv.info.banked", SHT_CUDA_INFO, [kernel_table(&[(0, 0, 8)], Some(8)), bank(8)].concat()),
+        sec(".nv.info.misbanked", SHT_CUDA_INFO, [kernel_table(&[(0, 0, 8)], Some(8)), bank(16)].concat()),
+        sec(".nv.info.bank_only", SHT_CUDA_INFO, bank(0)),
+        sec(".nv.info.phantom", SHT_CUDA_INFO, kernel_table(&[], Some(16))),
+    ]);
+    let got = param_layouts(&d).expect("a cubin");
+    let names: Vec<&[u8]> = got.iter().map(|(n, _)| &n[..]).collect();
+    assert_eq!(names, [&b"banked"[..], b"bare", b"good", b"none"]);
+    assert_eq!(&got[0].1[..], [p(0, 8)]);
+    assert!(got[1].1.is_empty());
+    assert_eq!(&got[2].1[..], [p(0, 8), p(8, 4), p(16, 16)]);
+    assert!(got[3].1.is_empty());
+
+    // In a fatbin: entries that agree give the layout, entries that disagree leave it out.
+    use crate::fuzzing::{fatbin, fatbin_entry, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF, FATBIN_KIND_PTX};
+    let one = |name: &'static str, table: Vec<u8>| cuda_cubin(vec![sec(name, SHT_CUDA_INFO, table)]);
+    let a = one(".nv.info.k", kernel_table(&[(0, 0, 8)], Some(8)));
+    let b = one(".nv.info.k", kernel_table(&[(0, 0, 4)], Some(4)));
+    let elf = |c: &[u8], packing| fatbin_entry(FATBIN_KIND_ELF, 90, FATBIN_FLAGS_PLAIN, c, packing);
+    let same = param_layouts(&fatbin(&[elf(&a, Packing::Plain), elf(&a, Packing::Plain)])).unwrap();
+    assert_eq!(same.len(), 1);
+    assert_eq!(&same[0].1[..], [p(0, 8)]);
+    assert!(param_layouts(&fatbin(&[elf(&a, Packing::Plain), elf(&b, Packing::Plain)])).unwrap().is_empty());
+    // Anything but plain SASS: no answer from the image at all.
+    let ptx = fatbin_entry(FATBIN_KIND_PTX, 90, FATBIN_FLAGS_PLAIN, b".version 8.0\n.target sm_90\n", Packing::Plain);
+    assert_eq!(param_layouts(&fatbin(&[elf(&a, Packing::Plain), ptx])), None);
+    assert_eq!(param_layouts(&fatbin(&[elf(&a, Packing::Zstd)])), None);
+    assert_eq!(param_layouts(b".version 8.0\n.target sm_90\n"), None);
+    // Every prefix: no panic.
+    let f = fatbin(&[elf(&a, Packing::Plain), elf(&d, Packing::Plain)]);
+    for n in 0..f.len() {
+        let _ = param_layouts(&f[..n]);
+    }
+}
