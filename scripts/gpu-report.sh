@@ -75,7 +75,7 @@ if want corpus && [ -n "${CORPUS:-}" ]; then
     done
     rm -rf "$one"
   done < "$out/corpus-crashed"
-  grep -E "^MISMATCH|^verdicts|first sight, all|worst first-sight|^repeated" "$out/corpus.txt" | head -40
+  grep -E "^MISMATCH|^verdicts|^layouts|first sight, all|worst first-sight|^repeated" "$out/corpus.txt" | head -40
 fi
 if want cost && [ -n "${COST_DIR:-}" ]; then
   echo "== first-sight load taken apart"

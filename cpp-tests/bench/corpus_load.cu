@@ -56,9 +56,8 @@ struct Seen {
   int module = -1;  // cuLibraryGetModule's CUresult
   std::vector<std::string> vars;  // "name global=<rc>:<size> managed=<rc>:<size>"
   std::vector<std::string> params;  // "name: offset+size ..." per kernel, in name order
-  bool operator==(const Seen &o) const {
-    return kernels == o.kernels && module == o.module && vars == o.vars && params == o.params;
-  }
+  // Everything but the layouts (param_difference compares those).
+  bool operator==(const Seen &o) const { return kernels == o.kernels && module == o.module && vars == o.vars; }
 };
 
 static decltype(&cuLibraryGetKernelCount) count_;
@@ -70,17 +69,47 @@ static decltype(&cuLibraryGetManaged) managed_;
 
 static decltype(&cuKernelGetParamInfo) param_;
 
-// Each kernel's parameter layout, as CUDA gives it (`via_cudyn` false) or as cudyn does.
+static decltype(&cuKernelGetFunction) function_;
+
+// Each kernel's parameter layout, as CUDA gives it (`via_cudyn` false) or as cudyn does:
+// " offset+size" per parameter; where the query fails other than past the last parameter,
+// " !<CUresult> function <cuKernelGetFunction's CUresult>" (raw) or " !cudyn <status>".
 static std::string layout(CUkernel k, bool via_cudyn) {
   std::string out;
   for (size_t i = 0; i < 4096; ++i) {
     size_t off = 0, size = 0;
-    bool ok = via_cudyn ? cudyn_kernel_param_info((cudyn_kernel_t)k, i, &off, &size) == CUDYN_SUCCESS
-                        : param_(k, i, &off, &size) == CUDA_SUCCESS;
-    if (!ok) break;
+    if (via_cudyn) {
+      cudyn_status st = cudyn_kernel_param_info((cudyn_kernel_t)k, i, &off, &size);
+      if (st == CUDYN_ERROR_INVALID_ARGUMENT) break;
+      if (st != CUDYN_SUCCESS) return out + " !cudyn " + std::to_string((int)st);
+    } else {
+      CUresult r = param_(k, i, &off, &size);
+      if (r == CUDA_ERROR_INVALID_VALUE) break;
+      if (r != CUDA_SUCCESS) {
+        CUfunction f = nullptr;
+        return out + " !" + std::to_string((int)r) + " function " + std::to_string((int)function_(&f, k));
+      }
+    }
     out += " " + std::to_string(off) + "+" + std::to_string(size);
   }
   return out;
+}
+
+// The first kernel whose layout differs ("" if none). A kernel CUDA gives no layout for (its
+// code cannot be loaded into the context: relocatable code whose symbols no image defines)
+// is not compared: cudyn reads its layout from the image's tables; such kernels are counted in
+// `cuda_failed` and the first is kept in `example`.
+static std::string param_difference(const Seen &raw, const Seen &ours, int &cuda_failed, std::string &example) {
+  for (size_t i = 0; i < raw.params.size() && i < ours.params.size(); ++i) {
+    const std::string &a = raw.params[i], &b = ours.params[i];
+    if (a.find(" !") != std::string::npos && a.substr(0, a.find(':')) == b.substr(0, b.find(':'))) {
+      ++cuda_failed;
+      if (example.empty()) example = a + " | cudyn:" + b.substr(b.find(':') + 1);
+      continue;
+    }
+    if (a != b) return "parameters: " + a + " vs " + b;
+  }
+  return raw.params.size() == ours.params.size() ? "" : "parameters: kernel counts differ";
 }
 
 static void look(CUlibrary lib, const std::vector<std::string> &vars, Seen &s, bool via_cudyn = false) {
@@ -114,8 +143,6 @@ static std::string first_difference(const Seen &a, const Seen &b) {
   if (a.kernels != b.kernels)
     return "kernels: " + std::to_string(a.kernels.size()) + " vs " + std::to_string(b.kernels.size());
   if (a.module != b.module) return "module load: " + std::to_string(a.module) + " vs " + std::to_string(b.module);
-  for (size_t i = 0; i < a.params.size() && i < b.params.size(); ++i)
-    if (a.params[i] != b.params[i]) return "parameters: " + a.params[i] + " vs " + b.params[i];
   for (size_t i = 0; i < a.vars.size() && i < b.vars.size(); ++i)
     if (a.vars[i] != b.vars[i]) return a.vars[i] + " vs " + b.vars[i];
   return "?";
@@ -131,6 +158,7 @@ int main(int argc, char **argv) {
   enumerate_ = DRIVER(cuLibraryEnumerateKernels, 12040);
   name_ = DRIVER(cuKernelGetName, 12030);
   param_ = DRIVER(cuKernelGetParamInfo, 12040);
+  function_ = DRIVER(cuKernelGetFunction);
   module_ = DRIVER(cuLibraryGetModule);
   global_ = DRIVER(cuLibraryGetGlobal);
   managed_ = DRIVER(cuLibraryGetManaged);
@@ -207,7 +235,8 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  int mismatches = 0, loaded = 0, no_binary = 0, with_vars = 0, refused_unrunnable = 0;
+  int mismatches = 0, loaded = 0, no_binary = 0, with_vars = 0, refused_unrunnable = 0, cuda_failed = 0;
+  std::string failed_example;
   size_t kernels_total = 0, vars_total = 0;
   std::vector<bool> timed(images.size(), false);
   for (size_t i = 0; i < images.size(); ++i) {
@@ -251,6 +280,10 @@ int main(int argc, char **argv) {
         Seen ours;
         look(lib, vars[i], ours, true);
         if (rr == CUDA_SUCCESS && !(ours == raw)) report(api_name(api), first_difference(raw, ours).c_str());
+        else if (rr == CUDA_SUCCESS) {
+          std::string d = param_difference(raw, ours, cuda_failed, failed_example);
+          if (!d.empty()) report(api_name(api), d.c_str());
+        }
         cudyn_library_unload(lib, api);
       }
     }
@@ -263,7 +296,8 @@ int main(int argc, char **argv) {
       } else {
         look(hl, vars[i], built);
         unload_(hl);
-        if (!(built == raw)) report("built image, raw", first_difference(raw, built).c_str());
+        if (!(built == raw) || built.params != raw.params)
+          report("built image, raw", built == raw ? "parameters" : first_difference(raw, built).c_str());
       }
     }
     if (rr == CUDA_SUCCESS) {
@@ -283,6 +317,8 @@ int main(int argc, char **argv) {
               "%d refused at load that CUDA fails at first use, %d mismatches (raw vs cudyn, both APIs, and raw on the "
               "image cudyn builds)\n",
               images.size(), loaded, kernels_total, vars_total, with_vars, no_binary, refused_unrunnable, mismatches);
+  std::printf("layouts: %d kernel loads where CUDA gives no layout and cudyn reads the image's (both APIs)%s%s\n",
+              cuda_failed, failed_example.empty() ? "" : "; e.g. ", failed_example.c_str());
 
   // Cost. One timed load: `f` returns the microseconds of the load call (unload untimed).
   auto time_raw = [&](const std::vector<char> &img) {
