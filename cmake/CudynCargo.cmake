@@ -32,10 +32,10 @@ if(CUDYN_BUILD_TESTS)
 else()
   set(_features "")
 endif()
-# zstd fatbin entries decoded by libzstd (the reference decoder, built from source into
-# libcudyn; 4-14x faster first loads of CUDA 13 images than the pure-Rust decoder).
-if(CUDYN_LIBZSTD)
-  list(APPEND _features libzstd)
+# Compressed fatbin entries decoded by libzstd and liblz4 (the reference decoders, built from
+# source into libcudyn; 4-14x faster first loads of CUDA 13 images than the pure-Rust decoder).
+if(CUDYN_C_DECODERS)
+  list(APPEND _features c-decoders)
 endif()
 
 # cargo decides what to rebuild; these are what can change its outputs (the sources, the

@@ -56,9 +56,9 @@ echo "== cudyn test suite (logs in $logs/)"
 # a crate depending on cudyn leaves it off.
 step cargo-test cargo test --all-targets --features dev-header --no-fail-fast
 step cargo-test-cli cargo test --package cudyn-cli --no-fail-fast
-# The decoder the C library is built with (CMake's CUDYN_LIBZSTD): libzstd for zstd entries,
-# held to the same verdicts and bytes as the default pure-Rust one.
-step cargo-test-libzstd cargo test --features libzstd --no-fail-fast --lib --test decoder_differential \
+# The decoders the C library is built with (CMake's CUDYN_C_DECODERS): libzstd and liblz4,
+# held to the same verdicts and bytes as the default pure-Rust ones.
+step cargo-test-c-decoders cargo test --features c-decoders --no-fail-fast --lib --test decoder_differential \
   --test compressed_images --test decompress_memory --test fuzz_regression --test image_nvcc
 # The code itself against the Rust minimum the manifests state (cli/tests/rust_version.rs
 # holds that minimum to what the dependencies need): no std item newer than it.

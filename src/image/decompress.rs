@@ -20,7 +20,7 @@
 //   the declared size), plus the RFC's Block_Maximum_Size for every block (libzstd's streaming
 //   decoder enforces it for all block types, its one-shot decoder for compressed blocks only)
 //   and exactly one frame filling the stream. The frame is then decoded by libzstd itself
-//   (cargo feature `libzstd`, which the CMake build turns on: the reference, a C library, and
+//   (cargo feature `c-decoders`, which the CMake build turns on: the reference, a C library, and
 //   7-9x faster on NVIDIA's cubins) or by the pure-Rust `ruzstd` (the default, so that a crate
 //   depending on cudyn builds without a C compiler), whose remaining differences from libzstd
 //   are bridged here: a content checksum is verified, a dictionary id of 0 is no dictionary,
@@ -65,8 +65,35 @@ pub(crate) fn check_declared(method: Method, compressed: usize, size: u64) -> Re
 pub(crate) fn decode_into(method: Method, src: &[u8], out: &mut [u8]) -> Result<(), String> {
     check_declared(method, src.len(), out.len() as u64)?;
     match method {
-        Method::Lz4 => lz4::decode(src, out),
+        Method::Lz4 => lz4_into(src, out),
         Method::Zstd => zstd_frame_into(src, out),
+    }
+}
+
+/// One LZ4 block into `out`, by cudyn's own decoder (the rules of liblz4's
+/// `LZ4_decompress_safe`, see `lz4`).
+#[cfg(not(feature = "c-decoders"))]
+fn lz4_into(src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    lz4::decode(src, out)
+}
+
+/// One LZ4 block into `out`, by liblz4's `LZ4_decompress_safe` itself (feature `c-decoders`):
+/// it must fill `out` exactly (the block is refused otherwise, whatever it made).
+#[cfg(feature = "c-decoders")]
+fn lz4_into(src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let (Ok(n), Ok(cap)) = (i32::try_from(src.len()), i32::try_from(out.len())) else {
+        return Err("its LZ4 block is larger than liblz4 takes".into());
+    };
+    // SAFETY: the pointers and lengths describe `src` and `out`, which outlive the call;
+    // LZ4_decompress_safe reads at most `n` bytes of `src` and writes at most `cap` to `out`.
+    let got = unsafe { lz4_sys::LZ4_decompress_safe(src.as_ptr().cast(), out.as_mut_ptr().cast(), n, cap) };
+    match got {
+        g if g == cap => Ok(()),
+        g if g < 0 => Err(format!(
+            "its LZ4 block does not decode to the declared {cap} bytes (liblz4 stops at byte {})",
+            -(g + 1)
+        )),
+        g => Err(format!("its LZ4 block decodes to {g} bytes, not the declared {cap}")),
     }
 }
 
@@ -93,6 +120,7 @@ pub(crate) fn zstd_frame(src: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(
     decode_to_vec(Method::Zstd, src, size, out)
 }
 
+#[cfg_attr(feature = "c-decoders", allow(dead_code))] // liblz4 decodes instead
 mod lz4 {
     //! An LZ4 block decoder that accepts and refuses what liblz4 1.10's `LZ4_decompress_safe`
     //! does on x86-64 (with the output capacity the declared size, which it must fill).
@@ -294,6 +322,7 @@ mod lz4 {
 }
 
 /// An LZ4 match's offset against the bytes written so far.
+#[cfg_attr(feature = "c-decoders", allow(dead_code))]
 fn check_range(offset: usize, written: usize) -> Result<(), String> {
     if offset > written {
         return Err(format!("an LZ4 match refers {offset} bytes back, before the start of the output"));
@@ -304,6 +333,7 @@ fn check_range(offset: usize, written: usize) -> Result<(), String> {
 /// Copies `len` bytes from `offset` back to `at` (overlapping: a run shorter than the match
 /// repeats; offset 0 writes zeros, as liblz4 does). The caller has checked `offset <= at` and
 /// `at + len <= out.len()`; past either, nothing is written.
+#[cfg_attr(feature = "c-decoders", allow(dead_code))]
 fn copy_match(out: &mut [u8], at: usize, offset: usize, len: usize) {
     let Some(end) = at.checked_add(len).filter(|&e| e <= out.len() && offset <= at) else { return };
     if offset == 0 {
@@ -331,7 +361,7 @@ const ZSTD_WINDOW_LOG_MAX: u32 = 31;
 
 /// What the frame header says, checked with every block header before any block is decoded.
 #[derive(Debug)]
-#[cfg_attr(feature = "libzstd", allow(dead_code))] // libzstd reads the frame's own header
+#[cfg_attr(feature = "c-decoders", allow(dead_code))] // libzstd reads the frame's own header
 struct ZstdLayout {
     /// Bytes of the frame header (magic included).
     header_len: usize,
@@ -490,10 +520,10 @@ fn check_block_sections(block: &[u8], block_max: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The frame whose layout was checked, decoded by libzstd's one-shot decoder (feature
-/// `libzstd`): the reference decoder, into `out` with no allocation beyond its context. It must
-/// fill `out` exactly.
-#[cfg(feature = "libzstd")]
+/// The frame whose layout was checked, decoded by libzstd's streaming decoder (feature
+/// `c-decoders`): the reference decoder, into `out`, with its context and window outside
+/// Rust's allocator. It must fill `out` exactly and use all of `src`.
+#[cfg(feature = "c-decoders")]
 fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), String> {
     let size = out.len();
     let over = || format!("its zstd frame decompresses to more than the declared {size} bytes");
@@ -537,7 +567,7 @@ fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), St
 /// The blocks of a frame whose layout was checked, decoded by ruzstd. ruzstd is fuzzed
 /// upstream and should not panic on any input; a panic is turned into a refusal all the
 /// same, so that none escapes through the Rust API.
-#[cfg(not(feature = "libzstd"))]
+#[cfg(not(feature = "c-decoders"))]
 fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), String> {
     let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ruzstd_blocks(src, layout, out)));
     decoded.unwrap_or_else(|_| Err("the zstd decoder failed on it".into()))
@@ -550,14 +580,14 @@ fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), St
 /// decoder does (ruzstd bounds offsets by what it holds, which is everything until collected),
 /// and has neither its 100 MiB window limit nor a dictionary id to look up (0 means none,
 /// but ruzstd would ask for dictionary 0). The checksum flag is the frame's.
-#[cfg(not(feature = "libzstd"))]
+#[cfg(not(feature = "c-decoders"))]
 fn for_ruzstd(layout: &ZstdLayout) -> [u8; 6] {
     let fhd = 0x20 | if layout.checksum { 0x04 } else { 0 };
     let m = ZSTD_MAGIC.to_le_bytes();
     [m[0], m[1], m[2], m[3], fhd, 0]
 }
 
-#[cfg(not(feature = "libzstd"))]
+#[cfg(not(feature = "c-decoders"))]
 fn ruzstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), String> {
     use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
     use std::io::Read;
@@ -618,9 +648,12 @@ fn ruzstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), 
 mod tests {
     use super::*;
 
+    /// cudyn's own LZ4 decoder, whichever decoder the build loads with (the differential
+    /// test holds both to liblz4).
     fn lz4(src: &[u8], size: usize) -> Result<Vec<u8>, String> {
         let mut out = vec![0; size];
-        decode_into(Method::Lz4, src, &mut out).map(|()| out)
+        check_declared(Method::Lz4, src.len(), size as u64)?;
+        lz4::decode(src, &mut out).map(|()| out)
     }
 
     fn zstd(src: &[u8], size: usize) -> Result<Vec<u8>, String> {
