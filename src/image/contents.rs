@@ -643,11 +643,16 @@ pub fn param_layouts(image: &[u8]) -> Option<Layouts> {
 }
 
 /// The layouts of one cubin's kernels (None: a layout that does not settle it) into `out`.
+/// A table `.nv.info.<kernel>` counts only where its info link (sh_info) is the section
+/// `.text.<kernel>`, as nvcc writes it: a table linked to another kernel's code would give
+/// that kernel's layout under this name if CUDA followed the link.
 fn cubin_layouts(d: &[u8], out: &mut Found) -> Option<()> {
     let c = Cubin::read(d)?;
     for s in c.sections.iter().filter(|s| s.ty == SHT_CUDA_INFO) {
         let Some(kernel) = c.name(s).strip_prefix(NV_INFO_PREFIX).filter(|k| !k.is_empty()) else { continue };
-        out.push((kernel.into(), settled_layout(c.body(s))));
+        let linked = c.sections.get(s.info as usize).map(|t| c.name(t));
+        let own = linked.and_then(|n| n.strip_prefix(b".text.")).is_some_and(|k| k == kernel);
+        out.push((kernel.into(), if own { settled_layout(c.body(s)) } else { None }));
     }
     Some(())
 }

@@ -378,23 +378,47 @@ fn bank(size: u16) -> Vec<u8> {
     v
 }
 
+/// A CUDA cubin with, per (kernel, table), a section `.text.<kernel>` (number 2i + 1) and its
+/// `.nv.info.<kernel>` (2i + 2) linked to it by sh_info, as nvcc writes them.
+fn with_code(kernels: Vec<(&str, Vec<u8>)>) -> Vec<u8> {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut secs = Vec::new();
+    for (i, (k, table)) in kernels.into_iter().enumerate() {
+        secs.push(sec(leak(format!(".text.{k}")), 1, vec![0; 8]));
+        secs.push(Sec {
+            name: leak(format!(".nv.info.{k}")),
+            ty: SHT_CUDA_INFO,
+            link: 0,
+            info: 2 * i as u32 + 1,
+            body: table,
+        });
+    }
+    cuda_cubin(secs)
+}
+
+/// Set section `i`'s sh_info in a cubin made by `cubin`.
+fn set_info(d: &mut [u8], i: usize, info: u32) {
+    let shoff = u64::from_le_bytes(d[40..48].try_into().unwrap()) as usize;
+    d[shoff + 64 * i + 44..shoff + 64 * i + 48].copy_from_slice(&info.to_le_bytes());
+}
+
 #[test]
 fn layouts_for_the_loader_are_kept_only_where_the_tables_settle_them() {
     let p = |offset, size| Param { offset, size };
-    let d = cuda_cubin(vec![
-        sec(".nv.info.good", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (1, 8, 4), (2, 16, 16)], Some(32))),
-        sec(".nv.info.none", SHT_CUDA_INFO, kernel_table(&[], Some(0))),
-        sec(".nv.info.gap", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (2, 8, 4)], Some(12))),
-        sec(".nv.info.twice", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (0, 8, 8)], Some(16))),
-        sec(".nv.info.overlap", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (1, 4, 4)], Some(12))),
-        sec(".nv.info.past", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8), (1, 8, 8)], Some(12))),
-        sec(".nv.info.empty", SHT_CUDA_INFO, kernel_table(&[(0, 0, 0)], Some(8))),
-        sec(".nv.info.unsized", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8)], None)),
-        sec(".nv.info.bare", SHT_CUDA_INFO, vec![]),
-        sec(".nv.info.banked", SHT_CUDA_INFO, [kernel_table(&[(0, 0, 8)], Some(8)), bank(8)].concat()),
-        sec(".nv.info.misbanked", SHT_CUDA_INFO, [kernel_table(&[(0, 0, 8)], Some(8)), bank(16)].concat()),
-        sec(".nv.info.bank_only", SHT_CUDA_INFO, bank(0)),
-        sec(".nv.info.phantom", SHT_CUDA_INFO, kernel_table(&[], Some(16))),
+    let d = with_code(vec![
+        ("good", kernel_table(&[(0, 0, 8), (1, 8, 4), (2, 16, 16)], Some(32))),
+        ("none", kernel_table(&[], Some(0))),
+        ("gap", kernel_table(&[(0, 0, 8), (2, 8, 4)], Some(12))),
+        ("twice", kernel_table(&[(0, 0, 8), (0, 8, 8)], Some(16))),
+        ("overlap", kernel_table(&[(0, 0, 8), (1, 4, 4)], Some(12))),
+        ("past", kernel_table(&[(0, 0, 8), (1, 8, 8)], Some(12))),
+        ("empty", kernel_table(&[(0, 0, 0)], Some(8))),
+        ("unsized", kernel_table(&[(0, 0, 8)], None)),
+        ("bare", vec![]),
+        ("banked", [kernel_table(&[(0, 0, 8)], Some(8)), bank(8)].concat()),
+        ("misbanked", [kernel_table(&[(0, 0, 8)], Some(8)), bank(16)].concat()),
+        ("bank_only", bank(0)),
+        ("phantom", kernel_table(&[], Some(16))),
     ]);
     let got = param_layouts(&d).expect("a cubin");
     let names: Vec<&[u8]> = got.iter().map(|(n, _)| &n[..]).collect();
@@ -403,12 +427,18 @@ fn layouts_for_the_loader_are_kept_only_where_the_tables_settle_them() {
     assert!(got[1].1.is_empty());
     assert_eq!(&got[2].1[..], [p(0, 8), p(8, 4), p(16, 16)]);
     assert!(got[3].1.is_empty());
+    // A table whose info link is another kernel's code, or no code at all, settles nothing.
+    let mut crossed = with_code(vec![("a", kernel_table(&[(0, 0, 8)], Some(8))), ("b", kernel_table(&[], Some(0)))]);
+    set_info(&mut crossed, 2, 3); // .nv.info.a -> .text.b
+    set_info(&mut crossed, 4, 1); // .nv.info.b -> .text.a
+    assert!(param_layouts(&crossed).unwrap().is_empty());
+    let unlinked = cuda_cubin(vec![sec(".nv.info.k", SHT_CUDA_INFO, kernel_table(&[(0, 0, 8)], Some(8)))]);
+    assert!(param_layouts(&unlinked).unwrap().is_empty());
 
     // In a fatbin: entries that agree give the layout, entries that disagree leave it out.
     use crate::fuzzing::{fatbin, fatbin_entry, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF, FATBIN_KIND_PTX};
-    let one = |name: &'static str, table: Vec<u8>| cuda_cubin(vec![sec(name, SHT_CUDA_INFO, table)]);
-    let a = one(".nv.info.k", kernel_table(&[(0, 0, 8)], Some(8)));
-    let b = one(".nv.info.k", kernel_table(&[(0, 0, 4)], Some(4)));
+    let a = with_code(vec![("k", kernel_table(&[(0, 0, 8)], Some(8)))]);
+    let b = with_code(vec![("k", kernel_table(&[(0, 0, 4)], Some(4)))]);
     let elf = |c: &[u8], packing| fatbin_entry(FATBIN_KIND_ELF, 90, FATBIN_FLAGS_PLAIN, c, packing);
     let same = param_layouts(&fatbin(&[elf(&a, Packing::Plain), elf(&a, Packing::Plain)])).unwrap();
     assert_eq!(same.len(), 1);
