@@ -556,6 +556,16 @@ fn cubin_tables(d: &[u8]) -> (Vec<KernelInfo>, Vec<GlobalInfo>) {
 }
 
 /// A kernel's parameters and launch bounds from its `.nv.info.<kernel>` table.
+/// A KPARAM_INFO record's payload (12 bytes: `u32 0, u16 ordinal, u16 offset, u32 word`, the
+/// size in bits 18..31 of the word): the parameter's ordinal and place; None if not 12 bytes.
+fn kparam_record(payload: &[u8]) -> Option<(u16, Param)> {
+    if payload.len() != 12 {
+        return None;
+    }
+    let (ordinal, offset, word) = (read_u16(payload, 4)?, read_u16(payload, 6)?, read_u32(payload, 8)?);
+    Some((ordinal, Param { offset: u32::from(offset), size: word >> 18 }))
+}
+
 fn kernel_info(name: &[u8], info: &[u8]) -> KernelInfo {
     let mut params: Vec<(u16, Param)> = Vec::new();
     let mut param_bytes = None;
@@ -563,12 +573,7 @@ fn kernel_info(name: &[u8], info: &[u8]) -> KernelInfo {
     let dims = |p: &[u8]| Some([read_u32(p, 0)?, read_u32(p, 4)?, read_u32(p, 8)?]);
     for (format, attr, value, payload) in nv_info_records(info) {
         match (format, attr) {
-            (4, ATTR_KPARAM_INFO) if payload.len() == 12 => {
-                let ordinal = read_u16(payload, 4).unwrap_or(0);
-                let offset = read_u16(payload, 6).unwrap_or(0);
-                let word = read_u32(payload, 8).unwrap_or(0);
-                params.push((ordinal, Param { offset: u32::from(offset), size: word >> 18 }));
-            }
+            (4, ATTR_KPARAM_INFO) => params.extend(kparam_record(payload)),
             (4, ATTR_MAX_THREADS) => resources.max_threads = dims(payload),
             (4, ATTR_REQNTID) => resources.required_block = dims(payload),
             (1..=3, ATTR_CBANK_PARAM_SIZE) => param_bytes = Some(u32::from(value)),
@@ -668,13 +673,7 @@ fn settled_layout(info: &[u8]) -> Option<Box<[Param]>> {
                 let again = bank.is_some();
                 bank = Some(read_u16(payload, 6).filter(|_| payload.len() == 8 && !again)?);
             }
-            (4, ATTR_KPARAM_INFO) => {
-                if payload.len() != 12 {
-                    return None;
-                }
-                let (ordinal, offset, word) = (read_u16(payload, 4)?, read_u16(payload, 6)?, read_u32(payload, 8)?);
-                params.push((ordinal, Param { offset: u32::from(offset), size: word >> 18 }));
-            }
+            (4, ATTR_KPARAM_INFO) => params.push(kparam_record(payload)?),
             (1..=3, ATTR_CBANK_PARAM_SIZE) => {
                 let v = u32::from(value);
                 if bytes.replace(v).is_some_and(|b| b != v) {
