@@ -2,15 +2,15 @@ use super::*;
 
 /// A section of a test cubin: name, type, sh_link, sh_info, contents.
 struct Sec {
-    name: &'static str,
+    name: String,
     ty: u32,
     link: u32,
     info: u32,
     body: Vec<u8>,
 }
 
-fn sec(name: &'static str, ty: u32, body: Vec<u8>) -> Sec {
-    Sec { name, ty, link: 0, info: 0, body }
+fn sec(name: &str, ty: u32, body: Vec<u8>) -> Sec {
+    Sec { name: name.into(), ty, link: 0, info: 0, body }
 }
 
 /// A minimal ELF64 cubin header (sm from `flags` as ABI version 8 lays it out) with a section
@@ -21,7 +21,7 @@ fn cubin(sm: u32, sections: Vec<Sec>) -> Vec<u8> {
     let mut bodies = Vec::new();
     let mut heads = vec![(0u32, 0u32, 0usize, 0usize, 0u32, 0u32)];
     let mut at = 64usize;
-    let shstrtab = Sec { name: ".shstrtab", ty: 3, link: 0, info: 0, body: Vec::new() };
+    let shstrtab = Sec { name: ".shstrtab".into(), ty: 3, link: 0, info: 0, body: Vec::new() };
     for s in sections.into_iter().chain([shstrtab]) {
         let name_off = names.len() as u32;
         names.extend_from_slice(s.name.as_bytes());
@@ -151,12 +151,12 @@ fn resource_cubin(sm: u32) -> Vec<u8> {
         sm,
         vec![
             sec(".strtab", 3, strtab),
-            Sec { name: ".symtab", ty: SHT_SYMTAB, link: 1, info: 3, body: syms },
-            Sec { name: ".nv.info", ty: SHT_CUDA_INFO, link: 2, info: 0, body: global },
+            Sec { name: ".symtab".into(), ty: SHT_SYMTAB, link: 1, info: 3, body: syms },
+            Sec { name: ".nv.info".into(), ty: SHT_CUDA_INFO, link: 2, info: 0, body: global },
             sec(".text.a", 1, vec![0; 64]),
             sec(".text.b", 1, vec![0; 64]),
-            Sec { name: ".nv.info.a", ty: SHT_CUDA_INFO, link: 2, info: 4, body: kparam(0, 0, 4) },
-            Sec { name: ".nv.info.b", ty: SHT_CUDA_INFO, link: 2, info: 5, body: info_b },
+            Sec { name: ".nv.info.a".into(), ty: SHT_CUDA_INFO, link: 2, info: 4, body: kparam(0, 0, 4) },
+            Sec { name: ".nv.info.b".into(), ty: SHT_CUDA_INFO, link: 2, info: 5, body: info_b },
             sec(".nv.shared.a", 8, vec![0; 1024 + 100]),
             sec(".nv.constant0.a", 1, vec![0; 364]),
             sec(".nv.global", 8, vec![0; 516]),
@@ -381,12 +381,11 @@ fn bank(size: u16) -> Vec<u8> {
 /// A CUDA cubin with, per (kernel, table), a section `.text.<kernel>` (number 2i + 1) and its
 /// `.nv.info.<kernel>` (2i + 2) linked to it by sh_info, as nvcc writes them.
 fn with_code(kernels: Vec<(&str, Vec<u8>)>) -> Vec<u8> {
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let mut secs = Vec::new();
     for (i, (k, table)) in kernels.into_iter().enumerate() {
-        secs.push(sec(leak(format!(".text.{k}")), 1, vec![0; 8]));
+        secs.push(sec(&format!(".text.{k}"), 1, vec![0; 8]));
         secs.push(Sec {
-            name: leak(format!(".nv.info.{k}")),
+            name: format!(".nv.info.{k}"),
             ty: SHT_CUDA_INFO,
             link: 0,
             info: 2 * i as u32 + 1,
