@@ -398,9 +398,7 @@ impl KnownKernel<'_> {
         }
         Ok(p)
     }
-}
 
-impl KnownKernel<'_> {
     /// The layout the tables of the image cudyn built give this kernel, for a kernel of a
     /// library loaded from one (see `Built::param_layout`).
     fn image_layout(&self) -> Option<Vec<Param>> {
