@@ -390,6 +390,42 @@ fn zstd_window_smaller_than_its_blocks_is_refused() {
     agree(true, &big, 1025);
 }
 
+/// A compressed block whose few stored bytes make more than the window: libzstd's blocks of a
+/// 2 KiB single-segment frame, under a header that declares a 1 KiB window. Each decoder
+/// must hold the block's output, not only what it stores, to Block_Maximum_Size.
+#[test]
+fn zstd_compressed_block_making_more_than_the_window_is_refused() {
+    use zstd_safe::CParameter::*;
+    let data: Vec<u8> = (0..2048).map(|i| (i % 16) as u8 * 3).collect();
+    let mut cctx = zstd_safe::CCtx::create();
+    cctx.set_parameter(WindowLog(11)).unwrap();
+    cctx.set_parameter(ChecksumFlag(false)).unwrap();
+    let mut f = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+    cctx.compress2(&mut f, &data).unwrap();
+    let first = zstd_blocks(&f)[0];
+    assert_eq!(zstd_blocks(&f).len(), 1, "libzstd wrote more than one block");
+    let block = &f[first..];
+    assert_eq!((block[0] >> 1) & 3, 2, "libzstd did not compress the block");
+    assert!(block.len() < 1024);
+    // Not single segment, window descriptor 0 (1 KiB), a 4-byte content size.
+    let header = |wd: u8| {
+        let mut h = vec![0x28, 0xb5, 0x2f, 0xfd, 0x80, wd];
+        h.extend(2048u32.to_le_bytes());
+        h.extend(block);
+        h
+    };
+    // With a 2 KiB window (descriptor 8: 2^11), every decoder makes the data.
+    let ok = header(8);
+    agree(true, &ok, 2048);
+    let mut out = vec![0; 2048];
+    cudyn::fuzzing::decompress_into(true, &ok, &mut out).unwrap();
+    assert!(out == data);
+    let small = header(0);
+    let e = cudyn::fuzzing::decompress_into(true, &small, &mut vec![0; 2048]).unwrap_err();
+    eprintln!("a 1 KiB window's block making 2 KiB: {e}");
+    agree(true, &small, 2048);
+}
+
 #[test]
 fn lz4_match_reaching_the_last_byte_is_refused() {
     // 64 literals, then a match of 30 at offset 16 ending on the block's last byte.

@@ -169,3 +169,57 @@ fn a_stream_that_makes_more_than_it_declares_stops_at_once() {
     assert!(e.contains("more than the declared"), "{e}");
     assert!(peak < 4 << 20, "{peak} bytes allocated");
 }
+
+/// With libzstd (feature `c-decoders`), a zstd entry decodes into its own buffer, which
+/// libzstd keeps as its window: a 64 MiB entry whose frame declares a 64 MiB window (as a
+/// toolkit's single-segment frames do) costs its 64 MiB and a constant, not twice that.
+/// libzstd allocates with malloc, which the counting allocator does not see, so this is
+/// measured as the peak resident size of a process that does nothing else
+/// ([`libzstd_peak_in_this_process`], run as a child).
+#[cfg(feature = "c-decoders")]
+#[test]
+fn libzstd_holds_no_window_besides_the_entry() {
+    let exe = std::env::current_exe().unwrap();
+    let run = std::process::Command::new(exe)
+        .args(["--exact", "libzstd_peak_in_this_process", "--ignored", "--nocapture", "--test-threads=1"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    eprintln!("{text}");
+    assert!(run.status.success(), "the measuring process failed");
+    assert!(text.contains("1 passed"), "the measuring process ran no test");
+}
+
+#[cfg(feature = "c-decoders")]
+#[test]
+#[ignore = "run in a process of its own by libzstd_holds_no_window_besides_the_entry"]
+fn libzstd_peak_in_this_process() {
+    fn status_kib(key: &str) -> usize {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = s.lines().find(|l| l.starts_with(key)).unwrap();
+        line[key.len()..].trim().trim_end_matches("kB").trim().parse().unwrap()
+    }
+    let n = 64 << 20;
+    let d = data(n);
+    let sum = d.iter().fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut cctx = zstd_safe::CCtx::create();
+    cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(1)).unwrap();
+    cctx.set_parameter(zstd_safe::CParameter::WindowLog(27)).unwrap();
+    let mut frame = Vec::with_capacity(zstd_safe::compress_bound(n));
+    cctx.compress2(&mut frame, &d).unwrap();
+    drop((d, cctx));
+    // Single segment: the frame's window is its content, 64 MiB.
+    assert!(frame[4] & 0x20 != 0, "the frame is not single-segment");
+    let mut out = vec![1u8; n];
+    // The peak so far (the sample and its frame) is reset where the kernel allows it; it is
+    // about the resident size now (the frame and the output) in any case.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let before = status_kib("VmRSS:");
+    let t = Instant::now();
+    decompress_into(true, &frame, &mut out).unwrap();
+    let took = t.elapsed();
+    let extra = status_kib("VmHWM:").saturating_sub(before);
+    assert_eq!(out.iter().fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(u64::from(b))), sum);
+    eprintln!("libzstd, a {n}-byte entry with a {n}-byte window: decoded in {took:?}, peak {extra} KiB resident besides the entry and its frame");
+    assert!(extra < 8 << 10, "decoding a 64 MiB entry took {extra} KiB besides it");
+}

@@ -521,47 +521,86 @@ fn check_block_sections(block: &[u8], block_max: usize) -> Result<(), String> {
 }
 
 /// The frame whose layout was checked, decoded by libzstd's streaming decoder (feature
-/// `c-decoders`): the reference decoder, into `out`, with its context and window outside
-/// Rust's allocator. It must fill `out` exactly and use all of `src`.
+/// `c-decoders`): the reference decoder, straight into `out`, which it keeps as its window
+/// (`ZSTD_d_stableOutBuffer`): besides `out`, libzstd holds its context and at most a block of
+/// input, whatever window the frame declares, so decoding an entry costs its decompressed
+/// size and a constant. It must fill `out` exactly and use all of `src`.
 #[cfg(feature = "c-decoders")]
 fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), String> {
+    use zstd_safe::DParameter::{StableOutBuffer, WindowLogMax};
     let size = out.len();
-    let over = || format!("its zstd frame decompresses to more than the declared {size} bytes");
-    let bad = |code| format!("its zstd frame does not decode: {}", zstd_safe::get_error_name(code));
-    let mut dctx = zstd_safe::DCtx::create();
-    dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(ZSTD_WINDOW_LOG_MAX)).map_err(bad)?;
-    let mut input = zstd_safe::InBuffer::around(src);
-    // Output in pieces of at most a block: handed the whole output at once, libzstd's streaming
-    // decoder decodes the frame in one pass, as its one-shot decoder does, and no longer holds
-    // each block's output to Block_Maximum_Size.
-    let piece = layout.block_max.max(1);
-    let mut made = 0;
-    loop {
-        let mut spare = [0u8; 1];
-        let target: &mut [u8] = if made < size { &mut out[made..size.min(made + piece)] } else { &mut spare };
-        let mut output = zstd_safe::OutBuffer::around(target);
-        let before = input.pos;
-        let hint = dctx.decompress_stream(&mut output, &mut input).map_err(bad)?;
-        let n = output.pos();
-        if made == size && n > 0 {
-            return Err(over());
+    let name = zstd_safe::get_error_name;
+    let refused = |code| match name(code) {
+        // libzstd's ZSTD_error_dstSize_tooSmall: the frame makes more than `out` holds.
+        "Destination buffer is too small" => {
+            format!("its zstd frame decompresses to more than the declared {size} bytes")
         }
-        made += n;
+        why => format!("its zstd frame does not decode: {why}"),
+    };
+    let mut dctx = zstd_safe::DCtx::create();
+    dctx.set_parameter(WindowLogMax(ZSTD_WINDOW_LOG_MAX)).map_err(refused)?;
+    dctx.set_parameter(StableOutBuffer(true)).map_err(refused)?;
+    let mut output = zstd_safe::OutBuffer::around(out);
+    // The input is offered up to the end of the frame header, then a block at a time, then
+    // the checksum. Offered the whole frame at once, libzstd decodes it in one pass, as its
+    // one-shot decoder does, and no longer holds each block's output to Block_Maximum_Size;
+    // offered one block, it makes that block's output, which is held to it here.
+    let mut ends = zstd_block_ends(src, layout.header_len);
+    let (mut end, mut used, mut block) = (layout.header_len, 0, false);
+    loop {
+        let mut input = zstd_safe::InBuffer::around(&src[..end]);
+        input.set_pos(used);
+        let before = output.pos();
+        let hint = dctx.decompress_stream(&mut output, &mut input).map_err(refused)?;
+        let made = output.pos() - before;
+        if block && made > layout.block_max {
+            return Err(format!(
+                "a zstd block decompresses to {made} bytes, more than the block maximum of {}",
+                layout.block_max
+            ));
+        }
+        if input.pos() != end {
+            // Offered a whole block (or the header, or the checksum), libzstd takes it all.
+            return Err("its zstd frame does not decode: libzstd stopped inside a block".into());
+        }
+        used = end;
         if hint == 0 {
             break;
         }
-        if n == 0 && input.pos == before {
-            // No progress: the frame wants more input than the stream holds.
-            return Err("its zstd frame is cut short".into());
+        match ends.next() {
+            Some((next, is_block)) => (end, block) = (next, is_block),
+            None => return Err("its zstd frame is cut short".into()),
         }
     }
+    let made = output.pos();
     if made != size {
         return Err(format!("its zstd frame decompresses to {made} bytes, not the declared {size}"));
     }
-    if input.pos != src.len() {
-        return Err(format!("{} bytes follow its zstd frame", src.len() - input.pos));
+    if used != src.len() {
+        return Err(format!("{} bytes follow its zstd frame", src.len() - used));
     }
     Ok(())
+}
+
+/// Where each block of the frame `src` (checked by [`zstd_layout`]) ends, with `true`, from
+/// its first block at `at`; then the end of the frame's checksum, if any, with `false`.
+#[cfg(feature = "c-decoders")]
+fn zstd_block_ends(src: &[u8], mut at: usize) -> impl Iterator<Item = (usize, bool)> + '_ {
+    let mut last = false;
+    std::iter::from_fn(move || {
+        if last {
+            return (at < src.len()).then(|| {
+                at = src.len();
+                (at, false)
+            });
+        }
+        let h = src.get(at..at + 3)?;
+        let h = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+        let stored = if (h >> 1) & 3 == 1 { 1 } else { h >> 3 };
+        last = h & 1 != 0;
+        at = (at + 3 + stored).min(src.len());
+        Some((at, true))
+    })
 }
 
 /// The blocks of a frame whose layout was checked, decoded by ruzstd. ruzstd is fuzzed
