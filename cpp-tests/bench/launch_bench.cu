@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
   add("cudyn_launch (driver) + cluster", "cluster", "raw cuLaunchKernelEx + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cd_cl, cluster_args, 1)); });
   add("cudyn_launch (runtime) + cluster", "cluster", "raw cudaLaunchKernelExC + cluster", [&] { CHECK_CUDYN(cudyn_launch(kc, &cr_cl, cluster_args, 1)); });
 
-  // Loads: load + unload of the same fatbin (a repeated load: see "8 images each in turn" below).
+  // Loads: load + unload of the same fatbin (a repeated load: see "images in turn" below).
   add("raw cudaLibraryLoadData", "load", "", [&] { cudaLibrary_t l; CHECK_RT(cudaLibraryLoadData(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_RT(cudaLibraryUnload(l)); });
   add("cudyn_library_load_data (runtime)", "load", "raw cudaLibraryLoadData", [&] { cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(image.data(), image.size(), CUDYN_API_RUNTIME, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME)); });
   add("raw cuLibraryLoadData", "load", "", [&] { CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
@@ -193,26 +193,32 @@ int main(int argc, char **argv) {
 
   // Loads of images never seen before: cudyn keeps a copy of the last few images it validated
   // twice and skips the check for identical bytes, so the rows above measure a repeated load.
-  // Here each variant cycles through its own 8 cubins (32 distinct ones in all), so no variant
-  // loads an image another one just loaded (the driver is as fresh to each as to the others),
-  // and a cudyn row meets an image again only after 15 other validations, beyond the 8 cudyn
-  // recognises: every cudyn load here runs the full validation, the first-sight cost.
+  // Here each variant cycles through its own cubins, so no variant loads an image another one
+  // just loaded (the driver is as fresh to each as to the others). A raw variant cycles through
+  // 8; a cudyn variant through 20, and the two cudyn variants alternate, so a cudyn row meets an
+  // image again only after 39 other validations, beyond the 32 cudyn recognises: every cudyn load
+  // here runs the full validation, the first-sight cost.
   // (Compiled only when the group runs: the variants of a group left out never run.)
+  const int pool[4] = {8, 20, 8, 20};  // raw runtime, cudyn runtime, raw driver, cudyn driver
   std::vector<std::vector<char>> fresh;
-  for (int i = 0; i < 32 && wanted("load-new"); ++i) {
-    std::string src = large_source("k_fresh_" + std::to_string(i));
-    cudyn_buffer code{}, log{};
-    CHECK_CUDYN(cudyn_compile(src.c_str(), "fresh.cu", nullptr, 0, CUDYN_CODE_CUBIN, &code, &log));
-    fresh.emplace_back((const char *)code.data, (const char *)code.data + code.size);
-    cudyn_buffer_free(&code);
-    cudyn_buffer_free(&log);
+  size_t first[5] = {0, 0, 0, 0, 0};
+  for (int who = 0; who < 4 && wanted("load-new"); ++who) {
+    first[who] = fresh.size();
+    for (int i = 0; i < pool[who]; ++i) {
+      std::string src = large_source("k_fresh_" + std::to_string(fresh.size()));
+      cudyn_buffer code{}, log{};
+      CHECK_CUDYN(cudyn_compile(src.c_str(), "fresh.cu", nullptr, 0, CUDYN_CODE_CUBIN, &code, &log));
+      fresh.emplace_back((const char *)code.data, (const char *)code.data + code.size);
+      cudyn_buffer_free(&code);
+      cudyn_buffer_free(&log);
+    }
   }
   size_t fr[4] = {0, 0, 0, 0};
-  auto next_fresh = [&](int who) -> const std::vector<char> & { return fresh[who * 8 + fr[who]++ % 8]; };
-  add("raw cudaLibraryLoadData, 8 images each in turn", "load-new", "", [&] { auto &im = next_fresh(0); cudaLibrary_t l; CHECK_RT(cudaLibraryLoadData(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_RT(cudaLibraryUnload(l)); });
-  add("cudyn load (runtime), 8 images each in turn", "load-new", "raw cudaLibraryLoadData, 8 images each in turn", [&] { auto &im = next_fresh(1); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_RUNTIME, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME)); });
-  add("raw cuLibraryLoadData, 8 images each in turn", "load-new", "", [&] { auto &im = next_fresh(2); CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
-  add("cudyn load (driver), 8 images each in turn", "load-new", "raw cuLibraryLoadData, 8 images each in turn", [&] { auto &im = next_fresh(3); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
+  auto next_fresh = [&](int who) -> const std::vector<char> & { return fresh[first[who] + fr[who]++ % pool[who]]; };
+  add("raw cudaLibraryLoadData, images in turn", "load-new", "", [&] { auto &im = next_fresh(0); cudaLibrary_t l; CHECK_RT(cudaLibraryLoadData(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_RT(cudaLibraryUnload(l)); });
+  add("cudyn load (runtime), images in turn", "load-new", "raw cudaLibraryLoadData, images in turn", [&] { auto &im = next_fresh(1); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_RUNTIME, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_RUNTIME)); });
+  add("raw cuLibraryLoadData, images in turn", "load-new", "", [&] { auto &im = next_fresh(2); CUlibrary l; CHECK_CU(cuLibraryLoadData_(&l, im.data(), nullptr, nullptr, 0, nullptr, nullptr, 0)); CHECK_CU(cuLibraryUnload_(l)); });
+  add("cudyn load (driver), images in turn", "load-new", "raw cuLibraryLoadData, images in turn", [&] { auto &im = next_fresh(3); cudyn_library_t l; CHECK_CUDYN(cudyn_library_load_data(im.data(), im.size(), CUDYN_API_DRIVER, &l)); CHECK_CUDYN(cudyn_library_unload(l, CUDYN_API_DRIVER)); });
 
   // Run each variant that will be timed once first (parameter layouts cached, modules resident).
   for (auto &x : v)

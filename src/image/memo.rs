@@ -6,8 +6,9 @@
 //! The key is exact, never a hash: the plan's key parts (a fatbin's container and entry headers
 //! and the payloads of the entries handed over; a cubin's bytes), compared byte for byte. The
 //! payloads of entries that are not handed over are not part of it: they are never read, so
-//! they cannot change what CUDA is given. Bounded: a few images, keys no larger than `MAX_KEY`,
-//! least recently used dropped first.
+//! they cannot change what CUDA is given. Bounded: at most `ENTRIES` images and `BUDGET` bytes
+//! (keys and built images together), keys no larger than `MAX_KEY`, least recently used
+//! dropped first. A plugin host that reloads a dozen images in turn finds every one.
 //!
 //! A key is copied only when its image is built a second time while still among the last
 //! `SEEN` images built (recognised by a sampled fingerprint, which only decides whether to
@@ -17,16 +18,27 @@ use crate::image::Built;
 use std::sync::{Arc, Mutex};
 
 /// How many images are remembered.
-pub const ENTRIES: usize = 4;
+pub const ENTRIES: usize = 16;
+/// Bytes the remembered images may hold, their keys and built images together (a built image
+/// is shared with the libraries loaded from it, so this is an upper bound on what the memo
+/// alone keeps alive).
+pub const BUDGET: usize = 64 << 20;
 /// Images whose key is larger are always built again (and their key not copied).
 pub const MAX_KEY: usize = 16 << 20;
 /// How many recently built images are recognised when built again.
-pub const SEEN: usize = 8;
+pub const SEEN: usize = 32;
 
 struct Entry {
     key: Box<[u8]>,
     built: Arc<Built>,
     used: u64,
+}
+
+impl Entry {
+    /// What it counts against [`BUDGET`].
+    fn bytes(&self) -> usize {
+        self.key.len().saturating_add(self.built.image.len())
+    }
 }
 
 struct Memo {
@@ -138,11 +150,16 @@ pub(crate) fn remember(parts: &[&[u8]], built: &Arc<Built>) {
     }
     m.clock += 1;
     let entry = Entry { key: key.into_boxed_slice(), built: Arc::clone(built), used: m.clock };
-    if m.entries.len() < ENTRIES {
-        m.entries.push(entry);
-    } else if let Some(oldest) = m.entries.iter_mut().min_by_key(|e| e.used) {
-        *oldest = entry;
+    if entry.bytes() > BUDGET {
+        return;
     }
+    // The least recently used go until the newcomer fits both bounds.
+    let mut held: usize = m.entries.iter().map(Entry::bytes).sum();
+    while m.entries.len() >= ENTRIES || held + entry.bytes() > BUDGET {
+        let Some(oldest) = (0..m.entries.len()).min_by_key(|&i| m.entries[i].used) else { break };
+        held -= m.entries.swap_remove(oldest).bytes();
+    }
+    m.entries.push(entry);
 }
 
 /// Forget everything (tests).
@@ -153,9 +170,54 @@ pub fn clear() {
     m.seen = [(0, 0); SEEN];
 }
 
+/// Bytes the remembered images hold (keys and built images), for tests.
+#[doc(hidden)]
+pub fn held() -> usize {
+    memo().entries.iter().map(Entry::bytes).sum()
+}
+
 /// (images remembered, lookups that found their image), for tests.
 #[doc(hidden)]
 pub fn stats() -> (usize, u64) {
     let m = memo();
     (m.entries.len(), m.hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A built image of `n` bytes (its contents do not matter to the memo).
+    fn built(n: usize) -> Arc<Built> {
+        let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
+        let info = crate::image::inspect(&ptx).expect("a PTX header");
+        Arc::new(Built::new(vec![0; n], info, Vec::new(), false))
+    }
+
+    /// Remembered only at its second build (the first is only seen).
+    fn build_twice(parts: &[&[u8]], b: &Arc<Built>) {
+        remember(parts, b);
+        remember(parts, b);
+    }
+
+    #[test]
+    fn the_byte_budget_drops_the_least_recently_used() {
+        // Six images of 12 MiB of key and 512 KiB built: five fit the 64 MiB budget, not six.
+        let keys: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 12 << 20]).collect();
+        let b = built(512 << 10);
+        for k in &keys {
+            build_twice(&[k.as_slice()], &b);
+            assert!(held() <= BUDGET, "{} bytes held, over the budget of {BUDGET}", held());
+        }
+        assert!(lookup(&[keys[0].as_slice()]).is_none(), "the oldest image was dropped for the budget");
+        for k in &keys[1..] {
+            assert!(lookup(&[k.as_slice()]).is_some(), "an image within the budget was dropped");
+        }
+        // One image alone over the budget is never remembered.
+        let huge = built(BUDGET);
+        let k = [7u8; 64];
+        build_twice(&[&k], &huge);
+        assert!(lookup(&[&k]).is_none());
+        assert!(held() <= BUDGET);
+    }
 }
