@@ -171,8 +171,8 @@ pub fn clear() {
 }
 
 /// Bytes the remembered images hold (keys and built images), for tests.
-#[doc(hidden)]
-pub fn held() -> usize {
+#[cfg(test)]
+fn held() -> usize {
     memo().entries.iter().map(Entry::bytes).sum()
 }
 

@@ -129,6 +129,15 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
                 len = len.max(check_range(d, p_offset, p_filesz, "an ELF segment's contents")?);
             }
         }
+    } else if phoff != 0 && phoff.checked_add(ELF64_PHDR_LEN).is_none_or(|end| end > d.len() as u64) {
+        // No program header table, and e_phoff not 0 (as in every one of the 2,442 such cubins
+        // of 13 NVIDIA wheels) but where no entry fits in the image: CUDA's loader reads there
+        // all the same (it crashed on the H200 for e_phoff 2^32, 2^62 and 2^63; within the
+        // image, or a page past its end, it loaded).
+        return Err(ImageError::Malformed(format!(
+            "ELF header has no program headers (e_phnum = 0) but its e_phoff {phoff:#x} points past the image ({} bytes): CUDA's loader reads there",
+            d.len()
+        )));
     }
 
     // Section headers.
