@@ -433,13 +433,10 @@ fn zstd_layout(src: &[u8], size: usize) -> Result<ZstdLayout, String> {
     let block_max = window.min(BLOCK_MAX as u64) as usize;
     let layout = ZstdLayout { header_len: at, checksum, block_max };
 
-    // The blocks: each `u24` header is last (bit 0), type (bits 1-2), size (bits 3-23).
     let mut least = 0usize; // bytes the raw and RLE blocks make
     loop {
-        let h = src.get(at..at + 3).ok_or(CUT)?;
-        let h = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+        let (last, kind, n) = zstd_block_header(src, at).ok_or(CUT)?;
         at += 3;
-        let (last, kind, n) = (h & 1 != 0, (h >> 1) & 3, h >> 3);
         let (stored, made) = match kind {
             0 => (n, n),
             1 => (1, n),
@@ -472,6 +469,14 @@ fn zstd_layout(src: &[u8], size: usize) -> Result<ZstdLayout, String> {
         return Err(format!("{} bytes follow its zstd frame", src.len() - at));
     }
     Ok(layout)
+}
+
+/// The block header at `at` of a zstd frame, a `u24`: (last block (bit 0), type (bits 1-2),
+/// size (bits 3-23)); None past the end of `src`.
+fn zstd_block_header(src: &[u8], at: usize) -> Option<(bool, usize, usize)> {
+    let h = src.get(at..at.checked_add(3)?)?;
+    let h = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+    Some((h & 1 != 0, (h >> 1) & 3, h >> 3))
 }
 
 /// The section headers of a compressed block (RFC 8878 section 3.1.1.3), held to what libzstd
@@ -594,10 +599,9 @@ fn zstd_block_ends(src: &[u8], mut at: usize) -> impl Iterator<Item = (usize, bo
                 (at, false)
             });
         }
-        let h = src.get(at..at + 3)?;
-        let h = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
-        let stored = if (h >> 1) & 3 == 1 { 1 } else { h >> 3 };
-        last = h & 1 != 0;
+        let (is_last, kind, n) = zstd_block_header(src, at)?;
+        let stored = if kind == 1 { 1 } else { n };
+        last = is_last;
         at = (at + 3 + stored).min(src.len());
         Some((at, true))
     })
