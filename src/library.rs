@@ -225,7 +225,7 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
             return Ok(Handed::Own(built));
         }
         let built = Arc::new(plan.build(gpus).map_err(|e| plan_error(e, image, gpus))?);
-        memo::remember(&key, &built);
+        memo::remember(&key, &built, plan.key_is_image(&built));
         return Ok(Handed::Own(built));
     }
     let info = image::inspect(image).map_err(invalid)?;

@@ -192,7 +192,11 @@ impl<'a> FatbinPlan<'a> {
             out.extend_from_slice(b.header);
             plain_header(&mut out[at..at + b.header.len()], b.plain_len());
             let start = out.len();
-            out.resize(start + b.plain_len() as usize, 0);
+            match b.content {
+                // Copied here, in order (no zero fill first); checked in place below.
+                Content::Plain(p) => out.extend_from_slice(p),
+                _ => out.resize(start + b.plain_len() as usize, 0),
+            }
             spans.push(start..out.len());
         }
         let mut rest: &mut [u8] = &mut out;
@@ -410,17 +414,16 @@ impl Body<'_> {
         }
     }
 
-    /// Checks the entry's contents: in `out` (its plain payload's place in a rebuilt image,
-    /// filled here: copied, or decompressed with zero padding after), or, without `out`,
-    /// where they lie (decompressed into `scratch`).
+    /// Checks the entry's contents: in `out` (its plain payload's place in a rebuilt image:
+    /// a plain payload already copied there by `FatbinPlan::build`, a compressed one
+    /// decompressed here with zero padding after), or, without `out`, where they lie
+    /// (decompressed into `scratch`).
     fn check(&self, out: Option<&mut [u8]>, scratch: &mut Scratch) -> Result<(), ImageError> {
         let body: &[u8] = match (self.content, out) {
             (Content::Opaque { .. }, _) => return Ok(()),
             (Content::Plain(p), None) => p,
-            (Content::Plain(p), Some(out)) => {
-                out.copy_from_slice(p);
-                out
-            }
+            // Its place in a rebuilt image, where `build` copied it: the copy is what is checked.
+            (Content::Plain(_), Some(out)) => out,
             (Content::Compressed { method, stream, size }, out) => {
                 let bad = |why| self.bad(format!("({}) its compressed payload is refused: {why}", self.code));
                 match out {

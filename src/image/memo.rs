@@ -13,6 +13,10 @@
 //! A key is copied only when its image is built a second time while still among the last
 //! `SEEN` images built (recognised by a sampled fingerprint, which only decides whether to
 //! copy, never whether to trust): a process that loads each image once (a JIT) pays no copy.
+//! A cubin handed over as it came is its own key: the built image is compared, nothing is
+//! copied. Images alike in length and fingerprint (same-sized variants of one kernel, which
+//! differ where the fingerprint does not look) share one entry, the latest: a lookup compares
+//! bytes with at most one entry, whatever the images loaded before.
 
 use crate::image::Built;
 use std::sync::{Arc, Mutex};
@@ -29,15 +33,22 @@ pub const MAX_KEY: usize = 16 << 20;
 pub const SEEN: usize = 32;
 
 struct Entry {
-    key: Box<[u8]>,
+    /// The key's bytes; None: the key is `built.image` itself.
+    key: Option<Box<[u8]>>,
+    /// The key's (length, fingerprint).
+    fp: (usize, u64),
     built: Arc<Built>,
     used: u64,
 }
 
 impl Entry {
+    fn key(&self) -> &[u8] {
+        self.key.as_deref().unwrap_or(&self.built.image)
+    }
+
     /// What it counts against [`BUDGET`].
     fn bytes(&self) -> usize {
-        self.key.len().saturating_add(self.built.image.len())
+        self.key.as_ref().map_or(0, |k| k.len()).saturating_add(self.built.image.len())
     }
 }
 
@@ -111,10 +122,15 @@ pub(crate) fn lookup(parts: &[&[u8]]) -> Option<Arc<Built>> {
     if len > MAX_KEY {
         return None;
     }
+    let fp = (len, fingerprint(parts));
     let mut m = memo();
     m.clock += 1;
     let now = m.clock;
-    let e = m.entries.iter_mut().find(|e| e.key.len() == len && same(&e.key, parts))?;
+    // At most one entry has this (length, fingerprint): one comparison at most.
+    let e = m.entries.iter_mut().find(|e| e.fp == fp)?;
+    if !same(e.key(), parts) {
+        return None;
+    }
     e.used = now;
     let built = Arc::clone(&e.built);
     m.hits += 1;
@@ -122,9 +138,11 @@ pub(crate) fn lookup(parts: &[&[u8]]) -> Option<Arc<Built>> {
 }
 
 /// `built` was just made from a key equal to `parts`: remember it if this is its second time
-/// (see the top). Crate-private: a remembered image is handed to CUDA without being checked
-/// again, so only the loaders, right after building, may vouch for one.
-pub(crate) fn remember(parts: &[&[u8]], built: &Arc<Built>) {
+/// (see the top). `key_is_image`: `built.image` is byte for byte the concatenation of `parts`
+/// (a cubin handed over as it came), so it serves as the key and nothing is copied.
+/// Crate-private: a remembered image is handed to CUDA without being checked again, so only
+/// the loaders, right after building, may vouch for one.
+pub(crate) fn remember(parts: &[&[u8]], built: &Arc<Built>, key_is_image: bool) {
     let len = key_len(parts);
     if len > MAX_KEY {
         return;
@@ -138,18 +156,28 @@ pub(crate) fn remember(parts: &[&[u8]], built: &Arc<Built>) {
         return;
     };
     m.seen[slot] = (0, 0);
-    if m.entries.iter().any(|e| e.key.len() == len && same(&e.key, parts)) {
-        return;
+    // One entry per (length, fingerprint): the same key is remembered already; another one
+    // alike gives way to this newer one.
+    if let Some(i) = m.entries.iter().position(|e| e.fp == fp) {
+        if same(m.entries[i].key(), parts) {
+            return;
+        }
+        m.entries.swap_remove(i);
     }
-    let mut key = Vec::new();
-    if key.try_reserve_exact(len).is_err() {
-        return;
-    }
-    for p in parts {
-        key.extend_from_slice(p);
-    }
+    let key = if key_is_image && built.image.len() == len {
+        None
+    } else {
+        let mut key = Vec::new();
+        if key.try_reserve_exact(len).is_err() {
+            return;
+        }
+        for p in parts {
+            key.extend_from_slice(p);
+        }
+        Some(key.into_boxed_slice())
+    };
     m.clock += 1;
-    let entry = Entry { key: key.into_boxed_slice(), built: Arc::clone(built), used: m.clock };
+    let entry = Entry { key, fp, built: Arc::clone(built), used: m.clock };
     if entry.bytes() > BUDGET {
         return;
     }
@@ -196,12 +224,67 @@ mod tests {
 
     /// Remembered only at its second build (the first is only seen).
     fn build_twice(parts: &[&[u8]], b: &Arc<Built>) {
-        remember(parts, b);
-        remember(parts, b);
+        remember(parts, b, false);
+        remember(parts, b, false);
+    }
+
+    /// The memo is process-wide: its tests take turns.
+    static TURN: Mutex<()> = Mutex::new(());
+
+    fn turn() -> std::sync::MutexGuard<'static, ()> {
+        let t = TURN.lock().unwrap_or_else(|p| p.into_inner());
+        clear();
+        t
+    }
+
+    #[test]
+    fn alike_keys_share_one_entry() {
+        let _t = turn();
+        // Same length, one byte apart where the fingerprint does not look (same-sized variants
+        // of one kernel): each new one takes the place of the one before.
+        let base = vec![0x5au8; 4096];
+        let variants: Vec<Vec<u8>> = (0..3 * ENTRIES as u8)
+            .map(|i| {
+                let mut v = base.clone();
+                v[100] = i;
+                v
+            })
+            .collect();
+        assert_eq!(fingerprint(&[&variants[0]]), fingerprint(&[&variants[1]]), "the test's premise");
+        let images: Vec<Arc<Built>> = variants.iter().map(|_| built(64)).collect();
+        for (v, b) in variants.iter().zip(&images) {
+            build_twice(&[v], b);
+            assert_eq!(stats().0, 1, "alike keys piled up");
+        }
+        let last = lookup(&[variants.last().unwrap()]).expect("the latest is remembered");
+        assert!(Arc::ptr_eq(&last, images.last().unwrap()));
+        assert!(lookup(&[&variants[0]]).is_none(), "an earlier one gave way");
+        // Another length, or the same length elsewhere different: entries of their own.
+        let other = vec![1u8; 4096];
+        build_twice(&[&other], &built(64));
+        assert_eq!(stats().0, 2);
+        assert!(lookup(&[variants.last().unwrap()]).is_some() && lookup(&[&other]).is_some());
+    }
+
+    #[test]
+    fn a_key_that_is_the_image_is_not_copied() {
+        let _t = turn();
+        let bytes = vec![7u8; 1 << 20];
+        let info = crate::image::inspect(b".version 8.0\n.target sm_90\n.address_size 64\n").expect("PTX");
+        let b = Arc::new(Built::new(bytes.clone(), info, Vec::new(), false));
+        remember(&[&bytes], &b, true);
+        remember(&[&bytes], &b, true);
+        assert_eq!(held(), bytes.len(), "the image alone is held");
+        let found = lookup(&[&bytes]).expect("remembered");
+        assert!(Arc::ptr_eq(&found, &b));
+        let mut other = bytes.clone();
+        other[bytes.len() / 2 + 3] ^= 1;
+        assert!(lookup(&[&other]).is_none(), "compared with the image, byte for byte");
     }
 
     #[test]
     fn the_byte_budget_drops_the_least_recently_used() {
+        let _t = turn();
         // Six images of 12 MiB of key and 512 KiB built: five fit the 64 MiB budget, not six.
         let keys: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 12 << 20]).collect();
         let b = built(512 << 10);

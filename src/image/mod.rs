@@ -216,6 +216,13 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// Whether `built` (made by this plan's [`Plan::build`]) is byte for byte the
+    /// concatenation of [`Plan::key_parts`]: a cubin handed over as it came, with nothing after
+    /// its last byte. The memo then keeps no copy of the key.
+    pub fn key_is_image(&self, built: &Built) -> bool {
+        matches!(self.0, PlanKind::Cubin(d) if d.len() == built.image.len())
+    }
+
     /// Decompresses and checks what is handed over, and makes the image CUDA will read.
     pub fn build(&self, gpus: &[u32]) -> Result<Built, PlanError> {
         self.build_with(gpus, fatbin::check_threads(), fatbin::parallel_min())
@@ -227,17 +234,19 @@ impl<'a> Plan<'a> {
     pub fn build_with(&self, gpus: &[u32], threads: usize, parallel_min: usize) -> Result<Built, PlanError> {
         match &self.0 {
             PlanKind::Cubin(d) => {
-                let cubin = inspect_cubin(d)?;
+                // Copied first, then checked: CUDA reads exactly the bytes that were checked,
+                // whatever happens to the caller's buffer meanwhile.
+                let mut copy = Vec::new();
+                copy.try_reserve_exact(d.len()).map_err(|_| {
+                    ImageError::Malformed(format!("cannot allocate {} bytes for a copy of the cubin", d.len()))
+                })?;
+                copy.extend_from_slice(d);
+                let cubin = inspect_cubin(&copy)?;
                 let code = ArchCode::Sass { sm: cubin.sm, variant: cubin.variant };
                 if !gpus.iter().any(|&sm| code.runs_on(sm)) {
                     return Err(PlanError::NoBinary { codes: vec![code] });
                 }
-                let image = d.get(..cubin.len).unwrap_or(d);
-                let mut copy = Vec::new();
-                copy.try_reserve_exact(image.len()).map_err(|_| {
-                    ImageError::Malformed(format!("cannot allocate {} bytes for a copy of the cubin", image.len()))
-                })?;
-                copy.extend_from_slice(image);
+                copy.truncate(cubin.len);
                 let info = ImageInfo {
                     kind: CodeKind::Cubin,
                     len: cubin.len,
