@@ -163,13 +163,12 @@ impl<'a> FatbinPlan<'a> {
     /// with the compression flag and sizes cleared and the payload size of its plain bytes.
     pub(super) fn build(&self, threads: usize, parallel_min: usize) -> Result<Vec<u8>, ImageError> {
         const WHAT: &str = "the image handed to CUDA";
-        let chosen: Vec<&Body<'a>> =
-            self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b).collect();
+        let chosen = || self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b);
         let mut payload_total = 0u64;
-        for b in &chosen {
+        for b in chosen() {
             payload_total = payload_total.saturating_add(b.header.len() as u64).saturating_add(b.plain_len());
         }
-        let decompressed = decompressed_total(chosen.iter().copied());
+        let decompressed = decompressed_total(chosen());
         if decompressed > decompress::MAX_IMAGE {
             return Err(ImageError::Malformed(format!(
                 "the entries for this process's GPUs decompress to {decompressed} bytes, over the {}-byte cap",
@@ -185,18 +184,20 @@ impl<'a> FatbinPlan<'a> {
         out.extend_from_slice(&FATBIN_VERSION.to_le_bytes());
         out.extend_from_slice(&(FATBIN_HEADER_LEN as u16).to_le_bytes());
         out.extend_from_slice(&payload_total.to_le_bytes());
+        if workers(chosen().map(Body::work), threads, parallel_min) < 2 {
+            // One pass, in order (most images): each entry put in place and checked there.
+            let mut scratch = Scratch::default(); // a concatenated entry's run, decoded once
+            for b in chosen() {
+                let start = push_entry(&mut out, b);
+                b.check(Some(&mut out[start..]), &mut scratch)?;
+            }
+            return Ok(out);
+        }
         // Headers first (cheap, in order), then the payloads filled in place, in parallel.
+        let chosen: Vec<&Body<'a>> = chosen().collect();
         let mut spans = Vec::with_capacity(chosen.len());
         for b in &chosen {
-            let at = out.len();
-            out.extend_from_slice(b.header);
-            plain_header(&mut out[at..at + b.header.len()], b.plain_len());
-            let start = out.len();
-            match b.content {
-                // Copied here, in order (no zero fill first); checked in place below.
-                Content::Plain(p) => out.extend_from_slice(p),
-                _ => out.resize(start + b.plain_len() as usize, 0),
-            }
+            let start = push_entry(&mut out, b);
             spans.push(start..out.len());
         }
         let mut rest: &mut [u8] = &mut out;
@@ -213,6 +214,21 @@ impl<'a> FatbinPlan<'a> {
         drop(jobs);
         Ok(out)
     }
+}
+
+/// Appends entry `b` to the image being built: its header, made plain, then its payload's
+/// place: a plain payload copied (checked there afterwards), a compressed one zero-filled (to
+/// be decompressed there). Returns where the payload's place starts; it runs to the end.
+fn push_entry(out: &mut Vec<u8>, b: &Body<'_>) -> usize {
+    let at = out.len();
+    out.extend_from_slice(b.header);
+    plain_header(&mut out[at..at + b.header.len()], b.plain_len());
+    let start = out.len();
+    match b.content {
+        Content::Plain(p) => out.extend_from_slice(p),
+        _ => out.resize(start + b.plain_len() as usize, 0),
+    }
+    start
 }
 
 /// Bytes the entries `bodies` decompress to, each compressed run counted once (the members of
@@ -499,6 +515,26 @@ pub(super) fn check_threads() -> usize {
 /// Bytes of work (decompressed or plain) that make an entry worth a thread of its own.
 const BIG_JOB: usize = 1 << 20;
 
+/// How many threads check entries of `works` bytes of work each (1: the calling thread alone).
+/// A thread pays for itself only with an entry of its own to work through: on the H200's
+/// host, 8 threads over images whose work was mostly one entry made first-sight loads 1.5x
+/// slower than one thread (cpp-tests/bench/load_cost.cpp). A `parallel_min` of 0 forces
+/// threads on every entry: the tests' way to compare verdicts.
+fn workers(works: impl Iterator<Item = usize>, threads: usize, parallel_min: usize) -> usize {
+    let (mut work, mut entries, mut big) = (0usize, 0usize, 0usize);
+    for w in works {
+        work = work.saturating_add(w);
+        entries += 1;
+        big += usize::from(w >= BIG_JOB);
+    }
+    let threads = threads.min(if parallel_min == 0 { entries } else { big });
+    if threads < 2 || work < parallel_min {
+        1
+    } else {
+        threads
+    }
+}
+
 /// One entry to check, and where its plain payload goes (None: checked where it lies).
 struct Job<'b, 'o> {
     body: &'b Body<'b>,
@@ -514,14 +550,8 @@ impl Job<'_, '_> {
 
 /// Runs every job; the error of the first bad entry in file order, as an in-order pass gives.
 fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result<(), ImageError> {
-    let work: usize = jobs.iter().map(|j| j.body.work()).sum();
-    // A thread pays for itself only with an entry of its own to work through: on the H200's
-    // host, 8 threads over images whose work was mostly one entry made first-sight loads 1.5x
-    // slower than one thread (cpp-tests/bench/load_cost.cpp).
-    // (A `parallel_min` of 0 forces threads on every entry: the tests' way to compare verdicts.)
-    let big = if parallel_min == 0 { jobs.len() } else { jobs.iter().filter(|j| j.body.work() >= BIG_JOB).count() };
-    let threads = threads.min(big);
-    if threads < 2 || work < parallel_min {
+    let threads = workers(jobs.iter().map(|j| j.body.work()), threads, parallel_min);
+    if threads < 2 {
         let mut scratch = Scratch::default(); // decompressed entries, one at a time
         return jobs.iter().try_for_each(|j| j.run(&mut scratch));
     }
