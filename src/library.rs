@@ -220,7 +220,8 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
     if let Some(planned) = gpus.and_then(|gpus| Some((gpus, image::plan(image, gpus, force_ptx_jit())?))) {
         let (gpus, plan) = planned;
         let plan = plan.map_err(|e| plan_error(e, image, gpus))?;
-        let key = plan.key_parts();
+        let parts = plan.key_parts();
+        let key = memo::Key::new(&parts);
         if let Some(built) = memo::lookup(&key) {
             return Ok(Handed::Own(built));
         }

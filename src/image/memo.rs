@@ -116,13 +116,28 @@ fn same(key: &[u8], parts: &[&[u8]]) -> bool {
     at == key.len()
 }
 
-/// The image built before from a key equal to `parts`, if remembered.
-pub(crate) fn lookup(parts: &[&[u8]]) -> Option<Arc<Built>> {
-    let len = key_len(parts);
-    if len > MAX_KEY {
+/// A key: its parts, in order, and its (length, fingerprint), worked out once for both
+/// [`lookup`] and [`remember`].
+pub(crate) struct Key<'a> {
+    parts: &'a [&'a [u8]],
+    fp: (usize, u64),
+}
+
+impl<'a> Key<'a> {
+    pub(crate) fn new(parts: &'a [&'a [u8]]) -> Key<'a> {
+        let len = key_len(parts);
+        // A key over MAX_KEY is never looked at: no fingerprint for it.
+        let fp = if len > MAX_KEY { 0 } else { fingerprint(parts) };
+        Key { parts, fp: (len, fp) }
+    }
+}
+
+/// The image built before from a key equal to `key`, if remembered.
+pub(crate) fn lookup(key: &Key<'_>) -> Option<Arc<Built>> {
+    let (parts, fp) = (key.parts, key.fp);
+    if fp.0 > MAX_KEY {
         return None;
     }
-    let fp = (len, fingerprint(parts));
     let mut m = memo();
     m.clock += 1;
     let now = m.clock;
@@ -137,17 +152,17 @@ pub(crate) fn lookup(parts: &[&[u8]]) -> Option<Arc<Built>> {
     Some(built)
 }
 
-/// `built` was just made from a key equal to `parts`: remember it if this is its second time
-/// (see the top). `key_is_image`: `built.image` is byte for byte the concatenation of `parts`
+/// `built` was just made from `key`: remember it if this is its second time
+/// (see the top). `key_is_image`: `built.image` is byte for byte the concatenation of the parts
 /// (a cubin handed over as it came), so it serves as the key and nothing is copied.
 /// Crate-private: a remembered image is handed to CUDA without being checked again, so only
 /// the loaders, right after building, may vouch for one.
-pub(crate) fn remember(parts: &[&[u8]], built: &Arc<Built>, key_is_image: bool) {
-    let len = key_len(parts);
+pub(crate) fn remember(key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
+    let (parts, fp) = (key.parts, key.fp);
+    let len = fp.0;
     if len > MAX_KEY {
         return;
     }
-    let fp = (len, fingerprint(parts));
     let mut m = memo();
     let Some(slot) = m.seen.iter().position(|&s| s == fp) else {
         let next = m.seen_next;
@@ -226,6 +241,15 @@ mod tests {
     fn build_twice(parts: &[&[u8]], b: &Arc<Built>) {
         remember(parts, b, false);
         remember(parts, b, false);
+    }
+
+    // The tests speak of keys by their parts.
+    fn lookup(parts: &[&[u8]]) -> Option<Arc<Built>> {
+        super::lookup(&Key::new(parts))
+    }
+
+    fn remember(parts: &[&[u8]], b: &Arc<Built>, key_is_image: bool) {
+        super::remember(&Key::new(parts), b, key_is_image)
     }
 
     /// The memo is process-wide: its tests take turns.
