@@ -4,7 +4,8 @@
 # cache simulation of the cold case (8 MiB written between loads, a 4 MiB last-level cache), which
 # counts the 64-byte lines of code and data a cold load touches: the part of a first sight that
 # grows when the driver's own work between loads has evicted cudyn's code (docs/performance.md).
-# Give it images of one kind, more than 32 (e.g. scripts/real_world_fatbins.py output).
+# Give it images of one kind, more than 32 (e.g. scripts/real_world_fatbins.py output). Needs a
+# built build/ (scripts/test.sh or demo), or CUDYN_LIB_DIR naming another build's libcudyn.so.
 #   usage: benches/load_cold/run.sh IMAGE...
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
