@@ -280,3 +280,11 @@ mod tests {
         assert_eq!(e.message, "loading '\\u{202e}x': a");
     }
 }
+
+/// The body of `cold_format!` (src/lib.rs): out of line and cold, so that a caller's error
+/// branch is laid out away from the code that runs when nothing is wrong.
+#[cold]
+#[inline(never)]
+pub(crate) fn cold_format(args: std::fmt::Arguments<'_>) -> String {
+    std::fmt::format(args)
+}

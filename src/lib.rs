@@ -54,6 +54,15 @@
 // Every public item is documented; the exceptions are marked where their modules are declared.
 #![warn(missing_docs)]
 
+/// `format!` for messages built only when a check fails: the formatting is a call to one cold,
+/// out-of-line function, so the code a check runs when the bytes are fine stays compact (a
+/// first-sight load touches fewer cache lines of code; docs/performance.md).
+macro_rules! cold_format {
+    ($($arg:tt)*) => {
+        $crate::error::cold_format(format_args!($($arg)*))
+    };
+}
+
 mod args;
 mod bound;
 pub mod cache;

@@ -53,7 +53,7 @@ pub fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     let shown = crate::error::quote_name(&path.to_string_lossy()).into_owned();
     let path_shown = &shown;
     let io = |what: &str, e: std::io::Error| {
-        Error::new(Status::Io, format!("{what} {path_shown}: {}", crate::error::io_text(&e)))
+        Error::new(Status::Io, cold_format!("{what} {path_shown}: {}", crate::error::io_text(&e)))
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -78,13 +78,13 @@ pub fn read_image_file(path: &Path) -> Result<Vec<u8>> {
     if let Some(what) = not_regular {
         return Err(Error::new(
             Status::InvalidArgument,
-            format!("{path_shown} is {what}: an image file must be a regular file"),
+            cold_format!("{path_shown} is {what}: an image file must be a regular file"),
         ));
     }
     let too_big = |n: u64| {
         Error::new(
             Status::InvalidArgument,
-            format!("{path_shown} is {n} bytes or more, over the {MAX_IMAGE_FILE}-byte limit for an image file"),
+            cold_format!("{path_shown} is {n} bytes or more, over the {MAX_IMAGE_FILE}-byte limit for an image file"),
         )
     };
     if meta.len() > MAX_IMAGE_FILE {
@@ -131,10 +131,10 @@ fn force_ptx_jit() -> bool {
 fn no_binary(kind: CodeKind, codes: &[image::ArchCode], gpus: &[u32]) -> Error {
     let held = if codes.is_empty() { "no code".to_string() } else { image::describe_codes(codes) };
     let present =
-        gpus.iter().enumerate().map(|(i, sm)| format!("device {i} is sm_{sm}")).collect::<Vec<_>>().join(", ");
+        gpus.iter().enumerate().map(|(i, sm)| cold_format!("device {i} is sm_{sm}")).collect::<Vec<_>>().join(", ");
     Error::new(
         Status::NoBinaryForDevice,
-        format!("the {kind} holds {held}, none of which a GPU of this process runs ({present})"),
+        cold_format!("the {kind} holds {held}, none of which a GPU of this process runs ({present})"),
     )
 }
 
@@ -187,7 +187,7 @@ fn check_ptx_isa(isa: Option<(u32, u32)>) -> Result<()> {
             if need > d.version {
                 return Err(Error::new(
                     Status::UnsupportedVersion,
-                    format!(
+                    cold_format!(
                         "PTX ISA {a}.{b} needs a CUDA {} driver, this one is CUDA {}: compile to a cubin instead",
                         fmt_version(need),
                         fmt_version(d.version)
@@ -243,7 +243,7 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
             }
             let mut v = Vec::new();
             v.try_reserve_exact(body.len() + 1).map_err(|_| {
-                Error::invalid(format!("cannot allocate {} bytes for a copy of the PTX", body.len() + 1))
+                Error::invalid(cold_format!("cannot allocate {} bytes for a copy of the PTX", body.len() + 1))
             })?;
             v.extend_from_slice(body);
             v.push(0);
@@ -268,7 +268,7 @@ fn own_copy(ptx: &[u8]) -> Result<Built> {
     let text = ptx.strip_suffix(&[0]).unwrap_or(ptx);
     let mut v = Vec::new();
     v.try_reserve_exact(text.len() + 1)
-        .map_err(|_| Error::invalid(format!("cannot allocate {} bytes for a copy of the PTX", text.len() + 1)))?;
+        .map_err(|_| Error::invalid(cold_format!("cannot allocate {} bytes for a copy of the PTX", text.len() + 1)))?;
     v.extend_from_slice(text);
     v.push(0);
     let info = image::inspect(&v).map_err(invalid)?;
@@ -371,7 +371,7 @@ impl Library {
             Err(mut e) => {
                 if let Some(line) = prep.as_ref().and_then(|p| p.first_error()) {
                     // The JIT's line echoes the PTX: quoted, as every message is.
-                    e.message = format!("{}: {}", e.message, crate::error::quote_name(&line));
+                    e.message = cold_format!("{}: {}", e.message, crate::error::quote_name(&line));
                 }
                 return Err(e);
             }
@@ -570,7 +570,7 @@ unsafe fn kernels_of_unchecked(lib: sys::CUlibrary) -> Result<Vec<sys::CUkernel>
     // The count is CUDA's word: bounded, and the memory asked for without aborting.
     let max = driver::MAX_KERNELS;
     let n = usize::try_from(n).ok().filter(|&n| n <= max).ok_or_else(|| {
-        Error::new(Status::Cuda, format!("CUDA reported {n} kernels in one library (cudyn lists at most {max})"))
+        Error::new(Status::Cuda, cold_format!("CUDA reported {n} kernels in one library (cudyn lists at most {max})"))
     })?;
     let mut v = vec![std::ptr::null_mut(); n];
     // SAFETY: as above.

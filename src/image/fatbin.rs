@@ -92,7 +92,7 @@ pub(super) fn inspect_fatbin_with(d: &[u8], threads: usize, parallel_min: usize)
     let w = walk(d)?;
     let decompressed = decompressed_total(w.bodies.iter());
     if decompressed > decompress::MAX_IMAGE {
-        return Err(ImageError::Malformed(format!(
+        return Err(ImageError::Malformed(cold_format!(
             "its entries decompress to {decompressed} bytes, over the {}-byte cap",
             decompress::MAX_IMAGE
         )));
@@ -170,7 +170,7 @@ impl<'a> FatbinPlan<'a> {
         }
         let decompressed = decompressed_total(chosen());
         if decompressed > decompress::MAX_IMAGE {
-            return Err(ImageError::Malformed(format!(
+            return Err(ImageError::Malformed(cold_format!(
                 "the entries for this process's GPUs decompress to {decompressed} bytes, over the {}-byte cap",
                 decompress::MAX_IMAGE
             )));
@@ -178,7 +178,7 @@ impl<'a> FatbinPlan<'a> {
         let total = to_usize(payload_total.saturating_add(FATBIN_HEADER_LEN), WHAT)?;
         let mut out = Vec::new();
         out.try_reserve_exact(total).map_err(|_| {
-            ImageError::Malformed(format!("cannot allocate {total} bytes for the entries handed to CUDA"))
+            ImageError::Malformed(cold_format!("cannot allocate {total} bytes for the entries handed to CUDA"))
         })?;
         out.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
         out.extend_from_slice(&FATBIN_VERSION.to_le_bytes());
@@ -297,13 +297,17 @@ fn walk(d: &[u8]) -> Result<Walk<'_>, ImageError> {
     let payload_size = field_u64(d, 0, 8, WHAT)?;
     // Every toolkit writes version 1 and a 16-byte header; nothing else is known to CUDA's loader.
     if version != FATBIN_VERSION {
-        return Err(ImageError::Malformed(format!("fatbin version is {version}, not {FATBIN_VERSION}")));
+        return Err(ImageError::Malformed(cold_format!("fatbin version is {version}, not {FATBIN_VERSION}")));
     }
     if header_size != FATBIN_HEADER_LEN {
-        return Err(ImageError::Malformed(format!("fatbin header size is {header_size}, not {FATBIN_HEADER_LEN}")));
+        return Err(ImageError::Malformed(cold_format!(
+            "fatbin header size is {header_size}, not {FATBIN_HEADER_LEN}"
+        )));
     }
     let total = header_size.checked_add(payload_size).ok_or_else(|| {
-        ImageError::Malformed(format!("fatbin header size {header_size} + payload size {payload_size:#x} overflows"))
+        ImageError::Malformed(cold_format!(
+            "fatbin header size {header_size} + payload size {payload_size:#x} overflows"
+        ))
     })?;
     check_range(d, 0, total, "the fatbin (by the size in its header)")?;
     let mut bodies: Vec<Body<'_>> = Vec::with_capacity(4); // one allocation for the usual few entries
@@ -387,7 +391,7 @@ impl Scratch {
         if !keep || self.run != Some(run) {
             self.run = None;
             self.buf.clear();
-            self.buf.try_reserve_exact(size).map_err(|_| format!("cannot allocate {size} bytes"))?;
+            self.buf.try_reserve_exact(size).map_err(|_| cold_format!("cannot allocate {size} bytes"))?;
             self.buf.resize(size, 0);
             decode_into(method, stream, &mut self.buf)?;
             self.run = keep.then_some(run);
@@ -406,7 +410,7 @@ impl Body<'_> {
 
     fn bad(&self, why: String) -> ImageError {
         match self.content {
-            Content::Member { member, .. } => entry_error(self.index, self.off, format!("member {member}: {why}")),
+            Content::Member { member, .. } => entry_error(self.index, self.off, cold_format!("member {member}: {why}")),
             _ => entry_error(self.index, self.off, why),
         }
     }
@@ -441,7 +445,7 @@ impl Body<'_> {
             // Its place in a rebuilt image, where `build` copied it: the copy is what is checked.
             (Content::Plain(_), Some(out)) => out,
             (Content::Compressed { method, stream, size }, out) => {
-                let bad = |why| self.bad(format!("({}) its compressed payload is refused: {why}", self.code));
+                let bad = |why| self.bad(cold_format!("({}) its compressed payload is refused: {why}", self.code));
                 match out {
                     Some(out) => {
                         let (dst, pad) = out.split_at_mut(size.min(out.len()));
@@ -453,7 +457,8 @@ impl Body<'_> {
                 }
             }
             (Content::Member { method, stream, size, at, len, .. }, out) => {
-                let bad = |why| self.bad(format!("({}) its concatenated entry's payload is refused: {why}", self.code));
+                let bad =
+                    |why| self.bad(cold_format!("({}) its concatenated entry's payload is refused: {why}", self.code));
                 let run = scratch.decode(method, stream, size, true).map_err(bad)?;
                 // The walk placed every member inside the run's declared size.
                 let member = run.get(at..at + len).unwrap_or_default();
@@ -468,7 +473,7 @@ impl Body<'_> {
                 }
             }
         };
-        check_entry_body(self.code, body).map_err(|why| self.bad(format!("({}) {why}", self.code)))
+        check_entry_body(self.code, body).map_err(|why| self.bad(cold_format!("({}) {why}", self.code)))
     }
 
     /// Bytes a check of this entry goes through (what it decompresses to, or its payload).
@@ -488,7 +493,7 @@ fn decode_into(method: Compression, src: &[u8], out: &mut [u8]) -> Result<(), St
 
 /// The refusal of entry `index` (at byte `off` of the fatbin), for `why`.
 fn entry_error(index: u64, off: u64, why: String) -> ImageError {
-    ImageError::Malformed(format!("fatbin entry {index} at offset {off}: {why}"))
+    ImageError::Malformed(cold_format!("fatbin entry {index} at offset {off}: {why}"))
 }
 
 /// Below this many bytes to check in all, one thread does it (a thread costs tens of µs;
@@ -618,10 +623,10 @@ fn walk_entry<'a>(
     let e = EntryHeader::read(h);
     let entry_header_size = e.header_size;
     if entry_header_size < FATBIN_ENTRY_HEADER_LEN {
-        return Err(bad(format!("header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}")));
+        return Err(bad(cold_format!("header size {entry_header_size} is less than {FATBIN_ENTRY_HEADER_LEN}")));
     }
     let entry_len = entry_header_size.checked_add(e.payload_size).filter(|&n| n <= left).ok_or_else(|| {
-        bad(format!(
+        bad(cold_format!(
             "header {entry_header_size} + payload {} bytes run past the end of the fatbin ({total} bytes)",
             e.payload_size
         ))
@@ -630,7 +635,7 @@ fn walk_entry<'a>(
     // the nvJPEG/cuRAND wheels); on the H200 a compressed PTX entry whose payload size was
     // one byte short of that crashed CUDA's loader (structured campaign).
     if e.payload_size % 8 != 0 {
-        return Err(bad(format!("payload size {} is not a multiple of 8", e.payload_size)));
+        return Err(bad(cold_format!("payload size {} is not a multiple of 8", e.payload_size)));
     }
     // The whole entry is within the container: its header and payload are slices of it.
     let header = d.get(at..at + entry_header_size as usize).unwrap_or_default();
@@ -683,16 +688,16 @@ fn walk_concat<'a>(
 ) -> Result<(), String> {
     let hs = e.header_size;
     if e.magic != FATBIN_ENTRY_MAGIC {
-        return Err(format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
+        return Err(cold_format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
     }
     if hs % 8 != 0 || hs > CONCAT_HEADER_MAX {
-        return Err(format!(
+        return Err(cold_format!(
             "its concatenated entry header of {hs} bytes is not a multiple of 8 up to {CONCAT_HEADER_MAX}"
         ));
     }
     let layout = u32::from_le_bytes(header.get(24..28).and_then(|w| w.try_into().ok()).unwrap_or_default());
     if e.arch != 0 || layout != CONCAT_LAYOUT {
-        return Err(format!(
+        return Err(cold_format!(
             "it is a concatenated entry (kind {FATBIN_KIND_CONCAT:#x}) of architecture {} and layout {layout}, not of \
              architecture 0 and layout {CONCAT_LAYOUT} (the only one known)",
             e.arch
@@ -701,7 +706,7 @@ fn walk_concat<'a>(
     let unknown = e.flags & !FATBIN_FLAGS_KNOWN;
     let variant_bits = FATBIN_FLAG_ARCH_SPECIFIC | FATBIN_FLAG_FAMILY_SPECIFIC | FATBIN_FLAG_LTO_OPAQUE;
     if unknown != 0 || e.flags & FATBIN_FLAG_64BIT == 0 || e.flags & variant_bits != 0 {
-        return Err(format!(
+        return Err(cold_format!(
             "its concatenated entry's flags {:#x} are not 64-bit code of no one architecture",
             e.flags
         ));
@@ -709,7 +714,12 @@ fn walk_concat<'a>(
     let method = match (e.flags & FATBIN_FLAG_COMPRESSED_LZ != 0, e.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0) {
         (true, false) => Compression::Lz4,
         (false, true) => Compression::Zstd,
-        _ => return Err(format!("its concatenated entry's flags {:#x} do not name one compression method", e.flags)),
+        _ => {
+            return Err(cold_format!(
+                "its concatenated entry's flags {:#x} do not name one compression method",
+                e.flags
+            ))
+        }
     };
     if e.name_offset != 0 || e.name_len != 0 || e.word_30 != 0 || e.options_at != FATBIN_ENTRY_HEADER_LEN {
         return Err(
@@ -718,9 +728,10 @@ fn walk_concat<'a>(
         );
     }
     if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
-        return Err(format!(
+        return Err(cold_format!(
             "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
-            e.compressed_size, e.payload_size
+            e.compressed_size,
+            e.payload_size
         ));
     }
     let (stream, padding) = payload.split_at(e.compressed_size as usize);
@@ -729,7 +740,7 @@ fn walk_concat<'a>(
     }
     let run = e.uncompressed_size;
     if run == 0 || run > decompress::MAX_ENTRY {
-        return Err(format!("uncompressed size {run} is not between 1 and {}", decompress::MAX_ENTRY));
+        return Err(cold_format!("uncompressed size {run} is not between 1 and {}", decompress::MAX_ENTRY));
     }
     if let Some(m) = method.method() {
         decompress::check_declared(m, stream.len(), run)?;
@@ -738,7 +749,7 @@ fn walk_concat<'a>(
     let word = |o: usize| header.get(o..o + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
     let (count, table) = (u64::from(word(64)), u64::from(word(68)));
     if count == 0 || table != hs.saturating_sub(64) {
-        return Err(format!(
+        return Err(cold_format!(
             "its member table ({count} members in {table} bytes) is not one member or more filling its header after the fixed 64 bytes ({hs} bytes)"
         ));
     }
@@ -748,16 +759,16 @@ fn walk_concat<'a>(
     let mut members = Vec::with_capacity(count.min(64) as usize);
     const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
     for member in 0..count as usize {
-        let bad = |why: String| format!("member {member}: {why}");
+        let bad = |why: String| cold_format!("member {member}: {why}");
         let h = Rec::<HEADER>::at(header, at)
-            .ok_or_else(|| bad(format!("its record at {at:#x} runs past the header ({hs} bytes)")))?;
+            .ok_or_else(|| bad(cold_format!("its record at {at:#x} runs past the header ({hs} bytes)")))?;
         let mut m = EntryHeader::read(h);
         // The record's word 1 is the member's offset in the run; its length is what an entry
         // header holding the same name and options has: past them and a NUL, to 8 bytes.
         let start = m.header_size;
         let record_len = record_len(&m, &header[at..]).map_err(&bad)?;
         if start != next {
-            return Err(bad(format!(
+            return Err(bad(cold_format!(
                 "it starts at {start:#x} of the run, not at {next:#x} where the member before ends"
             )));
         }
@@ -765,18 +776,18 @@ fn walk_concat<'a>(
         let record = &header[at..at + record_len];
         let code = check_entry_header(&m, record).map_err(&bad)?;
         if m.compression() != Compression::None || m.payload_size % 8 != 0 || m.payload_size == 0 {
-            return Err(bad(format!(
+            return Err(bad(cold_format!(
                 "its flags {:#x} and size {} are not those of a plain member (uncompressed, a multiple of 8 bytes)",
-                m.flags, m.payload_size
+                m.flags,
+                m.payload_size
             )));
         }
         if code_is_lto(code) {
             return Err(bad("an LTO-IR member, which no toolkit concatenates".into()));
         }
-        next = start
-            .checked_add(m.payload_size)
-            .filter(|&end| end <= run)
-            .ok_or_else(|| bad(format!("its {} bytes at {start:#x} run past the {run}-byte run", m.payload_size)))?;
+        next = start.checked_add(m.payload_size).filter(|&end| end <= run).ok_or_else(|| {
+            bad(cold_format!("its {} bytes at {start:#x} run past the {run}-byte run", m.payload_size))
+        })?;
         members.push(Body {
             index,
             off,
@@ -796,7 +807,7 @@ fn walk_concat<'a>(
         at += record_len;
     }
     if at as u64 != hs || next != run {
-        return Err(format!(
+        return Err(cold_format!(
             "its {count} member records end at {at:#x} of its {hs}-byte header and its members at {next:#x} of the {run}-byte run; both must end exactly"
         ));
     }
@@ -859,7 +870,7 @@ fn record_len(m: &EntryHeader, rest: &[u8]) -> Result<usize, String> {
     }
     let len = end.div_ceil(8).saturating_mul(8);
     if len > rest.len() as u64 {
-        return Err(format!("its record of {len} bytes runs past the header"));
+        return Err(cold_format!("its record of {len} bytes runs past the header"));
     }
     Ok(len as usize)
 }
@@ -935,65 +946,71 @@ impl EntryHeader {
 fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String> {
     let hs = e.header_size;
     if e.magic != FATBIN_ENTRY_MAGIC {
-        return Err(format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
+        return Err(cold_format!("header word 2 is {:#06x}, not {FATBIN_ENTRY_MAGIC:#06x}", e.magic));
     }
     if hs % 8 != 0 || hs > FATBIN_ENTRY_HEADER_MAX {
-        return Err(format!("header size {hs} is not a multiple of 8 up to {FATBIN_ENTRY_HEADER_MAX}"));
+        return Err(cold_format!("header size {hs} is not a multiple of 8 up to {FATBIN_ENTRY_HEADER_MAX}"));
     }
     let unknown = e.flags & !FATBIN_FLAGS_KNOWN;
     if unknown != 0 {
-        return Err(format!("its flags {:#x} have bits no toolkit writes ({unknown:#x})", e.flags));
+        return Err(cold_format!("its flags {:#x} have bits no toolkit writes ({unknown:#x})", e.flags));
     }
     if e.flags & FATBIN_FLAG_64BIT == 0 {
-        return Err(format!("its flags {:#x} do not mark 64-bit code", e.flags));
+        return Err(cold_format!("its flags {:#x} do not mark 64-bit code", e.flags));
     }
     if e.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 && e.flags & FATBIN_FLAG_COMPRESSED_ZSTD != 0 {
-        return Err(format!("its flags {:#x} name two compression methods", e.flags));
+        return Err(cold_format!("its flags {:#x} name two compression methods", e.flags));
     }
     let variant = match (e.flags & FATBIN_FLAG_ARCH_SPECIFIC != 0, e.flags & FATBIN_FLAG_FAMILY_SPECIFIC != 0) {
-        (true, true) => return Err(format!("its flags {:#x} say both arch- and family-specific", e.flags)),
+        (true, true) => return Err(cold_format!("its flags {:#x} say both arch- and family-specific", e.flags)),
         (true, false) => ArchVariant::A,
         (false, true) => ArchVariant::F,
         (false, false) => ArchVariant::None,
     };
     if !(10..FATBIN_ARCH_LIMIT).contains(&e.arch) {
-        return Err(format!("architecture {} is not an SM number", e.arch));
+        return Err(cold_format!("architecture {} is not an SM number", e.arch));
     }
     let code = match e.kind {
         FATBIN_KIND_PTX => ArchCode::Ptx { sm: e.arch, variant },
         FATBIN_KIND_ELF => ArchCode::Sass { sm: e.arch, variant },
         FATBIN_KIND_LTOIR => ArchCode::LtoIr { sm: e.arch, variant },
-        other => return Err(format!("kind {other:#x} is not PTX (1), ELF (2) or LTO-IR (8)")),
+        other => return Err(cold_format!("kind {other:#x} is not PTX (1), ELF (2) or LTO-IR (8)")),
     };
     // 0x1_0000 (the payload is scrambled) only on LTO-IR entries; CUDA 12.1's LTO-IR entries
     // (cuSPARSE 12.1, 34 of them) lack it.
     if e.kind != FATBIN_KIND_LTOIR && e.flags & FATBIN_FLAG_LTO_OPAQUE != 0 {
-        return Err(format!("its flags {:#x} set flag 0x10000 (LTO-IR only) on an entry of kind {}", e.flags, e.kind));
+        return Err(cold_format!(
+            "its flags {:#x} set flag 0x10000 (LTO-IR only) on an entry of kind {}",
+            e.flags,
+            e.kind
+        ));
     }
     if e.kind != FATBIN_KIND_LTOIR && e.word_30 != 0 {
-        return Err(format!("header word 0x30 is {:#x}, not 0", e.word_30));
+        return Err(cold_format!("header word 0x30 is {:#x}, not 0", e.word_30));
     }
     if e.kind == FATBIN_KIND_LTOIR && e.word_30 > u64::from(u32::MAX) {
-        return Err(format!("header word 0x30 is {:#x}, wider than 32 bits", e.word_30));
+        return Err(cold_format!("header word 0x30 is {:#x}, wider than 32 bits", e.word_30));
     }
     // Sizes: a compressed entry's stream fills its payload but for under 8 bytes of padding and
     // decompresses to a size within the cap; a plain one records neither size.
     if e.compression() == Compression::None {
         if e.compressed_size != 0 || e.uncompressed_size != 0 {
-            return Err(format!(
+            return Err(cold_format!(
                 "it is not compressed but records compressed size {} and uncompressed size {}",
-                e.compressed_size, e.uncompressed_size
+                e.compressed_size,
+                e.uncompressed_size
             ));
         }
     } else {
         if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
-            return Err(format!(
+            return Err(cold_format!(
                 "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
-                e.compressed_size, e.payload_size
+                e.compressed_size,
+                e.payload_size
             ));
         }
         if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_ENTRY {
-            return Err(format!(
+            return Err(cold_format!(
                 "uncompressed size {} is not between 1 and {}",
                 e.uncompressed_size,
                 decompress::MAX_ENTRY
@@ -1008,12 +1025,12 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
     // checked.
     if e.name_len == 0 {
         if e.name_offset != 0 {
-            return Err(format!("its name is empty but its name offset is {:#x}, not 0", e.name_offset));
+            return Err(cold_format!("its name is empty but its name offset is {:#x}, not 0", e.name_offset));
         }
     } else {
         let end = e.name_offset.checked_add(e.name_len).filter(|&end| e.name_offset >= 64 && end < hs);
         let Some(end) = end else {
-            return Err(format!(
+            return Err(cold_format!(
                 "its name ({} bytes at {:#x}, then a NUL) does not lie in its header after the fixed 64 bytes ({hs} bytes)",
                 e.name_len, e.name_offset
             ));
@@ -1027,7 +1044,7 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
     if e.options_at != 0 {
         let at = e.options_at;
         if at < 64 || at % 4 != 0 || at.checked_add(8).is_none_or(|end| end > hs) {
-            return Err(format!(
+            return Err(cold_format!(
                 "its options descriptor at {at:#x} does not lie in its header after the fixed 64 bytes ({hs} bytes)"
             ));
         }
@@ -1036,7 +1053,7 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
         let (opt_offset, opt_len) = (u64::from(word(at)), u64::from(word(at + 4)));
         if opt_len != 0 {
             if opt_offset < 64 || opt_offset.checked_add(opt_len).is_none_or(|end| end > hs) {
-                return Err(format!(
+                return Err(cold_format!(
                     "its options ({opt_len} bytes at {opt_offset:#x}) do not lie in its header after the fixed 64 bytes ({hs} bytes)"
                 ));
             }
@@ -1049,7 +1066,7 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
                 }
             }
         } else if opt_offset != 0 && (opt_offset < 64 || opt_offset > hs) {
-            return Err(format!("its empty options lie at {opt_offset:#x}, outside its header"));
+            return Err(cold_format!("its empty options lie at {opt_offset:#x}, outside its header"));
         }
     }
     Ok(code)
@@ -1068,7 +1085,7 @@ pub(super) fn check_payload_end(d: &[u8], off: u64, total: u64) -> Result<(), Im
     let left = total.saturating_sub(off);
     let zero =
         d.get(to_usize(off, "a fatbin")?..to_usize(total, "a fatbin")?).is_some_and(|t| t.iter().all(|&b| b == 0));
-    Err(ImageError::Malformed(format!(
+    Err(ImageError::Malformed(cold_format!(
         "fatbin payload: {left} {}bytes follow its last entry (at offset {off}); the entries fill the payload its header declares",
         if zero { "zero " } else { "" }
     )))
@@ -1087,9 +1104,9 @@ fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
             if !body.starts_with(&ELF_MAGIC) {
                 return Err("its payload is not an ELF cubin".into());
             }
-            let cubin = inspect_cubin(body).map_err(|e| format!("holds a bad cubin: {e}"))?;
+            let cubin = inspect_cubin(body).map_err(|e| cold_format!("holds a bad cubin: {e}"))?;
             if cubin.sm != sm {
-                return Err(format!("holds a cubin for sm_{}, not for the entry's sm_{sm}", cubin.sm));
+                return Err(cold_format!("holds a cubin for sm_{}, not for the entry's sm_{sm}", cubin.sm));
             }
             Ok(())
         }
@@ -1106,7 +1123,7 @@ fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
                         Err("bytes follow the PTX text's terminating NUL".into())
                     }
                 }
-                Some(bad) => Err(format!("its PTX has a non-text byte {:#04x} at {bad}", body[bad])),
+                Some(bad) => Err(cold_format!("its PTX has a non-text byte {:#04x} at {bad}", body[bad])),
             }
         }
         ArchCode::LtoIr { .. } => Ok(()), // opaque (see inspect_fatbin)

@@ -158,9 +158,8 @@ pub(crate) fn lookup(key: &Key<'_>) -> Option<Arc<Built>> {
 /// Crate-private: a remembered image is handed to CUDA without being checked again, so only
 /// the loaders, right after building, may vouch for one.
 pub(crate) fn remember(key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
-    let (parts, fp) = (key.parts, key.fp);
-    let len = fp.0;
-    if len > MAX_KEY {
+    let fp = key.fp;
+    if fp.0 > MAX_KEY {
         return;
     }
     let mut m = memo();
@@ -171,6 +170,15 @@ pub(crate) fn remember(key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
         return;
     };
     m.seen[slot] = (0, 0);
+    remember_again(&mut m, key, built, key_is_image);
+}
+
+/// The rest of [`remember`], for a key built a second time: out of line, so that a first
+/// sight (which only notes the fingerprint) runs through a few lines of code.
+#[inline(never)]
+fn remember_again(m: &mut Memo, key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
+    let (parts, fp) = (key.parts, key.fp);
+    let len = fp.0;
     // One entry per (length, fingerprint): the same key is remembered already; another one
     // alike gives way to this newer one.
     if let Some(i) = m.entries.iter().position(|e| e.fp == fp) {

@@ -238,7 +238,7 @@ impl<'a> Plan<'a> {
                 // whatever happens to the caller's buffer meanwhile.
                 let mut copy = Vec::new();
                 copy.try_reserve_exact(d.len()).map_err(|_| {
-                    ImageError::Malformed(format!("cannot allocate {} bytes for a copy of the cubin", d.len()))
+                    ImageError::Malformed(cold_format!("cannot allocate {} bytes for a copy of the cubin", d.len()))
                 })?;
                 copy.extend_from_slice(d);
                 let cubin = inspect_cubin(&copy)?;

@@ -70,7 +70,7 @@ pub(super) fn short(what: &'static str, need: u64, d: &[u8]) -> ImageError {
     ImageError::Truncated { what, need, have: d.len() as u64 }
 }
 pub(super) fn overflow(what: &'static str) -> ImageError {
-    ImageError::Malformed(format!("{what}: offset arithmetic overflows"))
+    ImageError::Malformed(cold_format!("{what}: offset arithmetic overflows"))
 }
 
 /// Checks that `off..off+size` lies within `d`; returns the end.
@@ -88,10 +88,10 @@ pub(crate) fn check_range(d: &[u8], off: u64, size: u64, what: &'static str) -> 
 fn range_error(d: &[u8], off: u64, size: u64, what: &'static str) -> ImageError {
     match off.checked_add(size) {
         Some(end) => short(what, end, d),
-        None => ImageError::Malformed(format!("{what}: offset {off:#x} + size {size:#x} overflows")),
+        None => ImageError::Malformed(cold_format!("{what}: offset {off:#x} + size {size:#x} overflows")),
     }
 }
 
 pub(super) fn to_usize(v: u64, what: &'static str) -> Result<usize, ImageError> {
-    usize::try_from(v).map_err(|_| ImageError::Malformed(format!("{what}: {v:#x} does not fit in memory")))
+    usize::try_from(v).map_err(|_| ImageError::Malformed(cold_format!("{what}: {v:#x} does not fit in memory")))
 }

@@ -65,7 +65,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
             243 => " (RISC-V)",
             _ => "",
         };
-        return Err(ImageError::Malformed(format!(
+        return Err(ImageError::Malformed(cold_format!(
             "ELF file for machine {machine}{name}, not EM_CUDA ({EM_CUDA}): not a cubin (host \
              objects with an embedded fatbin are not accepted; pass the fatbin itself)"
         )));
@@ -75,7 +75,9 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         Some(1) => {
             return Err(ImageError::Malformed("32-bit (ELFCLASS32) cubin: only 64-bit cubins are supported".into()))
         }
-        other => return Err(ImageError::Malformed(format!("ELF class byte is {other:?}, expected 2 (ELFCLASS64)"))),
+        other => {
+            return Err(ImageError::Malformed(cold_format!("ELF class byte is {other:?}, expected 2 (ELFCLASS64)")))
+        }
     }
     if d.get(5) != Some(&1) {
         return Err(ImageError::Malformed("big-endian or unknown-endian ELF: cubins are little-endian".into()));
@@ -96,7 +98,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     if phnum > 0 {
         const TABLE: &str = "the ELF program header table";
         if u64::from(phentsize) != ELF64_PHDR_LEN {
-            return Err(ImageError::Malformed(format!(
+            return Err(ImageError::Malformed(cold_format!(
                 "ELF program header entry size e_phentsize is {phentsize}, not {ELF64_PHDR_LEN}"
             )));
         }
@@ -120,7 +122,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
                 || p_memsz < p_filesz
                 || p_align & p_align.wrapping_sub(1) != 0;
             if bad_segment {
-                return Err(ImageError::Malformed(format!(
+                return Err(ImageError::Malformed(cold_format!(
                     "ELF segment of type {p_type:#x}, flags {p_flags:#x}, file size {p_filesz:#x}, memory size {p_memsz:#x}, alignment {p_align:#x} at address {:#x} is not one a cubin has",
                     p.u64::<16>()
                 )));
@@ -134,7 +136,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         // of 13 NVIDIA wheels) but where no entry fits in the image: CUDA's loader reads there
         // all the same (it crashed on the H200 for e_phoff 2^32, 2^62 and 2^63; within the
         // image, or a page past its end, it loaded).
-        return Err(ImageError::Malformed(format!(
+        return Err(ImageError::Malformed(cold_format!(
             "ELF header has no program headers (e_phnum = 0) but its e_phoff {phoff:#x} points past the image ({} bytes): CUDA's loader reads there",
             d.len()
         )));
@@ -158,14 +160,14 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     // crashed CUDA's loader on the H200 (issue 21's independent mutation generator).
     if shoff == 0 {
         return Err(ImageError::Malformed(if shnum != 0 {
-            format!("ELF header lists {shnum} sections but no section header table (e_shoff = 0)")
+            cold_format!("ELF header lists {shnum} sections but no section header table (e_shoff = 0)")
         } else {
             "cubin has no section header table (e_shoff = 0): CUDA finds its kernels through it".to_string()
         }));
     }
     const TABLE: &str = "the ELF section header table";
     if shentsize != ELF64_SHDR_LEN {
-        return Err(ImageError::Malformed(format!(
+        return Err(ImageError::Malformed(cold_format!(
             "ELF section header entry size e_shentsize is {shentsize}, not {ELF64_SHDR_LEN}"
         )));
     }
@@ -190,7 +192,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
         return Err(ImageError::Malformed("ELF header names no section name table (e_shstrndx = 0)".into()));
     }
     if shstrndx >= shnum {
-        return Err(ImageError::Malformed(format!(
+        return Err(ImageError::Malformed(cold_format!(
             "ELF section name table index {shstrndx} is out of range ({shnum} sections)"
         )));
     }
@@ -206,7 +208,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     let arch_specific_compat = walk.arch_specific;
 
     if sm < 10 {
-        return Err(ImageError::Malformed(format!(
+        return Err(ImageError::Malformed(cold_format!(
             "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) name no SM architecture"
         )));
     }
@@ -220,23 +222,23 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
 /// 7): the identification bytes, the type (executable, or relocatable for -rdc), a version,
 /// no entry point, a 64-byte header.
 fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
-    let bad = |what: String| Err(ImageError::Malformed(format!("ELF header: {what}")));
+    let bad = |what: String| Err(ImageError::Malformed(cold_format!("ELF header: {what}")));
     let ident = h.bytes::<6, 10>();
     if ident[0] != 1 {
-        return bad(format!("identification version is {}, not 1", ident[0]));
+        return bad(cold_format!("identification version is {}, not 1", ident[0]));
     }
     if !matches!(ident[1], 0x33 | 0x41) {
-        return bad(format!("OS ABI is {:#x}, not a CUDA one (0x33, 0x41)", ident[1]));
+        return bad(cold_format!("OS ABI is {:#x}, not a CUDA one (0x33, 0x41)", ident[1]));
     }
     if !matches!(ident[2], 7 | 8) {
-        return bad(format!("ABI version is {}, not 7 or 8", ident[2]));
+        return bad(cold_format!("ABI version is {}, not 7 or 8", ident[2]));
     }
     if ident[3..].iter().any(|&b| b != 0) {
         return bad("identification padding (bytes 9..16) is not zero".into());
     }
     let (e_type, e_version, e_entry, e_ehsize) = (h.u16::<16>(), h.u32::<20>(), h.u64::<24>(), h.u16::<52>());
     if !matches!(e_type, ET_REL | ET_EXEC) {
-        return bad(format!("type e_type is {e_type}, not executable (2) or relocatable (1)"));
+        return bad(cold_format!("type e_type is {e_type}, not executable (2) or relocatable (1)"));
     }
     // ABI 8 cubins write 1; ABI 7 ones the CUDA release that built them (75 to 130 in NVIDIA's
     // wheels: 7.5 to 13.0), which no table can pin: the field is a version, not an offset or a
@@ -245,10 +247,10 @@ fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
         return bad("version e_version is 0 (EV_NONE)".into());
     }
     if e_entry != 0 {
-        return bad(format!("entry point e_entry is {e_entry:#x}, not 0"));
+        return bad(cold_format!("entry point e_entry is {e_entry:#x}, not 0"));
     }
     if u64::from(e_ehsize) != ELF64_HEADER_LEN {
-        return bad(format!("header size e_ehsize is {e_ehsize}, not {ELF64_HEADER_LEN}"));
+        return bad(cold_format!("header size e_ehsize is {e_ehsize}, not {ELF64_HEADER_LEN}"));
     }
     Ok(())
 }
@@ -267,7 +269,7 @@ fn check_e_flags(flags: u32, abi_version: u8) -> Result<(), ImageError> {
     if ok {
         Ok(())
     } else {
-        Err(ImageError::Malformed(format!(
+        Err(ImageError::Malformed(cold_format!(
             "cubin e_flags {flags:#x} (ELF ABI version {abi_version}) hold bits no toolkit writes"
         )))
     }

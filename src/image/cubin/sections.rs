@@ -361,13 +361,13 @@ fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
     }
     let align = s.align();
     if align > 1 && s.offset() % align != 0 {
-        return Err(format!("section {i} starts at {:#x}, not a multiple of its alignment {align}", s.offset()));
+        return Err(cold_format!("section {i} starts at {:#x}, not a multiple of its alignment {align}", s.offset()));
     }
     if ty == SHT_NOTE {
-        let body = s.body(d).ok_or_else(|| format!("section {i} (a note) is not inside the image"))?;
+        let body = s.body(d).ok_or_else(|| cold_format!("section {i} (a note) is not inside the image"))?;
         let mut rest = body;
         while !rest.is_empty() {
-            let bad = || format!("section {i} (a note) does not hold whole note records");
+            let bad = || cold_format!("section {i} (a note) does not hold whole note records");
             let (head, after) = rest.split_first_chunk::<12>().ok_or_else(bad)?;
             let word = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
             let (name_len, desc_len, note_type) = (word(0) as usize, word(4) as usize, word(8));
@@ -377,7 +377,7 @@ fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
             let name = after.get(..name_len).ok_or_else(bad)?;
             let desc = after.get(name_padded..desc_end).ok_or_else(bad)?;
             if note_type == NOTE_NV_TKINFO && name == b"NVIDIA Corp\0" {
-                check_tkinfo(desc).map_err(|why| format!("section {i}: its tool note (.note.nv.tkinfo) {why}"))?;
+                check_tkinfo(desc).map_err(|why| cold_format!("section {i}: its tool note (.note.nv.tkinfo) {why}"))?;
             }
             // The next record, or the end: exactly, or after an unpadded last description.
             rest = match after.get(pad(desc_end).ok_or_else(bad)?..) {
@@ -397,13 +397,13 @@ fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
 /// description crashed it on the H200: issue 21's independent mutation generator).
 fn check_tkinfo(desc: &[u8]) -> Result<(), String> {
     let Some((head, strings)) = desc.split_first_chunk::<24>() else {
-        return Err(format!("is {} bytes, shorter than its 24-byte header", desc.len()));
+        return Err(cold_format!("is {} bytes, shorter than its 24-byte header", desc.len()));
     };
     for k in 1..6 {
         let at = u32::from_le_bytes([head[4 * k], head[4 * k + 1], head[4 * k + 2], head[4 * k + 3]]);
         let ends = strings.get(at as usize..).is_some_and(|s| s.contains(&0));
         if !ends {
-            return Err(format!(
+            return Err(cold_format!(
                 "names string {k} at {at:#x}, which is not a NUL-terminated string of its {} bytes of strings",
                 strings.len()
             ));
@@ -685,13 +685,13 @@ fn string_table<'d>(d: &'d [u8], secs: Sections<'_>, idx: u64, what: &str) -> Re
     let s = usize::try_from(idx)
         .ok()
         .and_then(|i| secs.get(i))
-        .ok_or_else(|| format!("{what}: section {idx} does not exist"))?;
+        .ok_or_else(|| cold_format!("{what}: section {idx} does not exist"))?;
     if s.ty() != SHT_STRTAB {
-        return Err(format!("{what}: section {idx} is not a string table"));
+        return Err(cold_format!("{what}: section {idx} is not a string table"));
     }
-    let b = s.body(d).ok_or_else(|| format!("{what}: string table out of range"))?;
+    let b = s.body(d).ok_or_else(|| cold_format!("{what}: string table out of range"))?;
     if b.last().is_some_and(|&c| c != 0) {
-        return Err(format!("{what}: string table {idx} is not NUL-terminated"));
+        return Err(cold_format!("{what}: string table {idx} is not NUL-terminated"));
     }
     Ok(b)
 }
@@ -780,14 +780,14 @@ fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Stri
     else {
         let text = s.ty() == SHT_PROGBITS && s.flags() & 0x4 != 0;
         if !text && u64::from(s.info()) >= secs.count() as u64 {
-            return bad(format!("section {i}'s sh_info {} is past what it can refer to", s.info()));
+            return bad(cold_format!("section {i}'s sh_info {} is past what it can refer to", s.info()));
         }
         return Ok(());
     };
     let nsyms = table.size() / SYM_LEN as u64;
     let symbol = if s.ty() == SHT_PROGBITS { s.info() & 0x00ff_ffff } else { s.info() };
     if u64::from(symbol) >= nsyms {
-        return bad(format!(
+        return bad(cold_format!(
             "section {i}'s info {:#x} names symbol {symbol} of section {}, which has {nsyms}",
             s.info(),
             s.link()
@@ -809,7 +809,7 @@ fn check_symtab(
     mut kernels: Option<&mut KernelSymbols<'_, '_>>,
 ) -> Result<(), String> {
     if s.entsize() != SYM_LEN as u64 || s.size() % SYM_LEN as u64 != 0 {
-        return bad(format!(
+        return bad(cold_format!(
             "symbol table {i}: entry size {} / size {} are not 24-byte symbols",
             s.entsize(),
             s.size()
@@ -817,7 +817,7 @@ fn check_symtab(
     }
     if u64::from(s.info()) > s.size() / SYM_LEN as u64 {
         // One past the last local symbol: at most the count.
-        return bad(format!(
+        return bad(cold_format!(
             "symbol table {i}: its info {} is past its {} symbols",
             s.info(),
             s.size() / SYM_LEN as u64
@@ -826,7 +826,7 @@ fn check_symtab(
     let strtab = string_table(d, secs, u64::from(s.link()), "symbol names")?;
     let names = strtab.len() as u64;
     let name_limit = name_limit(strtab);
-    let b = s.body(d).ok_or_else(|| format!("symbol table {i} out of range"))?;
+    let b = s.body(d).ok_or_else(|| cold_format!("symbol table {i} out of range"))?;
     let n = secs.count() as u64;
     for (k, sym) in records::<SYM_LEN>(b).enumerate() {
         let name = u64::from(sym.u32::<0>());
@@ -880,7 +880,7 @@ fn check_cuda_symbols(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Str
     }
     let count = s.size() / SYM_LEN as u64;
     if u64::from(s.info()) > count {
-        return bad(format!("symbol table {i} (.nv.merc): its info {} is past its {count} symbols", s.info()));
+        return bad(cold_format!("symbol table {i} (.nv.merc): its info {} is past its {count} symbols", s.info()));
     }
     Ok(())
 }
@@ -900,15 +900,15 @@ fn symbols_of<'a>(secs: Sections<'a>, s: Sh<'_>) -> Option<Sh<'a>> {
 /// 12.1 and cuFFTMp 11.4/12.1 name callees far past their symbol tables (0x39ff in a table of
 /// 99), and CUDA loads them.
 fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
-    let b = s.body(d).ok_or_else(|| format!("callgraph section {i} out of range"))?;
+    let b = s.body(d).ok_or_else(|| cold_format!("callgraph section {i} out of range"))?;
     if b.len() % 8 != 0 {
-        return bad(format!("callgraph section {i}: its {} bytes are not 8-byte entries", b.len()));
+        return bad(cold_format!("callgraph section {i}: its {} bytes are not 8-byte entries", b.len()));
     }
     let nsyms = symbols_of(secs, s).map_or(0, |t| t.size() / SYM_LEN as u64);
     for (k, e) in records::<8>(b).enumerate() {
         let caller = e.u32::<0>();
         if caller < CALLGRAPH_MARKER_MIN && u64::from(caller) >= nsyms {
-            return bad(format!(
+            return bad(cold_format!(
                 "callgraph section {i}: entry {k}'s caller is symbol {caller}, which does not exist ({nsyms} symbols)"
             ));
         }
@@ -927,30 +927,30 @@ fn check_relocs(
 ) -> Result<(), String> {
     let want = if s.ty() == SHT_RELA { 24 } else { 16 };
     if s.entsize() != want || s.size() % want != 0 {
-        return bad(format!(
+        return bad(cold_format!(
             "relocation section {i}: entry size {} / size {} are not {want}-byte entries",
             s.entsize(),
             s.size()
         ));
     }
     let symtab = symbols_of(secs, s).ok_or_else(|| {
-        format!("relocation section {i}: its symbol table (section {}) is not a symbol table", s.link())
+        cold_format!("relocation section {i}: its symbol table (section {}) is not a symbol table", s.link())
     })?;
     let nsyms = symtab.size() / SYM_LEN as u64;
     let target = secs
         .get(s.info() as usize)
-        .ok_or_else(|| format!("relocation section {i}: target section {} does not exist", s.info()))?;
+        .ok_or_else(|| cold_format!("relocation section {i}: target section {} does not exist", s.info()))?;
     // CUDA patches the target's bytes: it must have some (a relocation into the NOBITS
     // `.nv.global` crashed CUDA's loader on the H200: issue 21; no relocation section of
     // NVIDIA's wheels targets a section without file bytes).
     if !has_file_bytes(target.ty()) {
-        return bad(format!(
+        return bad(cold_format!(
             "relocation section {i}: its target, section {} of type {:#x}, has no bytes in the file to patch",
             s.info(),
             target.ty()
         ));
     }
-    let b = s.body(d).ok_or_else(|| format!("relocation section {i} out of range"))?;
+    let b = s.body(d).ok_or_else(|| cold_format!("relocation section {i} out of range"))?;
     let target_size = target.size();
     // In code, a relocation patches a field of the instruction at its offset: the whole
     // instruction (16 bytes from sm_70 on, 8 before) lies in the section (each of the 180,000
@@ -1120,7 +1120,7 @@ fn param_base(sm: u32) -> Option<u64> {
 fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> Result<(), String> {
     let nsecs = secs.count() as u64;
     if u64::from(s.info()) >= nsecs {
-        return bad(format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
+        return bad(cold_format!(".nv.info section {i}: the section it describes ({}) does not exist", s.info()));
     }
     // Attributes whose payload starts with a symbol index (register count, frame and stack
     // sizes, parameter bank) or lists symbols: the index must name a symbol of the linked
@@ -1135,7 +1135,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
     } else {
         0
     };
-    let b = s.body(d).ok_or_else(|| format!(".nv.info section {i} out of range"))?;
+    let b = s.body(d).ok_or_else(|| cold_format!(".nv.info section {i} out of range"))?;
     let at = |rest: &[u8]| b.len() - rest.len(); // where a record starts, for the messages
     let mut rest = b;
     while let Some((header, payload)) = rest.split_first_chunk::<4>() {
@@ -1189,7 +1189,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                     let (offset, size) =
                         (u64::from(u16::from_le_bytes([p[0], p[1]])), u64::from(u16::from_le_bytes([p[2], p[3]])));
                     check_param_bank(d, secs, t, sym, offset, size, sm)
-                        .map_err(|why| format!(".nv.info section {i}: {why}"))?;
+                        .map_err(|why| cold_format!(".nv.info section {i}: {why}"))?;
                 }
             }
         }
@@ -1225,7 +1225,7 @@ fn check_param_bank(
     // another generation labelled sm_90 crashed CUDA's loader).
     let large = size > 4096 && sm < 90;
     if let Some(base) = param_base(sm).filter(|&b| b != offset && !(large && offset > b)) {
-        return Err(format!(
+        return Err(cold_format!(
             "the kernel parameters are at {offset:#x} of constant bank 0, where sm_{sm} code has them at {base:#x} (code of another GPU generation labelled sm_{sm}?)"
         ));
     }
@@ -1245,12 +1245,12 @@ fn check_param_bank(
         return Ok(());
     }
     let Some(bank) = secs.get(usize::from(shndx)).filter(|b| b.ty() != SHT_NULL && has_file_bytes(b.ty())) else {
-        return Err(format!(
+        return Err(cold_format!(
             "the kernel parameters' constant bank (symbol {sym}, section index {shndx:#x}) is no section with contents"
         ));
     };
     if offset.checked_add(size).is_none_or(|end| end > bank.size()) {
-        return Err(format!(
+        return Err(cold_format!(
             "the kernel parameters ({size} bytes at {offset:#x}) run past their constant bank ({} bytes)",
             bank.size()
         ));
@@ -1263,7 +1263,7 @@ fn check_param_bank(
 #[cold]
 #[inline(never)]
 fn err_name(i: usize, name: u32, size: u64) -> String {
-    format!("section {i}'s name offset {name} is outside the name table ({size} bytes)")
+    cold_format!("section {i}'s name offset {name} is outside the name table ({size} bytes)")
 }
 
 /// The first failing part of a header that `header_ok` refuses.
@@ -1272,22 +1272,22 @@ fn err_name(i: usize, name: u32, size: u64) -> String {
 fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
     let align = s.align();
     if align > 1 && !align.is_power_of_two() {
-        format!("section {i}'s alignment {align} is not a power of two")
+        cold_format!("section {i}'s alignment {align} is not a power of two")
     } else if s.flags() & !SHF_KNOWN != 0 {
-        format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
+        cold_format!("section {i}'s flags {:#x} hold bits no toolkit writes ({:#x})", s.flags(), s.flags() & !SHF_KNOWN)
     } else if s.flags() & SHF_INFO_LINK != 0 && ((s.info() == 0 && s.ty() != SHT_NOBITS) || u64::from(s.info()) >= n) {
-        format!("section {i} refers to section {}, which does not exist", s.info())
+        cold_format!("section {i} refers to section {}, which does not exist", s.info())
     } else if u64::from(s.link()) >= n && !matches!(s.ty(), SHT_REL | SHT_RELA | SHT_CUDA_INFO | SHT_CUDA_CALLGRAPH) {
-        format!("section {i} links to section {}, which does not exist", s.link())
+        cold_format!("section {i} links to section {}, which does not exist", s.link())
     } else {
-        format!("section {i}'s sh_info {} is past what it can refer to", s.info())
+        cold_format!("section {i}'s sh_info {} is past what it can refer to", s.info())
     }
 }
 
 #[cold]
 #[inline(never)]
 fn err_kernel_symbol(i: usize, kernel: &[u8]) -> String {
-    format!("section {i} (.text.{}) has no symbol of that name", quoted(cstr(kernel)))
+    cold_format!("section {i} (.text.{}) has no symbol of that name", quoted(cstr(kernel)))
 }
 
 /// A name for a message: its first 100 bytes, and how long it is when longer.
@@ -1295,7 +1295,7 @@ fn quoted(name: &[u8]) -> String {
     const MAX: usize = 100;
     match name.get(..MAX) {
         Some(head) if name.len() > MAX => {
-            format!("{}... ({} bytes)", String::from_utf8_lossy(head), name.len())
+            cold_format!("{}... ({} bytes)", String::from_utf8_lossy(head), name.len())
         }
         _ => String::from_utf8_lossy(name).into_owned(),
     }
@@ -1330,7 +1330,7 @@ fn err_unlinked(
 ) -> String {
     let name = symbol_name(d, secs, symtab, name).unwrap_or(b"?");
     let section = shnames.and_then(|t| t.get(target as usize..)).map(cstr).unwrap_or(b"?");
-    format!(
+    cold_format!(
         "relocation section {i}: initialised data ({}) refers to '{}', which this code does not define: it is \
          relocatable device code (-rdc) never linked with the code that defines it ({n} relocations there); link \
          its parts into one with nvJitLink (cudyn_link) first. CUDA's loader dies on such an image",
@@ -1342,37 +1342,37 @@ fn err_unlinked(
 #[cold]
 #[inline(never)]
 fn err_symbol_name(k: usize, name: u64, names: u64) -> String {
-    format!("symbol {k}: name offset {name} is outside its string table ({names} bytes)")
+    cold_format!("symbol {k}: name offset {name} is outside its string table ({names} bytes)")
 }
 
 #[cold]
 #[inline(never)]
 fn err_symbol_reserved(k: usize, shndx: u16) -> String {
-    format!("symbol {k}: section index {shndx:#x} is a reserved one (SHN_LORESERVE and above), which CUDA's loader takes for a section")
+    cold_format!("symbol {k}: section index {shndx:#x} is a reserved one (SHN_LORESERVE and above), which CUDA's loader takes for a section")
 }
 
 #[cold]
 #[inline(never)]
 fn err_symbol_section(k: usize, shndx: u16, n: u64) -> String {
-    format!("symbol {k}: section index {shndx} does not exist ({n} sections)")
+    cold_format!("symbol {k}: section index {shndx} does not exist ({n} sections)")
 }
 
 #[cold]
 #[inline(never)]
 fn err_symbol_extent(k: usize, value: u64, size: u64, shndx: u16, section_size: u64) -> String {
-    format!("symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({section_size} bytes)")
+    cold_format!("symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({section_size} bytes)")
 }
 
 #[cold]
 #[inline(never)]
 fn err_reloc_symbol(k: usize, i: usize, sym: u64, nsyms: u64) -> String {
-    format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)")
+    cold_format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)")
 }
 
 #[cold]
 #[inline(never)]
 fn err_reloc_type(k: usize, i: usize, r_type: u32) -> String {
-    format!(
+    cold_format!(
         "relocation {k} of section {i}: type {r_type:#x} is no relocation type (they are below {R_CUDA_TYPE_LIMIT:#x})"
     )
 }
@@ -1380,7 +1380,7 @@ fn err_reloc_type(k: usize, i: usize, r_type: u32) -> String {
 #[cold]
 #[inline(never)]
 fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> String {
-    format!(
+    cold_format!(
         "relocation {k} of section {i}: its {width} bytes at {offset:#x} are not all inside its section ({size} bytes)"
     )
 }
@@ -1388,31 +1388,31 @@ fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> S
 #[cold]
 #[inline(never)]
 fn err_nv_info(i: usize, pos: usize, what: &str) -> String {
-    format!(".nv.info section {i}: record at {pos} {what}")
+    cold_format!(".nv.info section {i}: record at {pos} {what}")
 }
 
 #[cold]
 #[inline(never)]
 fn err_nv_info_shape(i: usize, pos: usize, attr: u8, format: u8, len: usize) -> String {
-    format!(".nv.info section {i}: record at {pos}, attribute {attr:#x}, has format {format} and length {len}, which toolkits do not write")
+    cold_format!(".nv.info section {i}: record at {pos}, attribute {attr:#x}, has format {format} and length {len}, which toolkits do not write")
 }
 
 #[cold]
 #[inline(never)]
 fn err_nv_info_offset(i: usize, attr: u8, offset: u64, size: u64) -> String {
-    format!(".nv.info section {i}: attribute {attr:#x} lists instruction offset {offset:#x}, not an instruction of its {size}-byte kernel")
+    cold_format!(".nv.info section {i}: attribute {attr:#x} lists instruction offset {offset:#x}, not an instruction of its {size}-byte kernel")
 }
 
 #[cold]
 #[inline(never)]
 fn err_nv_info_format(i: usize, pos: usize, format: u8) -> String {
-    format!(".nv.info section {i}: record at {pos} has unknown format {format}")
+    cold_format!(".nv.info section {i}: record at {pos} has unknown format {format}")
 }
 
 #[cold]
 #[inline(never)]
 fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
-    format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
+    cold_format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
 }
 
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
