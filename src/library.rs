@@ -225,6 +225,8 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
         if let Some(built) = memo::lookup(&key) {
             return Ok(Handed::Own(built));
         }
+        // Not built before: the checks run, probably with their code evicted since last time.
+        image::fetch_checks_code();
         let built = Arc::new(plan.build(gpus).map_err(|e| plan_error(e, image, gpus))?);
         memo::remember(&key, &built, plan.key_is_image(&built));
         return Ok(Handed::Own(built));

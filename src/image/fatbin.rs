@@ -161,6 +161,7 @@ impl<'a> FatbinPlan<'a> {
     /// uncompressed (decompressed straight into place) and checked there as what it says it
     /// is — so CUDA reads exactly the bytes that were checked. An entry's header is its own,
     /// with the compression flag and sizes cleared and the payload size of its plain bytes.
+    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
     pub(super) fn build(&self, threads: usize, parallel_min: usize) -> Result<Vec<u8>, ImageError> {
         const WHAT: &str = "the image handed to CUDA";
         let chosen = || self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b);
@@ -219,6 +220,7 @@ impl<'a> FatbinPlan<'a> {
 /// Appends entry `b` to the image being built: its header, made plain, then its payload's
 /// place: a plain payload copied (checked there afterwards), a compressed one zero-filled (to
 /// be decompressed there). Returns where the payload's place starts; it runs to the end.
+#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
 fn push_entry(out: &mut Vec<u8>, b: &Body<'_>) -> usize {
     let at = out.len();
     out.extend_from_slice(b.header);
@@ -253,6 +255,7 @@ fn decompressed_total<'b, 'a: 'b>(bodies: impl Iterator<Item = &'b Body<'a>>) ->
 /// Rewrites a copied entry header (`h`, the whole of it) for its plain payload of `plain_len`
 /// bytes: its own header size (a concatenated entry's member record holds its offset there),
 /// not compressed, no compressed or uncompressed size.
+#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
 fn plain_header(h: &mut [u8], plain_len: u64) {
     let header_len = h.len() as u32;
     let put = |h: &mut [u8], at: usize, v: &[u8]| {
@@ -438,6 +441,7 @@ impl Body<'_> {
     /// a plain payload already copied there by `FatbinPlan::build`, a compressed one
     /// decompressed here with zero padding after), or, without `out`, where they lie
     /// (decompressed into `scratch`).
+    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
     fn check(&self, out: Option<&mut [u8]>, scratch: &mut Scratch) -> Result<(), ImageError> {
         let body: &[u8] = match (self.content, out) {
             (Content::Opaque { .. }, _) => return Ok(()),
@@ -1098,6 +1102,7 @@ fn code_is_lto(code: ArchCode) -> bool {
 /// The entry's contents (decompressed if it was): a cubin must be one that passes as a cubin of
 /// its own, for the entry's architecture; PTX must be ASCII text (then NULs only); LTO-IR must
 /// start as LTO-IR does.
+#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
 fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
     match code {
         ArchCode::Sass { sm, .. } => {

@@ -157,6 +157,7 @@ pub(crate) fn lookup(key: &Key<'_>) -> Option<Arc<Built>> {
 /// (a cubin handed over as it came), so it serves as the key and nothing is copied.
 /// Crate-private: a remembered image is handed to CUDA without being checked again, so only
 /// the loaders, right after building, may vouch for one.
+#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
 pub(crate) fn remember(key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
     let fp = key.fp;
     if fp.0 > MAX_KEY {

@@ -27,6 +27,8 @@ mod ltoir;
 pub(crate) mod memo;
 mod read;
 mod text;
+mod warm;
+pub(crate) use warm::fetch_checks_code;
 
 pub use info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
 
@@ -224,6 +226,7 @@ impl<'a> Plan<'a> {
     }
 
     /// Decompresses and checks what is handed over, and makes the image CUDA will read.
+    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
     pub fn build(&self, gpus: &[u32]) -> Result<Built, PlanError> {
         self.build_with(gpus, fatbin::check_threads(), fatbin::parallel_min())
     }
@@ -231,6 +234,7 @@ impl<'a> Plan<'a> {
     /// [`Plan::build`] with the entries checked by up to `threads` threads once there are
     /// `parallel_min` bytes to check.
     #[doc(hidden)]
+    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_checks")]
     pub fn build_with(&self, gpus: &[u32], threads: usize, parallel_min: usize) -> Result<Built, PlanError> {
         match &self.0 {
             PlanKind::Cubin(d) => {
