@@ -70,10 +70,11 @@ if want corpus && [ -n "${CORPUS:-}" ]; then
     [ -n "$name" ] || continue
     one=$(mktemp -d); cp "$CORPUS/$name"* "$one/"
     for side in raw cudyn; do
-      CORPUS_ONLY=$side "$b/corpus_load" "$one" > "$one/$side.txt" 2>&1
-      echo "  $side alone: exit $? $(tail -2 "$one/$side.txt" | cut -c1-400 | paste -sd' ')"
+      # The output goes beside the folder, not in it: corpus_load would take it for an image.
+      CORPUS_ONLY=$side "$b/corpus_load" "$one" > "$one.$side.txt" 2>&1
+      echo "  $side alone: exit $? $(tail -2 "$one.$side.txt" | cut -c1-400 | paste -sd' ')"
     done
-    rm -rf "$one"
+    rm -rf "$one" "$one.raw.txt" "$one.cudyn.txt"
   done < "$out/corpus-crashed"
   grep -E "^MISMATCH|^verdicts|^layouts|first sight, all|worst first-sight|^repeated" "$out/corpus.txt" | head -40
 fi
