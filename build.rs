@@ -91,6 +91,13 @@ fn main() {
     if target_os == "linux" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcudyn.so.0");
     }
+    // The image path's functions go in one linker section that a load prefetches
+    // (src/image/warm.rs): where the linker names a section's bounds (__start_/__stop_) and the
+    // prefetch instruction is baseline. One condition for the attribute on every such function.
+    println!("cargo:rustc-check-cfg=cfg(cudyn_load_path_section)");
+    if target_os == "linux" && env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
+        println!("cargo:rustc-cfg=cudyn_load_path_section");
+    }
 
     // The bindings test compares src/sys/cuda.rs with bindgen's output from these headers.
     let root = cuda_root(&manifest);

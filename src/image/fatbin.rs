@@ -81,7 +81,7 @@ const FATBIN_FLAGS_KNOWN: u64 = FATBIN_FLAG_64BIT
     | FATBIN_FLAG_FAMILY_SPECIFIC
     | 0x100_0000;
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
     inspect_fatbin_with(d, check_threads(), parallel_min())
 }
@@ -89,7 +89,7 @@ pub(super) fn inspect_fatbin(d: &[u8]) -> Result<ImageInfo, ImageError> {
 /// Every entry checked, header and contents (what `image::inspect` answers), with the body
 /// checks spread over up to `threads` threads once there are `parallel_min` bytes to check
 /// (tests compare the verdicts of both ways).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn inspect_fatbin_with(d: &[u8], threads: usize, parallel_min: usize) -> Result<ImageInfo, ImageError> {
     let w = walk(d)?;
     let decompressed = decompressed_total(w.bodies.iter());
@@ -121,7 +121,7 @@ pub(super) struct FatbinPlan<'a> {
 
 /// Walks the headers of `d` and chooses the entries the GPUs `gpus` (compute capabilities)
 /// can run; a bad header anywhere refuses the image, whether or not its entry is chosen.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn plan_fatbin<'a>(d: &'a [u8], gpus: &[u32], force_ptx: bool) -> Result<FatbinPlan<'a>, ImageError> {
     let mut walk = walk(d)?;
     if let Some(e) = walk.header_error.take() {
@@ -134,12 +134,12 @@ pub(super) fn plan_fatbin<'a>(d: &'a [u8], gpus: &[u32], force_ptx: bool) -> Res
 
 impl<'a> FatbinPlan<'a> {
     /// What the whole image holds (every entry, chosen or not).
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn info(&self) -> Result<ImageInfo, ImageError> {
         self.walk.info()
     }
 
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn selection(&self) -> &Selection {
         &self.selection
     }
@@ -166,7 +166,7 @@ impl<'a> FatbinPlan<'a> {
     /// uncompressed (decompressed straight into place) and checked there as what it says it
     /// is — so CUDA reads exactly the bytes that were checked. An entry's header is its own,
     /// with the compression flag and sizes cleared and the payload size of its plain bytes.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn build(&self, threads: usize, parallel_min: usize) -> Result<Vec<u8>, ImageError> {
         const WHAT: &str = "the image handed to CUDA";
         let chosen = || self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b);
@@ -225,7 +225,7 @@ impl<'a> FatbinPlan<'a> {
 /// Appends entry `b` to the image being built: its header, made plain, then its payload's
 /// place: a plain payload copied (checked there afterwards), a compressed one zero-filled (to
 /// be decompressed there). Returns where the payload's place starts; it runs to the end.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn push_entry(out: &mut Vec<u8>, b: &Body<'_>) -> usize {
     let at = out.len();
     out.extend_from_slice(b.header);
@@ -260,7 +260,7 @@ fn decompressed_total<'b, 'a: 'b>(bodies: impl Iterator<Item = &'b Body<'a>>) ->
 /// Rewrites a copied entry header (`h`, the whole of it) for its plain payload of `plain_len`
 /// bytes: its own header size (a concatenated entry's member record holds its offset there),
 /// not compressed, no compressed or uncompressed size.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn plain_header(h: &mut [u8], plain_len: u64) {
     let header_len = h.len() as u32;
     let put = |h: &mut [u8], at: usize, v: &[u8]| {
@@ -285,7 +285,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn info(&self) -> Result<ImageInfo, ImageError> {
         Ok(ImageInfo {
             kind: CodeKind::Fatbin,
@@ -298,7 +298,7 @@ impl Walk<'_> {
 }
 
 /// The container header, then every entry header in order until the first bad one.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn walk(d: &[u8]) -> Result<Walk<'_>, ImageError> {
     const WHAT: &str = "the fatbin header";
     check_range(d, 0, FATBIN_HEADER_LEN, WHAT)?;
@@ -396,7 +396,7 @@ struct Scratch {
 impl Scratch {
     /// What `stream` decompresses to (exactly `size` bytes), in this buffer; with `keep`, the
     /// result is remembered and a later call for the same stream decodes nothing.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn decode(&mut self, method: Compression, stream: &[u8], size: usize, keep: bool) -> Result<&[u8], String> {
         let run = (stream.as_ptr() as usize, stream.len());
         if !keep || self.run != Some(run) {
@@ -412,7 +412,7 @@ impl Scratch {
 }
 
 impl Body<'_> {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn compressed(&self) -> bool {
         matches!(
             self.content,
@@ -420,7 +420,7 @@ impl Body<'_> {
         )
     }
 
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn bad(&self, why: String) -> ImageError {
         match self.content {
             Content::Member { member, .. } => entry_error(self.index, self.off, cold_format!("member {member}: {why}")),
@@ -430,7 +430,7 @@ impl Body<'_> {
 
     /// Bytes of the entry's payload once plain: its payload, or what it decompresses to,
     /// padded to 8 bytes as toolkits pad payloads.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn plain_len(&self) -> u64 {
         match self.content {
             Content::Compressed { size, .. } => (size as u64).div_ceil(8) * 8,
@@ -441,7 +441,7 @@ impl Body<'_> {
 
     /// Bytes its compressed payload declares it decompresses to (0 when plain or opaque; a
     /// member: its entry's whole run).
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn decompressed_len(&self) -> u64 {
         match self.content {
             Content::Compressed { size, .. } | Content::Member { size, .. } => size as u64,
@@ -453,7 +453,7 @@ impl Body<'_> {
     /// a plain payload already copied there by `FatbinPlan::build`, a compressed one
     /// decompressed here with zero padding after), or, without `out`, where they lie
     /// (decompressed into `scratch`).
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn check(&self, out: Option<&mut [u8]>, scratch: &mut Scratch) -> Result<(), ImageError> {
         let body: &[u8] = match (self.content, out) {
             (Content::Opaque { .. }, _) => return Ok(()),
@@ -493,7 +493,7 @@ impl Body<'_> {
     }
 
     /// Bytes a check of this entry goes through (what it decompresses to, or its payload).
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn work(&self) -> usize {
         match self.content {
             Content::Opaque { .. } => 0,
@@ -504,13 +504,13 @@ impl Body<'_> {
 }
 
 /// Decompresses `src` into exactly `out`.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn decode_into(method: Compression, src: &[u8], out: &mut [u8]) -> Result<(), String> {
     decompress::decode_into(method.method().ok_or("it is not compressed")?, src, out)
 }
 
 /// The refusal of entry `index` (at byte `off` of the fatbin), for `why`.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn entry_error(index: u64, off: u64, why: String) -> ImageError {
     ImageError::Malformed(cold_format!("fatbin entry {index} at offset {off}: {why}"))
 }
@@ -518,7 +518,7 @@ fn entry_error(index: u64, off: u64, why: String) -> ImageError {
 /// Below this many bytes to check in all, one thread does it (a thread costs tens of µs;
 /// checking runs at some hundreds of MB/s, decompression included).
 /// `CUDYN_VALIDATE_PARALLEL_MIN` (bytes) overrides it, e.g. 0 to compare verdicts both ways.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn parallel_min() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *crate::fork::once(&N, || {
@@ -528,7 +528,7 @@ pub(super) fn parallel_min() -> usize {
 
 /// How many threads may check a large fatbin's entries: the machine's parallelism, at most 8,
 /// or `CUDYN_VALIDATE_THREADS` (1: never start a thread).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn check_threads() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *crate::fork::once(&N, || {
@@ -568,7 +568,7 @@ struct Job<'b, 'o> {
 }
 
 impl Job<'_, '_> {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn run(&self, scratch: &mut Scratch) -> Result<(), ImageError> {
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         self.body.check(out.as_deref_mut(), scratch)
@@ -576,7 +576,7 @@ impl Job<'_, '_> {
 }
 
 /// Runs every job; the error of the first bad entry in file order, as an in-order pass gives.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result<(), ImageError> {
     let threads = workers(jobs.iter().map(|j| j.body.work()), threads, parallel_min);
     if threads < 2 {
@@ -624,7 +624,7 @@ fn run_jobs(jobs: &[Job<'_, '_>], threads: usize, parallel_min: usize) -> Result
 /// Checks the entry header at `off` and what can be checked of its payload without reading
 /// it; adds its body (a concatenated entry: its members' bodies) to `bodies` and returns its
 /// length, or None for the zero padding that may end a container.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn walk_entry<'a>(
     d: &'a [u8],
     off: u64,
@@ -702,7 +702,7 @@ fn walk_entry<'a>(
 /// it) as `fatbinary --concat` writes it, its compressed payload, and each member record held
 /// to what an entry header of its own must be, the members back to back filling the run. Adds
 /// a body per member.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn walk_concat<'a>(
     e: &EntryHeader,
     header: &'a [u8],
@@ -852,7 +852,7 @@ pub(super) struct ConcatMember<'a> {
 /// The members of the concatenated entry at `at` of `d`, an image that passed validation, and
 /// the decompressed run they are cut from. None if the entry is not one or does not decompress
 /// (it cannot be, in a valid image).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn concat_members(d: &[u8], at: usize) -> Option<(Vec<ConcatMember<'_>>, Vec<u8>)> {
     let e = EntryHeader::read(Rec::<{ FATBIN_ENTRY_HEADER_LEN as usize }>::at(d, at)?);
     if e.kind != FATBIN_KIND_CONCAT {
@@ -880,7 +880,7 @@ pub(super) fn concat_members(d: &[u8], at: usize) -> Option<(Vec<ConcatMember<'_
 /// The length of a member record `m` starting `rest` (the header from the record on): its
 /// fixed 64 bytes, and past any name and options descriptor and options it points at, one NUL,
 /// rounded up to 8 bytes (what an entry header of its own is).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn record_len(m: &EntryHeader, rest: &[u8]) -> Result<usize, String> {
     let mut end = FATBIN_ENTRY_HEADER_LEN;
     if m.name_len != 0 {
@@ -930,7 +930,7 @@ pub(super) enum Compression {
 }
 
 impl Compression {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn method(self) -> Option<decompress::Method> {
         match self {
             Compression::None => None,
@@ -941,7 +941,7 @@ impl Compression {
 }
 
 impl EntryHeader {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn read(h: Rec<'_, { FATBIN_ENTRY_HEADER_LEN as usize }>) -> Self {
         EntryHeader {
             kind: h.u16::<0>(),
@@ -958,7 +958,7 @@ impl EntryHeader {
             uncompressed_size: h.u64::<56>(),
         }
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn compression(&self) -> Compression {
         if self.flags & FATBIN_FLAG_COMPRESSED_LZ != 0 {
             Compression::Lz4
@@ -973,7 +973,7 @@ impl EntryHeader {
 /// Every word of an entry header against what real toolkits write (an allowlist: nvcc 13.0 in
 /// every mode, and the fatbins of NVIDIA's CUDA 12 libraries); returns the code it holds.
 /// `header` is the whole entry header (`header_size` bytes, within the image).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String> {
     let hs = e.header_size;
     if e.magic != FATBIN_ENTRY_MAGIC {
@@ -1109,7 +1109,7 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
 /// bytes after its last entry crashed CUDA's loader on the H200 (issue 21's independent
 /// mutation generator), which reads an entry header wherever payload is left. For the entry
 /// walk to call where too few bytes for an entry header are left.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn check_payload_end(d: &[u8], off: u64, total: u64) -> Result<(), ImageError> {
     if off == total {
         return Ok(());
@@ -1123,7 +1123,7 @@ pub(super) fn check_payload_end(d: &[u8], off: u64, total: u64) -> Result<(), Im
     )))
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn code_is_lto(code: ArchCode) -> bool {
     matches!(code, ArchCode::LtoIr { .. })
 }
@@ -1131,7 +1131,7 @@ fn code_is_lto(code: ArchCode) -> bool {
 /// The entry's contents (decompressed if it was): a cubin must be one that passes as a cubin of
 /// its own, for the entry's architecture; PTX must be ASCII text (then NULs only); LTO-IR must
 /// start as LTO-IR does.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_entry_body(code: ArchCode, body: &[u8]) -> Result<(), String> {
     match code {
         ArchCode::Sass { sm, .. } => {

@@ -21,7 +21,7 @@ pub enum ArchVariant {
 }
 
 impl ArchVariant {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn suffix(self) -> &'static str {
         match self {
             ArchVariant::None => "",
@@ -94,7 +94,7 @@ impl ArchCode {
         }
     }
     /// Whether a GPU of compute capability `sm` can run this piece on its own (see [`runnable_on`](crate::image::runnable_on)).
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn runs_on(&self, sm: u32) -> bool {
         let same_family = |code: u32| code / 10 == sm / 10 && code % 10 <= sm % 10;
         match *self {
@@ -123,7 +123,7 @@ impl ArchCode {
 /// than every SASS that runs there (a driver that prefers the newer PTX still finds it), or
 /// when `force_ptx` (`CUDA_FORCE_PTX_JIT` set: CUDA ignores SASS and JIT-compiles). LTO-IR never
 /// runs. Nothing chosen for any GPU: the image holds no code any GPU of the process can run.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn select_for(codes: &[ArchCode], gpus: &[u32], force_ptx: bool) -> Selection {
     let mut chosen = vec![false; codes.len()];
     let mut jit = false;
@@ -168,7 +168,7 @@ pub struct Selection {
 
 impl Selection {
     /// Whether anything at all is chosen.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn any(&self) -> bool {
         self.chosen.iter().any(|&c| c)
     }
@@ -176,7 +176,7 @@ impl Selection {
 
 impl fmt::Display for ArchCode {
     /// `sm_90a`, `compute_90`, `lto_90`.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let prefix = match self {
             ArchCode::Sass { .. } => "sm",
@@ -224,7 +224,7 @@ pub enum ImageError {
 }
 
 impl fmt::Display for ImageError {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ImageError::Empty => f.write_str("the image is empty (0 bytes)"),

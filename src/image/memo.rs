@@ -42,13 +42,13 @@ struct Entry {
 }
 
 impl Entry {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn key(&self) -> &[u8] {
         self.key.as_deref().unwrap_or(&self.built.image)
     }
 
     /// What it counts against [`BUDGET`].
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn bytes(&self) -> usize {
         self.key.as_ref().map_or(0, |k| k.len()).saturating_add(self.built.image.len())
     }
@@ -71,18 +71,18 @@ static MEMO: Mutex<Memo> =
 static FORK: crate::fork::Lock = crate::fork::Lock::new(crate::fork::Rank::Leaf, hold_for_fork, crate::fork::nothing);
 crate::fork::enrol_at_load!(FORK);
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn hold_for_fork() {
     crate::fork::keep(MEMO.lock().unwrap_or_else(|p| p.into_inner()));
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn memo() -> std::sync::MutexGuard<'static, Memo> {
     crate::fork::watch(&FORK);
     MEMO.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn key_len(parts: &[&[u8]]) -> usize {
     parts.iter().map(|p| p.len()).fold(0, usize::saturating_add)
 }
@@ -90,7 +90,7 @@ fn key_len(parts: &[&[u8]]) -> usize {
 /// A cheap fingerprint of a key: its length, each part's length and first and last 16 bytes,
 /// and 16 words spread over its largest part. Only used to notice "built this before"; equal
 /// fingerprints prove nothing (the worst a collision does is copy a key early).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn fingerprint(parts: &[&[u8]]) -> u64 {
     let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
     let word =
@@ -111,7 +111,7 @@ fn fingerprint(parts: &[&[u8]]) -> u64 {
 }
 
 /// Whether the stored `key` is the concatenation of `parts`.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn same(key: &[u8], parts: &[&[u8]]) -> bool {
     let mut at = 0;
     for p in parts {
@@ -131,7 +131,7 @@ pub(crate) struct Key<'a> {
 }
 
 impl<'a> Key<'a> {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(crate) fn new(parts: &'a [&'a [u8]]) -> Key<'a> {
         let len = key_len(parts);
         // A key over MAX_KEY is never looked at: no fingerprint for it.
@@ -141,7 +141,7 @@ impl<'a> Key<'a> {
 }
 
 /// The image built before from a key equal to `key`, if remembered.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(crate) fn lookup(key: &Key<'_>) -> Option<Arc<Built>> {
     let (parts, fp) = (key.parts, key.fp);
     if fp.0 > MAX_KEY {
@@ -166,7 +166,7 @@ pub(crate) fn lookup(key: &Key<'_>) -> Option<Arc<Built>> {
 /// (a cubin handed over as it came), so it serves as the key and nothing is copied.
 /// Crate-private: a remembered image is handed to CUDA without being checked again, so only
 /// the loaders, right after building, may vouch for one.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(crate) fn remember(key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
     let fp = key.fp;
     if fp.0 > MAX_KEY {
@@ -186,7 +186,7 @@ pub(crate) fn remember(key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
 /// The rest of [`remember`], for a key built a second time: out of line, so that a first
 /// sight (which only notes the fingerprint) runs through a few lines of code.
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn remember_again(m: &mut Memo, key: &Key<'_>, built: &Arc<Built>, key_is_image: bool) {
     let (parts, fp) = (key.parts, key.fp);
     let len = fp.0;
@@ -226,7 +226,7 @@ fn remember_again(m: &mut Memo, key: &Key<'_>, built: &Arc<Built>, key_is_image:
 
 /// Forget everything (tests).
 #[doc(hidden)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn clear() {
     let mut m = memo();
     m.entries.clear();

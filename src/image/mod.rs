@@ -43,7 +43,7 @@ const SNIFF_WINDOW: usize = 64 * 1024;
 
 /// Cheap guess from the first bytes (magic numbers / text sniffing). Never panics, never reads
 /// out of bounds.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn code_kind_of(data: &[u8]) -> CodeKind {
     if data.is_empty() {
         return CodeKind::Unknown;
@@ -90,7 +90,7 @@ pub fn code_kind_of(data: &[u8]) -> CodeKind {
 /// Full, bounds-checked validation: every length/offset read from the bytes is checked against
 /// `data.len()` (with checked arithmetic), the ELF header/section table of a cubin, every fatbin
 /// entry header.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
     if data.is_empty() {
         return Err(ImageError::Empty);
@@ -117,7 +117,7 @@ pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
 /// [`inspect`] with a fatbin's entries checked by `threads` threads whatever their size (1: in
 /// order on the calling thread). The verdict must not depend on it; tests hold it to that.
 #[doc(hidden)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn inspect_with_threads(data: &[u8], threads: usize) -> Result<ImageInfo, ImageError> {
     if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
         return fatbin::inspect_fatbin_with(data, threads.max(1), 0);
@@ -149,7 +149,7 @@ pub enum PlanError {
 }
 
 impl From<ImageError> for PlanError {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn from(e: ImageError) -> Self {
         PlanError::Image(e)
     }
@@ -174,7 +174,7 @@ pub struct Built {
 impl Built {
     /// An image made for CUDA: `image`, made from an image that holds `info`, holds `handed`;
     /// `jit` as the field says.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn new(image: Vec<u8>, info: ImageInfo, handed: Vec<ArchCode>, jit: bool) -> Built {
         Built { image, info, handed, jit, layouts: std::sync::OnceLock::new() }
     }
@@ -184,7 +184,7 @@ impl Built {
     /// once per built image, at first need. None where they do not settle it
     /// ([`contents::param_layouts`]) and where a GPU of the process runs PTX from the image
     /// (the JIT decides its layout): ask CUDA then.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn param_layout(&self, name: &[u8]) -> Option<&[contents::Param]> {
         if self.jit {
             return None;
@@ -199,7 +199,7 @@ impl Built {
 /// to JIT PTX whatever SASS there is, `CUDA_FORCE_PTX_JIT`); None when `data` is neither a
 /// cubin nor a fatbin (the loaders treat PTX on their own). A fatbin with no entry any of the
 /// GPUs can run is refused here, before anything is decompressed.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn plan<'a>(data: &'a [u8], gpus: &[u32], force_ptx: bool) -> Option<Result<Plan<'a>, PlanError>> {
     if data.starts_with(&ELF_MAGIC) {
         return Some(Ok(Plan(PlanKind::Cubin(data))));
@@ -218,7 +218,7 @@ pub fn plan<'a>(data: &'a [u8], gpus: &[u32], force_ptx: bool) -> Option<Result<
 
 impl<'a> Plan<'a> {
     /// The bytes the built image depends on, in order: equal parts, equal image.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn key_parts(&self) -> Vec<&'a [u8]> {
         match &self.0 {
             PlanKind::Cubin(d) => vec![d],
@@ -229,13 +229,13 @@ impl<'a> Plan<'a> {
     /// Whether `built` (made by this plan's [`Plan::build`]) is byte for byte the
     /// concatenation of [`Plan::key_parts`]: a cubin handed over as it came, with nothing after
     /// its last byte. The memo then keeps no copy of the key.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn key_is_image(&self, built: &Built) -> bool {
         matches!(self.0, PlanKind::Cubin(d) if d.len() == built.image.len())
     }
 
     /// Decompresses and checks what is handed over, and makes the image CUDA will read.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn build(&self, gpus: &[u32]) -> Result<Built, PlanError> {
         self.build_with(gpus, fatbin::check_threads(), fatbin::parallel_min())
     }
@@ -243,7 +243,7 @@ impl<'a> Plan<'a> {
     /// [`Plan::build`] with the entries checked by up to `threads` threads once there are
     /// `parallel_min` bytes to check.
     #[doc(hidden)]
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub fn build_with(&self, gpus: &[u32], threads: usize, parallel_min: usize) -> Result<Built, PlanError> {
         match &self.0 {
             PlanKind::Cubin(d) => {
@@ -281,7 +281,7 @@ impl<'a> Plan<'a> {
 }
 
 /// [`plan`] and [`Plan::build`] in one (tests, the fuzz targets, `cudyn inspect`).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn prepare(data: &[u8], gpus: &[u32], force_ptx: bool) -> Option<Result<Built, PlanError>> {
     plan(data, gpus, force_ptx).map(|p| p.and_then(|p| p.build(gpus)))
 }
@@ -290,13 +290,13 @@ pub fn prepare(data: &[u8], gpus: &[u32], force_ptx: bool) -> Option<Result<Buil
 /// the same major with minor <= sm's minor (and arch-specific 'a' only on exactly that sm), or PTX
 /// for sm <= the GPU's (the driver JITs it; 'a' PTX only on exactly that sm, 'f' PTX only within
 /// the same major). LTO-IR alone: false (needs linking); source: false (needs compiling).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn runnable_on(info: &ImageInfo, sm: u32) -> bool {
     info.codes.iter().any(|c| c.runs_on(sm))
 }
 
 /// "sm_90, compute_90" style list for error messages ("none" when empty).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub fn describe_codes(codes: &[ArchCode]) -> String {
     if codes.is_empty() {
         return "none".to_string();

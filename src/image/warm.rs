@@ -16,14 +16,15 @@
 //! sight went from 2.09x and 2.15x to 1.66x and 1.62x raw CUDA, first sight summed over 430
 //! images from 0.925 and 0.929 to 0.910 and 0.913, repeated loads within the runs' noise. The
 //! section alone, without the prefetch, changed nothing. Linux on x86-64 only (where the linker
-//! names the section's bounds `__start_`/`__stop_` and the prefetch instruction is baseline);
+//! names the section's bounds `__start_`/`__stop_` and the prefetch instruction is baseline:
+//! build.rs sets `cudyn_load_path_section` there);
 //! elsewhere this does nothing and the attribute places nothing.
 
 /// Asks for every line of the load path's code (section `cudyn_load_path`) to be brought into
 /// the core's second-level cache, without waiting for any of it.
 #[inline]
 pub(crate) fn fetch_load_path_code() {
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[cfg(cudyn_load_path_section)]
     {
         let (start, stop) = load_path_code();
         let mut line = start & !63;
@@ -37,7 +38,7 @@ pub(crate) fn fetch_load_path_code() {
 }
 
 /// The bounds of section `cudyn_load_path`, as the linker defines them.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(cudyn_load_path_section)]
 fn load_path_code() -> (usize, usize) {
     extern "C" {
         static __start_cudyn_load_path: u8;
@@ -47,7 +48,7 @@ fn load_path_code() -> (usize, usize) {
     (core::ptr::addr_of!(__start_cudyn_load_path) as usize, core::ptr::addr_of!(__stop_cudyn_load_path) as usize)
 }
 
-#[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(test, cudyn_load_path_section))]
 mod tests {
     /// The section holds the load path and nothing else is in it: a function marked for it lies
     /// inside the bounds, and one that is not lies outside.

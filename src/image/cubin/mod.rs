@@ -50,7 +50,7 @@ pub(super) struct CubinInfo {
     pub(super) variant: ArchVariant,
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
     const WHAT: &str = "the ELF header";
     if (d.len() as u64) < 20 {
@@ -222,7 +222,7 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
 /// (nvcc 13: OS ABI 0x41, ABI version 8; NVIDIA's CUDA 12 libraries: OS ABI 0x33, ABI version
 /// 7): the identification bytes, the type (executable, or relocatable for -rdc), a version,
 /// no entry point, a 64-byte header.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
     let bad = |what: String| Err(ImageError::Malformed(cold_format!("ELF header: {what}")));
     let ident = h.bytes::<6, 10>();
@@ -265,7 +265,7 @@ fn check_elf_header_words(h: Rec<'_, 64>) -> Result<(), ImageError> {
 /// 0xff in cuBLASLt and cuDNN, among 39,019 ABI 8 cubins). ABI version 7: the SM in byte 0, bits
 /// 0x1/0x4 (and 0x8) in byte 1, in byte 2 a virtual SM (an SM number, 10 or more; cuBLAS 12.1
 /// builds sm_50 code from compute_60, so it is not bounded by the SM), byte 3 zero.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_e_flags(flags: u32, abi_version: u8) -> Result<(), ImageError> {
     let [b0, b1, b2, b3] = flags.to_le_bytes();
     let ok = if abi_version >= 8 { b0 & !0x0e == 0 && b2 == 0 } else { b1 & !0x0d == 0 && b2 >= 10 && b3 == 0 };

@@ -84,49 +84,49 @@ const COMPAT_ATTR_ARCH_SPECIFIC: u8 = 0x09;
 struct Sh<'a>(Rec<'a, SHDR_LEN>);
 
 impl Sh<'_> {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn name(self) -> u32 {
         self.0.u32::<0>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn ty(self) -> u32 {
         self.0.u32::<4>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn flags(self) -> u64 {
         self.0.u64::<8>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn addr(self) -> u64 {
         self.0.u64::<16>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn offset(self) -> u64 {
         self.0.u64::<24>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn size(self) -> u64 {
         self.0.u64::<32>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn link(self) -> u32 {
         self.0.u32::<40>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn info(self) -> u32 {
         self.0.u32::<44>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn align(self) -> u64 {
         self.0.u64::<48>()
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn entsize(self) -> u64 {
         self.0.u64::<56>()
     }
 
     /// The section's contents, if `sh_offset + sh_size` lies within `d`.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn body(self, d: &[u8]) -> Option<&[u8]> {
         let lo = usize::try_from(self.offset()).ok()?;
         let hi = lo.checked_add(usize::try_from(self.size()).ok()?)?;
@@ -148,7 +148,7 @@ pub(super) struct Sections<'a> {
 impl<'a> Sections<'a> {
     /// The table of `shnum` headers of `shentsize` bytes at `shoff`; None unless all of it lies
     /// within `d` and an entry can hold a header.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn new(d: &'a [u8], shoff: u64, shentsize: u16, shnum: u64) -> Option<Self> {
         if usize::from(shentsize) < SHDR_LEN {
             return None;
@@ -160,13 +160,13 @@ impl<'a> Sections<'a> {
     }
 
     /// How many sections there are.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn count(self) -> usize {
         self.count
     }
 
     /// Section `i`'s header; None when there is no section `i`.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn get(self, i: usize) -> Option<Sh<'a>> {
         Rec::at(self.table, i.checked_mul(usize::from(self.entsize))?).map(Sh)
     }
@@ -189,7 +189,7 @@ fn records<const N: usize>(b: &[u8]) -> impl Iterator<Item = Rec<'_, N>> {
 struct SectionSet<'w>(&'w mut [u64]);
 
 impl<'w> SectionSet<'w> {
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn new(small: &'w mut [u64; 16], large: &'w mut Vec<u64>, sections: usize) -> Self {
         let words = sections.div_ceil(64);
         match small.get_mut(..words) {
@@ -200,29 +200,29 @@ impl<'w> SectionSet<'w> {
             }
         }
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn insert(&mut self, i: usize) {
         if let Some(w) = self.0.get_mut(i / 64) {
             *w |= 1 << (i % 64);
         }
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn remove(&mut self, i: usize) {
         if let Some(w) = self.0.get_mut(i / 64) {
             *w &= !(1 << (i % 64));
         }
     }
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn contains(&self, i: usize) -> bool {
         self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0)
     }
     /// The smallest index in the set.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn first(&self) -> Option<usize> {
         self.first_from(0)
     }
     /// The smallest index in the set that is `from` or more.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn first_from(&self, from: usize) -> Option<usize> {
         let mut w = from / 64;
         let mut bits = *self.0.get(w)? & (u64::MAX << (from % 64));
@@ -234,7 +234,7 @@ impl<'w> SectionSet<'w> {
     }
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn bad(msg: String) -> Result<(), String> {
     Err(msg)
 }
@@ -242,7 +242,7 @@ fn bad(msg: String) -> Result<(), String> {
 /// Whether sections of type `ty` have their contents in the file: all but the null section,
 /// NOBITS, shared memory (`SHT_CUDA_SHARED`) and uninitialised global memory
 /// (`SHT_CUDA_GLOBAL`), whose sh_offset and sh_size only place it.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn has_file_bytes(ty: u32) -> bool {
     !matches!(ty, SHT_NULL | SHT_NOBITS | SHT_CUDA_SHARED | SHT_CUDA_GLOBAL)
 }
@@ -252,7 +252,7 @@ fn has_file_bytes(ty: u32) -> bool {
 /// NCCL's `__nv_reservedSMEM_gb10b_war_var` lies at [0x10, 0x90) of a 128-byte
 /// `.nv.shared.reserved.0`; 887 such symbols in NVIDIA's wheels). CUDA copies no file bytes for
 /// them.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn is_shared_memory(ty: u32) -> bool {
     matches!(ty, SHT_CUDA_SHARED | SHT_CUDA_SHARED_RESERVED)
 }
@@ -262,7 +262,7 @@ fn is_shared_memory(ty: u32) -> bool {
 /// 2.21 for CUDA 11: a 0x1820-byte buffer at 0x10 of a 0x1820-byte `.nv_debug.shared`, after
 /// the 16 bytes the driver reserves).
 /// Reads at most the 17 bytes it compares: a symbol loop may ask once per symbol.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn is_shared_by_name(shnames: Option<&[u8]>, sec: Sh<'_>) -> bool {
     if sec.ty() != SHT_NOBITS {
         return false;
@@ -289,7 +289,7 @@ pub(super) struct Walk {
 /// symbols. One pass over the headers refuses bad contents ranges at once and notes whether a
 /// name or a header is bad; which one is the first is looked up only then. `sm`: the SM the
 /// ELF header names (the kernels' parameter bank must be laid out for it).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool, sm: u32) -> Result<Walk, ImageError> {
     let malformed = ImageError::Malformed;
     let n = secs.count() as u64;
@@ -379,7 +379,7 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
 /// end a 455-byte `.note.nv.tkinfo` so). On the H200 a cubin whose `.note.nv.tkinfo` had been
 /// moved (sh_offset changed, even by one byte) crashed CUDA's loader (structured campaign);
 /// nvcc 12.x/13.0 output and every cubin of NVIDIA's wheels keep both.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
     let ty = s.ty();
     if !has_file_bytes(ty) {
@@ -421,7 +421,7 @@ fn check_placement(d: &[u8], i: usize, s: Sh<'_>) -> Result<(), String> {
 /// strings, NUL-terminated, after it. Each offset lies in the strings and its string ends
 /// there, as in all 39,019 such notes of NVIDIA's wheels: CUDA's loader reads them (an altered
 /// description crashed it on the H200: issue 21's independent mutation generator).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_tkinfo(desc: &[u8]) -> Result<(), String> {
     let Some((head, strings)) = desc.split_first_chunk::<24>() else {
         return Err(cold_format!("is {} bytes, shorter than its 24-byte header", desc.len()));
@@ -456,7 +456,7 @@ struct KernelSymbols<'n, 'w> {
 impl KernelSymbols<'_, '_> {
     /// Whether the symbol name at the start of `sym` is the kernel name of section `s`, one of
     /// `missing` (so its name is known to start with `.text.`). False once the budget is spent.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn is_named_for(&mut self, s: Sh<'_>, sym: &[u8]) -> bool {
         let Some(kernel) = after_text_prefix(self.names, s) else { return false };
         // Names that differ in their first byte differ (a NUL there ends one, not the other):
@@ -491,7 +491,7 @@ const COMPARE_BUDGET: usize = 64 << 10;
 /// arrange, not knowing the bases. Linear in the tables, plus sorting the names' offsets.
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn match_by_hash(symbols: &[u8], strtab: &[u8], secs: Sections<'_>, k: &mut KernelSymbols<'_, '_>) {
     // The missing kernels' name offsets (after `.text.`), and the candidate symbols.
     let mut kernels: Vec<(usize, usize)> = Vec::new(); // (section, name offset in `names`)
@@ -524,7 +524,7 @@ fn match_by_hash(symbols: &[u8], strtab: &[u8], secs: Sections<'_>, k: &mut Kern
 const HASH_PRIME: u64 = (1 << 61) - 1;
 
 /// Two bases in 2..2^61-1, different for every call (std's per-process random hash keys).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn hash_bases() -> (u64, u64) {
     use std::hash::BuildHasher;
     let state = std::collections::hash_map::RandomState::new();
@@ -532,7 +532,7 @@ fn hash_bases() -> (u64, u64) {
     (base(1), base(2))
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn add_mod(a: u64, b: u64) -> u64 {
     let r = a + b; // both below 2^61
     if r >= HASH_PRIME {
@@ -542,7 +542,7 @@ fn add_mod(a: u64, b: u64) -> u64 {
     }
 }
 
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn mul_mod(a: u64, b: u64) -> u64 {
     let x = u128::from(a) * u128::from(b);
     let r = (x as u64 & HASH_PRIME) + (x >> 61) as u64;
@@ -609,7 +609,7 @@ impl NameKeys {
         NameKeys { table_len: table.len(), marks, before, keys }
     }
     /// The key of a marked offset.
-    #[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn get(&self, offset: usize) -> Option<(u32, u64, u64)> {
         let o = offset.min(self.table_len);
         let (w, bit) = (o / 64, o % 64);
@@ -640,7 +640,7 @@ struct Pass {
 /// it is the null section (checked after) it passes the name and header checks, else its own
 /// error comes first; and its name is the name table's first string, which can be a kernel's.
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_headers(
     d: &[u8],
     secs: Sections<'_>,
@@ -665,7 +665,7 @@ fn check_headers(
 }
 
 /// The bound on a name offset: below the name table's size, or 0 (no name) in an empty table.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn name_limit(names: &[u8]) -> u64 {
     (names.len() as u64).max(1)
 }
@@ -674,7 +674,7 @@ fn name_limit(names: &[u8]) -> u64 {
 /// or a power of two, an info link (SHF_INFO_LINK) to a section that exists, of `n` (`n >= 1`:
 /// section 0 is there), and a link that is 0 or a section. Written without branches, as it
 /// runs for every section.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn header_ok(s: Sh<'_>, n: u64) -> bool {
     let align = s.align();
     // 0, 1 and the powers of two have no bit below their highest (0 - 1 wraps to all ones).
@@ -707,7 +707,7 @@ fn header_ok(s: Sh<'_>, n: u64) -> bool {
 /// (`check_symbol_info`, `check_symtab`, `check_cuda_symbols`). On the H200 a .nv.shared
 /// section whose sh_info was set high crashed CUDA's loader (structured campaign): its sh_info
 /// is a section index.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn info_in_range(s: Sh<'_>, n: u64) -> bool {
     let info = u64::from(s.info());
     let ty = s.ty();
@@ -718,7 +718,7 @@ fn info_in_range(s: Sh<'_>, n: u64) -> bool {
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
 /// returns its contents.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn string_table<'d>(d: &'d [u8], secs: Sections<'_>, idx: u64, what: &str) -> Result<&'d [u8], String> {
     let s = usize::try_from(idx)
         .ok()
@@ -735,7 +735,7 @@ fn string_table<'d>(d: &'d [u8], secs: Sections<'_>, idx: u64, what: &str) -> Re
 }
 
 /// Whether a section's name starts with `.text.`: its kernel's name follows.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn is_kernel(names: &[u8], s: Sh<'_>) -> bool {
     // One bounds check (`checked_add` cannot fail on 64-bit targets, where LLVM drops it), then
     // the prefix as a 6-byte array, compared inline.
@@ -746,19 +746,19 @@ fn is_kernel(names: &[u8], s: Sh<'_>) -> bool {
 
 /// What follows the 6-byte `.text.` prefix of a section's name: its kernel's name, up to its NUL
 /// (the slice runs on to the end of the name table).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn after_text_prefix<'n>(names: &'n [u8], s: Sh<'_>) -> Option<&'n [u8]> {
     names.get((s.name() as usize).checked_add(6)?..)
 }
 
 /// The kernel a section is for, if it is named `.text.<kernel>` (see `after_text_prefix`).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn kernel_name<'n>(names: &'n [u8], s: Sh<'_>) -> Option<&'n [u8]> {
     is_kernel(names, s).then(|| after_text_prefix(names, s)).flatten()
 }
 
 /// The C string at the start of `b`: up to its NUL, or all of `b` if there is none.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn cstr(b: &[u8]) -> &[u8] {
     b.iter().position(|&c| c == 0).and_then(|end| b.get(..end)).unwrap_or(b)
 }
@@ -767,7 +767,7 @@ fn cstr(b: &[u8]) -> &[u8] {
 /// (or its end), then a NUL in `sym`. Each byte read is taken off `budget`; None when it runs
 /// out before the answer is known.
 #[inline(never)] // called for few symbols: the symbol loop stays small
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn same_cstr(name: &[u8], sym: &[u8], budget: &mut usize) -> Option<bool> {
     // Eight bytes at a time while both sides have eight.
     let mut at = 0;
@@ -802,7 +802,7 @@ fn same_cstr(name: &[u8], sym: &[u8], budget: &mut usize) -> Option<bool> {
 }
 
 /// The eight bytes at `at` in `b` as a little-endian word, if `b` has them.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn word_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..)?.first_chunk().map(|w| u64::from_le_bytes(*w))
 }
@@ -813,7 +813,7 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
 /// the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
 /// 13 and of NVIDIA's wheels; CUDA's loader reads the kernel's symbol through it. A section
 /// linked to anything else holds 0 or a section index there, as unlinked ones do (`header_ok`).
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let exempt = matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB | SHT_CUDA_SYMBOLS | SHT_NOTE);
     if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || exempt {
@@ -845,7 +845,7 @@ fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Stri
 /// inside its section. `kernels`: for the first symbol table, the kernel-symbol check, which
 /// takes off its list each kernel section that has a symbol named as the kernel.
 #[inline(never)] // its own function: its loop keeps its values in registers
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_symtab(
     d: &[u8],
     secs: Sections<'_>,
@@ -920,7 +920,7 @@ fn check_symtab(
 
 /// `.nv.merc.symtab`: whole 24-byte symbols, and an sh_info (one past its last local symbol) of
 /// at most their count, as in a symbol table. Its symbols are not otherwise read here.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_cuda_symbols(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     if s.entsize() != SYM_LEN as u64 || s.size() % SYM_LEN as u64 != 0 {
         return check_symbol_info(secs, i, s); // not a table of symbols: no symbol count to hold to
@@ -936,7 +936,7 @@ fn check_cuda_symbols(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Str
 /// is no symbol table, the cubin's first: relocation sections of cuBLAS 12.1 and the callgraphs
 /// of cuFFT 12.1 link to section 5 (an `.nv.info`) while their symbols are those of the one
 /// symbol table, and CUDA loads them.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn symbols_of<'a>(secs: Sections<'a>, s: Sh<'_>) -> Option<Sh<'a>> {
     secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).or_else(|| secs.iter().find(|t| t.ty() == SHT_SYMTAB))
 }
@@ -947,7 +947,7 @@ fn symbols_of<'a>(secs: Sections<'a>, s: Sh<'_>) -> Option<Sh<'a>> {
 /// symbol table crashed it on the H200: issue 21). Callees are not checked: 46 cubins of cuFFT
 /// 12.1 and cuFFTMp 11.4/12.1 name callees far past their symbol tables (0x39ff in a table of
 /// 99), and CUDA loads them.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let b = s.body(d).ok_or_else(|| cold_format!("callgraph section {i} out of range"))?;
     if b.len() % 8 != 0 {
@@ -966,7 +966,7 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
 }
 
 #[inline(never)] // its own function: its loop keeps its values in registers
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_relocs(
     d: &[u8],
     secs: Sections<'_>,
@@ -1074,7 +1074,7 @@ fn check_relocs(
 /// the rest (32-bit data, or a field in an instruction's first word). A 64-bit relocation at
 /// the last 4 bytes of a data section (accepted as 4 bytes wide before) made the driver write
 /// past the section.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn reloc_width(t: u32) -> u64 {
     match t {
         R_CUDA_64 | 4 | 35 | 53 | 61..=63 | 102 | 112 | 113 => 8,
@@ -1154,7 +1154,7 @@ const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
 /// generation's base; an sm_80 cubin labelled sm_90 in its entry header and e_flags (params at
 /// 0x160 where sm_90 code has them at 0x210) crashed CUDA's loader on the H200 (issue 21). Other
 /// SMs (later generations) are not checked.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn param_base(sm: u32) -> Option<u64> {
     match sm {
         50..=69 => Some(0x140),
@@ -1169,7 +1169,7 @@ fn param_base(sm: u32) -> Option<u64> {
 /// bytes after the header. The records must tile the section exactly. `sm`: the SM the cubin
 /// is labelled for, whose parameter-bank layout PARAM_CBANK must follow.
 #[inline(never)] // its own function: its loop keeps its values in registers
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> Result<(), String> {
     let nsecs = secs.count() as u64;
     if u64::from(s.info()) >= nsecs {
@@ -1263,7 +1263,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
 /// at the base of `sm`'s generation (`param_base`).
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_param_bank(
     d: &[u8],
     secs: Sections<'_>,
@@ -1316,7 +1316,7 @@ fn check_param_bank(
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_name(i: usize, name: u32, size: u64) -> String {
     cold_format!("section {i}'s name offset {name} is outside the name table ({size} bytes)")
 }
@@ -1324,7 +1324,7 @@ fn err_name(i: usize, name: u32, size: u64) -> String {
 /// The first failing part of a header that `header_ok` refuses.
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
     let align = s.align();
     if align > 1 && !align.is_power_of_two() {
@@ -1342,13 +1342,13 @@ fn err_header(i: usize, s: Sh<'_>, n: u64) -> String {
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_kernel_symbol(i: usize, kernel: &[u8]) -> String {
     cold_format!("section {i} (.text.{}) has no symbol of that name", quoted(cstr(kernel)))
 }
 
 /// A name for a message: its first 100 bytes, and how long it is when longer.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn quoted(name: &[u8]) -> String {
     const MAX: usize = 100;
     match name.get(..MAX) {
@@ -1360,7 +1360,7 @@ fn quoted(name: &[u8]) -> String {
 }
 
 /// The name at offset `name` of `symtab`'s string table, if it lies there.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn symbol_name<'a>(d: &'a [u8], secs: Sections<'a>, symtab: Sh<'_>, name: u32) -> Option<&'a [u8]> {
     let strings = secs.get(symtab.link() as usize).and_then(|t| t.body(d))?;
     strings.get(name as usize..).map(cstr)
@@ -1369,7 +1369,7 @@ fn symbol_name<'a>(d: &'a [u8], secs: Sections<'a>, symtab: Sh<'_>, name: u32) -
 /// Whether symbol name `name` (an offset in `symtab`'s string table) is one the driver supplies.
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn driver_provides(d: &[u8], secs: Sections<'_>, symtab: Sh<'_>, name: u32) -> bool {
     let name = symbol_name(d, secs, symtab, name).unwrap_or_default();
     DRIVER_PROVIDED.contains(&name) || name.starts_with(b"__cuda_syscall") || name.starts_with(b".nv.reservedSmem")
@@ -1378,7 +1378,7 @@ fn driver_provides(d: &[u8], secs: Sections<'_>, symtab: Sh<'_>, name: u32) -> b
 #[cold]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_unlinked(
     d: &[u8],
     secs: Sections<'_>,
@@ -1402,42 +1402,42 @@ fn err_unlinked(
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_symbol_name(k: usize, name: u64, names: u64) -> String {
     cold_format!("symbol {k}: name offset {name} is outside its string table ({names} bytes)")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_symbol_reserved(k: usize, shndx: u16) -> String {
     cold_format!("symbol {k}: section index {shndx:#x} is a reserved one (SHN_LORESERVE and above), which CUDA's loader takes for a section")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_symbol_section(k: usize, shndx: u16, n: u64) -> String {
     cold_format!("symbol {k}: section index {shndx} does not exist ({n} sections)")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_symbol_extent(k: usize, value: u64, size: u64, shndx: u16, section_size: u64) -> String {
     cold_format!("symbol {k}: [{value:#x}, +{size:#x}) lies outside its section {shndx} ({section_size} bytes)")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_reloc_symbol(k: usize, i: usize, sym: u64, nsyms: u64) -> String {
     cold_format!("relocation {k} of section {i}: symbol {sym} does not exist ({nsyms} symbols)")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_reloc_type(k: usize, i: usize, r_type: u32) -> String {
     cold_format!(
         "relocation {k} of section {i}: type {r_type:#x} is no relocation type (they are below {R_CUDA_TYPE_LIMIT:#x})"
@@ -1446,7 +1446,7 @@ fn err_reloc_type(k: usize, i: usize, r_type: u32) -> String {
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> String {
     cold_format!(
         "relocation {k} of section {i}: its {width} bytes at {offset:#x} are not all inside its section ({size} bytes)"
@@ -1455,41 +1455,41 @@ fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> S
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_nv_info(i: usize, pos: usize, what: &str) -> String {
     cold_format!(".nv.info section {i}: record at {pos} {what}")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_nv_info_shape(i: usize, pos: usize, attr: u8, format: u8, len: usize) -> String {
     cold_format!(".nv.info section {i}: record at {pos}, attribute {attr:#x}, has format {format} and length {len}, which toolkits do not write")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_nv_info_offset(i: usize, attr: u8, offset: u64, size: u64) -> String {
     cold_format!(".nv.info section {i}: attribute {attr:#x} lists instruction offset {offset:#x}, not an instruction of its {size}-byte kernel")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_nv_info_format(i: usize, pos: usize, format: u8) -> String {
     cold_format!(".nv.info section {i}: record at {pos} has unknown format {format}")
 }
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
     cold_format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
 }
 
 /// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
-#[cfg_attr(all(target_os = "linux", target_arch = "x86_64"), link_section = "cudyn_load_path")]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn compat_says_arch_specific(body: &[u8]) -> bool {
     // Records of u8 format, u8 attribute, u16 value; format 4 carries `value` bytes after it.
     // A record cut short by the end of the section ends the walk.
