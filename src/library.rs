@@ -175,7 +175,7 @@ impl Handed<'_> {
 /// none. Loading the same bytes again costs the header walk and one comparison (`memo`).
 pub fn validate(image: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
     Ok(match validate_for_load(image)? {
-        Handed::Own(b) => std::borrow::Cow::Owned(b.image.clone()),
+        Handed::Own(b) => std::borrow::Cow::Owned(b.image.to_vec()),
         Handed::Caller(c) => std::borrow::Cow::Borrowed(c),
     })
 }
@@ -241,8 +241,7 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
             if body.ends_with(&[0]) {
                 return Ok(Handed::Caller(body));
             }
-            let mut v = Vec::new();
-            v.try_reserve_exact(body.len() + 1).map_err(|_| {
+            let mut v = image::ImageBuf::with_capacity(body.len() + 1).ok_or_else(|| {
                 Error::invalid(cold_format!("cannot allocate {} bytes for a copy of the PTX", body.len() + 1))
             })?;
             v.extend_from_slice(body);
@@ -266,9 +265,9 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
 /// cudyn's own copy of PTX text `ptx`, ending in a NUL, to hand CUDA.
 fn own_copy(ptx: &[u8]) -> Result<Built> {
     let text = ptx.strip_suffix(&[0]).unwrap_or(ptx);
-    let mut v = Vec::new();
-    v.try_reserve_exact(text.len() + 1)
-        .map_err(|_| Error::invalid(cold_format!("cannot allocate {} bytes for a copy of the PTX", text.len() + 1)))?;
+    let mut v = image::ImageBuf::with_capacity(text.len() + 1).ok_or_else(|| {
+        Error::invalid(cold_format!("cannot allocate {} bytes for a copy of the PTX", text.len() + 1))
+    })?;
     v.extend_from_slice(text);
     v.push(0);
     let info = image::inspect(&v).map_err(invalid)?;

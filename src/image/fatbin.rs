@@ -167,7 +167,7 @@ impl<'a> FatbinPlan<'a> {
     /// is — so CUDA reads exactly the bytes that were checked. An entry's header is its own,
     /// with the compression flag and sizes cleared and the payload size of its plain bytes.
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-    pub(super) fn build(&self, threads: usize, parallel_min: usize) -> Result<Vec<u8>, ImageError> {
+    pub(super) fn build(&self, threads: usize, parallel_min: usize) -> Result<super::ImageBuf, ImageError> {
         const WHAT: &str = "the image handed to CUDA";
         let chosen = || self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b);
         let mut payload_total = 0u64;
@@ -182,8 +182,7 @@ impl<'a> FatbinPlan<'a> {
             )));
         }
         let total = to_usize(payload_total.saturating_add(FATBIN_HEADER_LEN), WHAT)?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(total).map_err(|_| {
+        let mut out = super::ImageBuf::with_capacity(total).ok_or_else(|| {
             ImageError::Malformed(cold_format!("cannot allocate {total} bytes for the entries handed to CUDA"))
         })?;
         out.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
@@ -226,14 +225,14 @@ impl<'a> FatbinPlan<'a> {
 /// place: a plain payload copied (checked there afterwards), a compressed one zero-filled (to
 /// be decompressed there). Returns where the payload's place starts; it runs to the end.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-fn push_entry(out: &mut Vec<u8>, b: &Body<'_>) -> usize {
+fn push_entry(out: &mut super::ImageBuf, b: &Body<'_>) -> usize {
     let at = out.len();
     out.extend_from_slice(b.header);
     plain_header(&mut out[at..at + b.header.len()], b.plain_len());
     let start = out.len();
     match b.content {
         Content::Plain(p) => out.extend_from_slice(p),
-        _ => out.resize(start + b.plain_len() as usize, 0),
+        _ => out.resize_zeroed(start + b.plain_len() as usize),
     }
     start
 }

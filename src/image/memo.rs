@@ -34,7 +34,7 @@ pub const SEEN: usize = 32;
 
 struct Entry {
     /// The key's bytes; None: the key is `built.image` itself.
-    key: Option<Box<[u8]>>,
+    key: Option<crate::image::ImageBuf>,
     /// The key's (length, fingerprint).
     fp: (usize, u64),
     built: Arc<Built>,
@@ -201,14 +201,11 @@ fn remember_again(m: &mut Memo, key: &Key<'_>, built: &Arc<Built>, key_is_image:
     let key = if key_is_image && built.image.len() == len {
         None
     } else {
-        let mut key = Vec::new();
-        if key.try_reserve_exact(len).is_err() {
-            return;
-        }
+        let Some(mut key) = crate::image::ImageBuf::with_capacity(len) else { return };
         for p in parts {
             key.extend_from_slice(p);
         }
-        Some(key.into_boxed_slice())
+        Some(key)
     };
     m.clock += 1;
     let entry = Entry { key, fp, built: Arc::clone(built), used: m.clock };

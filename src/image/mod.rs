@@ -17,6 +17,7 @@
 // `__fatBinC_Wrapper_t` (magic 0x466243B1) that points at a fatbin by address; pass the fatbin
 // bytes themselves. Concatenated fatbin containers: only the first is described.
 
+mod buf;
 pub mod contents;
 mod cubin;
 pub(crate) mod decompress;
@@ -28,6 +29,7 @@ pub(crate) mod memo;
 mod read;
 mod text;
 mod warm;
+pub use buf::ImageBuf;
 pub(crate) use warm::fetch_load_path_code;
 
 pub use info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
@@ -160,7 +162,7 @@ impl From<ImageError> for PlanError {
 pub struct Built {
     /// The bytes to hand CUDA: every byte of them was checked. For a fatbin, a fatbin of just
     /// the entries chosen, uncompressed; for a cubin, the cubin (up to its last byte).
-    pub image: Vec<u8>,
+    pub image: ImageBuf,
     /// What the whole image given to cudyn holds (every entry, chosen or not).
     pub info: ImageInfo,
     /// What `image` holds.
@@ -175,8 +177,8 @@ impl Built {
     /// An image made for CUDA: `image`, made from an image that holds `info`, holds `handed`;
     /// `jit` as the field says.
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-    pub fn new(image: Vec<u8>, info: ImageInfo, handed: Vec<ArchCode>, jit: bool) -> Built {
-        Built { image, info, handed, jit, layouts: std::sync::OnceLock::new() }
+    pub fn new(image: impl Into<ImageBuf>, info: ImageInfo, handed: Vec<ArchCode>, jit: bool) -> Built {
+        Built { image: image.into(), info, handed, jit, layouts: std::sync::OnceLock::new() }
     }
 
     /// The parameter layout of kernel `name` (its bytes, as `cuKernelGetName` gives them) as
@@ -249,8 +251,7 @@ impl<'a> Plan<'a> {
             PlanKind::Cubin(d) => {
                 // Copied first, then checked: CUDA reads exactly the bytes that were checked,
                 // whatever happens to the caller's buffer meanwhile.
-                let mut copy = Vec::new();
-                copy.try_reserve_exact(d.len()).map_err(|_| {
+                let mut copy = ImageBuf::with_capacity(d.len()).ok_or_else(|| {
                     ImageError::Malformed(cold_format!("cannot allocate {} bytes for a copy of the cubin", d.len()))
                 })?;
                 copy.extend_from_slice(d);

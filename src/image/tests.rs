@@ -600,3 +600,22 @@ fn synthetic_images_survive_mutation() {
         }
     }
 }
+
+/// What a load builds of a few kilobytes lives in cudyn's own blocks (buf.rs), not the C heap:
+/// a fatbin of the entries chosen, and a cubin's copy; a small one stays on the heap.
+#[test]
+fn built_images_live_in_cudyns_blocks() {
+    let ptx = format!("{PTX80}{}", "// padding of the sort a generator writes\n".repeat(80));
+    let f = fatbin(&[fatbin_entry(FATBIN_KIND_PTX, 80, 0x11, ptx.as_bytes())]);
+    let built = prepare(&f, &[90], false).expect("a fatbin").expect("built");
+    assert!(built.image.len() > 3000, "{} bytes", built.image.len());
+    assert_eq!(built.image.in_block(), cfg!(unix));
+    assert_eq!(inspect(&built.image).expect("a fatbin").codes, vec![ArchCode::ptx(80)]);
+    let small = fatbin(&[fatbin_entry(FATBIN_KIND_PTX, 80, 0x11, PTX80.as_bytes())]);
+    let built = prepare(&small, &[90], false).expect("a fatbin").expect("built");
+    assert!(!built.image.in_block(), "{} bytes in a block", built.image.len());
+    let mut cubin = synthetic_cubin(8, 0x0600_5a04);
+    cubin.resize(2048, 0);
+    let built = prepare(&cubin, &[90], false).expect("a cubin").expect("built");
+    assert_eq!(built.image.in_block(), cfg!(unix));
+}
