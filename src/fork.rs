@@ -33,9 +33,9 @@ pub(crate) enum Rank {
     Leaf,
     /// The driver's list of retained primary contexts (taken under the registry's lock).
     Contexts,
-    /// The image blocks (src/image/buf.rs): taken under any of the others (a built image goes
-    /// back where its last holder lets it go: the memo, the registry), and nothing is taken
-    /// under it.
+    /// The image blocks and the decoding contexts kept for reuse (src/image/buf.rs,
+    /// src/image/decompress.rs): taken under any of the others (a built image goes back where
+    /// its last holder lets it go: the memo, the registry), and nothing is taken under them.
     Memory,
 }
 
@@ -287,14 +287,14 @@ mod tests {
 
     #[test]
     fn every_lock_is_enrolled_before_any_is_taken() {
-        // The registry's, the image memo's, the primary-context list's and the image blocks'
-        // (on Unix) (`enrol_at_load!` beside each):
+        // The registry's, the image memo's, the primary-context list's, the image blocks' (on
+        // Unix) and the zstd decoding contexts' (`enrol_at_load!` beside each):
         // enrolled at load, none waiting for its first use, which may come under another lock
         // of cudyn's.
         let enrolled = enrolled();
         assert_eq!(
             enrolled.len(),
-            3 + usize::from(cfg!(unix)),
+            4 + usize::from(cfg!(unix)),
             "locks enrolled at load: {:?}",
             enrolled.iter().map(|l| l.rank).collect::<Vec<_>>()
         );

@@ -542,7 +542,7 @@ fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), St
         }
         why => format!("its zstd frame does not decode: {why}"),
     };
-    let mut dctx = zstd_safe::DCtx::create();
+    let mut dctx = contexts::lend();
     dctx.set_parameter(WindowLogMax(ZSTD_WINDOW_LOG_MAX)).map_err(refused)?;
     dctx.set_parameter(StableOutBuffer(true)).map_err(refused)?;
     let mut output = zstd_safe::OutBuffer::around(out);
@@ -585,6 +585,100 @@ fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), St
         return Err(format!("{} bytes follow its zstd frame", src.len() - used));
     }
     Ok(())
+}
+
+/// The zstd decoders' contexts, kept between decodes. Making one costs more than decoding a
+/// small entry with it (libzstd's: about 7.6 µs against 0.7 µs for a 20 KB frame on the CPU
+/// machine: some 100 KB that glibc maps and unmaps each time), and a load of a CUDA 13 fatbin
+/// decodes one zstd entry or more. A context lent out is reset when it comes back (libzstd's:
+/// session and parameters; ruzstd's is reset by the next frame it starts), or dropped if its
+/// decode panicked; up to [`contexts::KEEP`] are kept, one per thread that may be checking
+/// entries at once.
+mod contexts {
+    use std::ops::{Deref, DerefMut};
+    use std::sync::Mutex;
+
+    #[cfg(feature = "c-decoders")]
+    pub(super) type Context = zstd_safe::DCtx<'static>;
+    #[cfg(not(feature = "c-decoders"))]
+    pub(super) type Context = ruzstd::decoding::FrameDecoder;
+
+    #[cfg(feature = "c-decoders")]
+    fn make() -> Context {
+        zstd_safe::DCtx::create()
+    }
+    #[cfg(not(feature = "c-decoders"))]
+    fn make() -> Context {
+        ruzstd::decoding::FrameDecoder::new()
+    }
+
+    /// Whether `c` may decode another frame.
+    #[cfg(feature = "c-decoders")]
+    fn tidy(c: &mut Context) -> bool {
+        c.reset(zstd_safe::ResetDirective::SessionAndParameters).is_ok()
+    }
+    #[cfg(not(feature = "c-decoders"))]
+    fn tidy(_: &mut Context) -> bool {
+        true
+    }
+
+    /// The most contexts kept: as many as threads check a fatbin's entries (`check_threads`).
+    pub(super) const KEEP: usize = 8;
+
+    static KEPT: Mutex<Vec<Context>> = Mutex::new(Vec::new());
+
+    /// fork(): taken before a fork and given back after it (src/fork.rs).
+    static FORK: crate::fork::Lock =
+        crate::fork::Lock::new(crate::fork::Rank::Memory, hold_for_fork, crate::fork::nothing);
+    crate::fork::enrol_at_load!(FORK);
+
+    fn hold_for_fork() {
+        crate::fork::keep(KEPT.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn kept() -> std::sync::MutexGuard<'static, Vec<Context>> {
+        crate::fork::watch(&FORK);
+        KEPT.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A context, fresh or as tidied when it was given back.
+    pub(super) struct Lent(Option<Context>);
+
+    pub(super) fn lend() -> Lent {
+        let kept = kept().pop();
+        Lent(Some(kept.unwrap_or_else(make)))
+    }
+
+    impl Drop for Lent {
+        fn drop(&mut self) {
+            let Some(mut c) = self.0.take() else { return };
+            if !std::thread::panicking() && tidy(&mut c) {
+                let mut kept = kept();
+                if kept.len() < KEEP {
+                    kept.push(c);
+                }
+            }
+        }
+    }
+
+    impl Deref for Lent {
+        type Target = Context;
+        fn deref(&self) -> &Context {
+            self.0.as_ref().unwrap_or_else(|| unreachable!("lent until dropped"))
+        }
+    }
+
+    impl DerefMut for Lent {
+        fn deref_mut(&mut self) -> &mut Context {
+            self.0.as_mut().unwrap_or_else(|| unreachable!("lent until dropped"))
+        }
+    }
+
+    /// How many are kept (tests).
+    #[cfg(test)]
+    pub(super) fn count() -> usize {
+        kept().len()
+    }
 }
 
 /// Where each block of the frame `src` (checked by [`zstd_layout`]) ends, with `true`, from
@@ -632,13 +726,13 @@ fn for_ruzstd(layout: &ZstdLayout) -> [u8; 6] {
 
 #[cfg(not(feature = "c-decoders"))]
 fn ruzstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), String> {
-    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    use ruzstd::decoding::BlockDecodingStrategy;
     use std::io::Read;
     let size = out.len();
     let over = || format!("its zstd frame decompresses to more than the declared {size} bytes");
     let header = for_ruzstd(layout);
     let mut body = src.get(layout.header_len..).unwrap_or_default();
-    let mut dec = FrameDecoder::new();
+    let mut dec = contexts::lend();
     {
         let mut input = header.chain(&mut body);
         dec.reset(&mut input).map_err(|e| format!("its zstd frame header is bad: {e}"))?;
@@ -816,6 +910,34 @@ mod tests {
         let sum = xxh64_low32(b"abcd");
         assert_eq!(zstd(&frame(sum.to_le_bytes()), 4).unwrap(), b"abcd");
         assert!(zstd(&frame((sum ^ 1).to_le_bytes()), 4).unwrap_err().contains("checksum"));
+    }
+
+    /// libzstd's contexts are kept and lent again: frames decoded on several threads, damaged
+    /// ones among them, all decode as alone, and no more than `KEEP` stay kept (a
+    /// context that failed mid-frame is reset before its next frame).
+    #[test]
+    fn zstd_contexts_are_reused_and_reset() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 251 ^ i / 1000) as u8).collect();
+        let mut frame = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+        zstd_safe::compress(&mut frame, &data, 3).expect("compressed");
+        // Bytes changed inside a block: libzstd stops partway, or makes other bytes.
+        let mut bad = frame.clone();
+        let mid = frame.len() / 2;
+        bad[mid..mid + 16].iter_mut().for_each(|b| *b ^= 0x5a);
+        std::thread::scope(|s| {
+            for _ in 0..12 {
+                s.spawn(|| {
+                    for round in 0..40 {
+                        if round % 5 == 0 {
+                            assert!(zstd(&bad, data.len()).map_or(true, |o| o != data));
+                        }
+                        assert_eq!(zstd(&frame, data.len()).expect("decoded"), data);
+                    }
+                });
+            }
+        });
+        let kept = contexts::count();
+        assert!((1..=contexts::KEEP).contains(&kept), "{kept} contexts kept");
     }
 
     /// XXH64 (seed 0) of a short input (< 32 bytes), low 32 bits, for the checksum test.
