@@ -2,7 +2,10 @@
  * the images given are loaded in turn, round after round (more than 32 keep every load a first
  * sight: cudyn's memo recognises 32), each load timed alone, unload untimed. Between loads,
  * untimed, EVICT_MIB MiB of memory are written (default 0): with a few tens of MiB cudyn's code
- * and data are cold when it starts, as after a real driver's load of other images. Under
+ * and data are cold when it starts, as after a real driver's load of other images. CHURN=N
+ * (default 0) also allocates N blocks of the C heap between loads, of sizes like a driver's, and
+ * frees half of them before the load and half after: the frees a driver's load leaves in the
+ * heap, which glibc sorts at the next request it cannot serve from its per-thread cache. Under
  * callgrind (run.sh) only the loads are collected, so its cache simulation counts the lines a
  * cold load touches. Prints the median and 90th percentile. Not a test. */
 #include <stdio.h>
@@ -49,10 +52,18 @@ int main(int argc, char **argv) {
   size_t evict = (size_t)(getenv("EVICT_MIB") ? atoi(getenv("EVICT_MIB")) : 0) << 20;
   char *junk = evict ? malloc(evict) : NULL;
   if (junk) memset(junk, 1, evict);
+  int churn = getenv("CHURN") ? atoi(getenv("CHURN")) : 0;
+  void **blocks = calloc((size_t)churn + 1, sizeof *blocks);
+  unsigned seed = 1;
   double *t = calloc((size_t)rounds * n, sizeof *t);
   int k = 0;
   for (int r = 0; r <= rounds; ++r) {  // round 0 warms up, untimed
     for (int i = 0; i < n; ++i) {
+      for (int c = 0; c < churn; ++c) {
+        seed = seed * 1103515245u + 12345u;  // mostly small blocks, one in four up to 20 KB
+        blocks[c] = malloc(16 + (seed >> 8) % ((seed & 3) ? 512 : 20000));
+      }
+      for (int c = 0; c < churn; c += 2) free(blocks[c]);
       for (size_t j = 0; j < evict; j += 64) junk[j]++;
       cudyn_library_t l;
       if (r) CALLGRIND_TOGGLE_COLLECT;
@@ -62,11 +73,12 @@ int main(int argc, char **argv) {
       if (r) CALLGRIND_TOGGLE_COLLECT;
       if (st != CUDYN_SUCCESS) return fprintf(stderr, "%s: %s\n", argv[i + 1], cudyn_last_error_message()), 1;
       cudyn_library_unload(l, CUDYN_API_DRIVER);
+      for (int c = 1; c < churn; c += 2) free(blocks[c]);
       if (r) t[k++] = t1 - t0;
     }
   }
   qsort(t, k, sizeof *t, cmp);
-  printf("%d images in turn, %d rounds, %zu MiB written between loads: median %.2f us, p90 %.2f us a load\n", n, rounds,
-         evict >> 20, t[k / 2], t[k * 9 / 10]);
+  printf("%d images in turn, %d rounds, %zu MiB written and %d heap blocks churned between loads: median %.2f us, p90 "
+         "%.2f us a load\n", n, rounds, evict >> 20, churn, t[k / 2], t[k * 9 / 10]);
   return 0;
 }

@@ -4,6 +4,7 @@
 # cache simulation of the cold case (8 MiB written between loads, a 4 MiB last-level cache), which
 # counts the 64-byte lines of code and data a cold load touches: the part of a first sight that
 # grows when the driver's own work between loads has evicted cudyn's code (docs/performance.md).
+# The third line churns the C heap between loads (main.c's CHURN), as a driver's loads do.
 # Give it images of one kind, more than 32 (e.g. scripts/real_world_fatbins.py output). Needs a
 # built build/ (scripts/test.sh or demo), or CUDYN_LIB_DIR naming another build's libcudyn.so.
 #   usage: benches/load_cold/run.sh IMAGE...
@@ -18,6 +19,7 @@ libdir=${CUDYN_LIB_DIR:-$root/build/cudyn-lib}
 cc -O2 -I"$root/include" -o "$work/cold" "$here/main.c" -L"$libdir" -lcudyn -Wl,-rpath,"$libdir"
 export CUDYN_LIBCUDA="$work/libcuda.so.1" LD_LIBRARY_PATH="$work"
 for mib in 0 32; do EVICT_MIB=$mib "$work/cold" "$@"; done
+CHURN=2000 "$work/cold" "$@"
 if command -v valgrind >/dev/null; then
   ROUNDS=2 EVICT_MIB=8 valgrind --tool=callgrind --collect-atstart=no --cache-sim=yes --LL=4194304,16,64 \
     --callgrind-out-file="$work/cg.out" "$work/cold" "$@" >/dev/null 2>&1
