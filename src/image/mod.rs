@@ -11,7 +11,9 @@
 
 // Every parser here reads untrusted bytes: every offset and length read from them is checked
 // against the slice with checked arithmetic, and nothing panics or uses `unsafe`. Each format
-// is described at the top of the file that reads it.
+// is described at the top of the file that reads it. The module's only `unsafe` code parses
+// nothing: `warm.rs` (a prefetch of cudyn's own code) and `buf.rs` (the memory of the images
+// cudyn builds, kept apart from the C heap).
 //
 // Not accepted: host objects/executables with an embedded `.nv_fatbin` section, and the
 // `__fatBinC_Wrapper_t` (magic 0x466243B1) that points at a fatbin by address; pass the fatbin
