@@ -19,8 +19,12 @@
 //! cache; a larger image costs CUDA tens of microseconds to load, against which the heap's
 //! sorting is small). Where the kernel refuses the mapping, the heap again.
 //!
+//! The fatbin walk's list of entries is kept the same way ([`Buf`]): a fatbin of more than a
+//! few entries grew it past 1 KB, which was such a request too (191 of 351 first sights over
+//! the corpus's images on the CPU machine made one there, once the built image no longer did).
+//!
 //! This file and `warm.rs` are the image module's only `unsafe` code: the blocks are raw
-//! memory, each owned by exactly one [`ImageBuf`] between `take` and `give`.
+//! memory, each owned by exactly one [`Buf`] between `take` and `give`.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -39,43 +43,52 @@ pub const CAP: usize = 32 << 20;
 
 /// The bytes of an image cudyn built: a byte vector whose memory is one of cudyn's blocks
 /// (see the module's top) or, outside their sizes, the heap's. It dereferences to `[u8]`.
-pub struct ImageBuf(Store);
+pub struct ImageBuf(Buf<u8>);
 
-enum Store {
-    Heap(Vec<u8>),
-    /// `len` bytes written of block `at`, of size class `class`.
+/// A vector of plain values (`Copy`: nothing to drop) whose memory, from 1 KB to 128 KB, is
+/// one of cudyn's blocks: [`ImageBuf`]'s bytes, and the fatbin walk's list of entries.
+pub(crate) struct Buf<T: Copy>(Store<T>);
+
+enum Store<T> {
+    Heap(Vec<T>),
+    /// `len` values written at the start of block `at`, of size class `class`.
     Block {
-        at: std::ptr::NonNull<u8>,
+        at: std::ptr::NonNull<T>,
         len: usize,
         class: usize,
     },
 }
 
-// SAFETY: an ImageBuf owns its block as a Vec owns its buffer: nothing else points into it
-// until it is given back (on drop), and `&ImageBuf` allows only reads.
-unsafe impl Send for ImageBuf {}
+// SAFETY: a Buf owns its block as a Vec owns its buffer: nothing else points into it until it
+// is given back (on drop), and `&Buf` allows only reads; the values are plain (`Copy`) and
+// cross threads as a Vec<T> of them would.
+unsafe impl<T: Copy + Send> Send for Buf<T> {}
 // SAFETY: as above.
-unsafe impl Sync for ImageBuf {}
+unsafe impl<T: Copy + Sync> Sync for Buf<T> {}
 
-impl ImageBuf {
-    /// An empty buffer with room for `n` bytes; None where no memory is to be had.
+impl<T: Copy> Buf<T> {
+    /// Blocks are aligned to 2 KB at least: more than any value stored here asks for.
+    const FITS: () = assert!(std::mem::align_of::<T>() <= 1 << MIN_SHIFT && std::mem::size_of::<T>() > 0);
+
+    /// An empty vector with room for `n` values; None where no memory is to be had.
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-    pub(crate) fn with_capacity(n: usize) -> Option<ImageBuf> {
-        if let Some(class) = class_of(n) {
+    pub(crate) fn with_capacity(n: usize) -> Option<Buf<T>> {
+        let () = Self::FITS;
+        if let Some(class) = n.checked_mul(std::mem::size_of::<T>()).and_then(class_of) {
             if let Some(at) = pool::take(class) {
-                return Some(ImageBuf(Store::Block { at, len: 0, class }));
+                return Some(Buf(Store::Block { at: at.cast(), len: 0, class }));
             }
         }
         let mut v = Vec::new();
         v.try_reserve_exact(n).ok()?;
-        Some(ImageBuf(Store::Heap(v)))
+        Some(Buf(Store::Heap(v)))
     }
 
-    /// How many bytes it holds without growing.
-    pub fn capacity(&self) -> usize {
+    /// How many values it holds without growing.
+    pub(crate) fn capacity(&self) -> usize {
         match &self.0 {
             Store::Heap(v) => v.capacity(),
-            Store::Block { class, .. } => block_size(*class),
+            Store::Block { class, .. } => block_size(*class) / std::mem::size_of::<T>(),
         }
     }
 
@@ -84,40 +97,32 @@ impl ImageBuf {
         matches!(self.0, Store::Block { .. })
     }
 
-    /// Appends `bytes`. The builders reserve what they write, so this never has to grow; if it
-    /// did, the bytes move to the heap (as a `Vec` would grow).
+    /// Appends `values`, growing as a Vec grows (to twice the room, at least what is needed):
+    /// into a larger block, or the heap past the largest.
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-    pub(crate) fn extend_from_slice(&mut self, bytes: &[u8]) {
-        let end = self.len().saturating_add(bytes.len());
-        if let Store::Block { at, len, class } = &mut self.0 {
-            if end <= block_size(*class) {
-                // SAFETY: `at..at + block size` is this buffer's block; `len..end` lies in it,
-                // and `bytes` cannot overlap it (no other reference into the block exists).
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.as_ptr().add(*len), bytes.len()) };
+    pub(crate) fn extend_from_slice(&mut self, values: &[T]) {
+        let end = self.len().saturating_add(values.len());
+        if end > self.capacity() {
+            self.grow(end);
+        }
+        match &mut self.0 {
+            Store::Heap(v) => v.extend_from_slice(values),
+            Store::Block { at, len, .. } => {
+                // SAFETY: `len..end` lies in this vector's block (grown above when it did not);
+                // `values` cannot overlap it (no other reference into the block exists).
+                unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), at.as_ptr().add(*len), values.len()) };
                 *len = end;
-                return;
             }
         }
-        self.heap().extend_from_slice(bytes);
     }
 
-    /// Grows to `n` bytes with zeros, or shortens to `n`.
+    /// Appends one value.
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-    pub(crate) fn resize_zeroed(&mut self, n: usize) {
-        if let Store::Block { at, len, class } = &mut self.0 {
-            if n <= block_size(*class) {
-                if n > *len {
-                    // SAFETY: `len..n` lies in this buffer's block.
-                    unsafe { std::ptr::write_bytes(at.as_ptr().add(*len), 0, n - *len) };
-                }
-                *len = n;
-                return;
-            }
-        }
-        self.heap().resize(n, 0);
+    pub(crate) fn push(&mut self, value: T) {
+        self.extend_from_slice(std::slice::from_ref(&value));
     }
 
-    /// Shortens to `n` bytes (nothing if it holds fewer).
+    /// Shortens to `n` values (nothing if it holds fewer).
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(crate) fn truncate(&mut self, n: usize) {
         match &mut self.0 {
@@ -126,23 +131,80 @@ impl ImageBuf {
         }
     }
 
-    /// Appends one byte.
-    pub(crate) fn push(&mut self, b: u8) {
-        self.extend_from_slice(&[b]);
+    /// Room for `need` values at least, twice the present room if that is more; the values
+    /// move (the old block goes back). If no memory is to be had, the heap's own growth
+    /// decides (it aborts, as a Vec's does).
+    #[cold]
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    fn grow(&mut self, need: usize) {
+        let want = need.max(self.capacity().saturating_mul(2));
+        let mut bigger = Buf::with_capacity(want).unwrap_or_else(|| Buf(Store::Heap(Vec::new())));
+        match &mut bigger.0 {
+            Store::Heap(v) => v.extend_from_slice(self),
+            Store::Block { at, len, .. } => {
+                // SAFETY: the new block holds `want >= need > self.len()` values and is no one
+                // else's; `self` is another allocation.
+                unsafe { std::ptr::copy_nonoverlapping(self.as_ptr(), at.as_ptr(), self.len()) };
+                *len = self.len();
+            }
+        }
+        *self = bigger;
+    }
+}
+
+impl ImageBuf {
+    /// An empty buffer with room for `n` bytes; None where no memory is to be had.
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    pub(crate) fn with_capacity(n: usize) -> Option<ImageBuf> {
+        Buf::with_capacity(n).map(ImageBuf)
     }
 
-    /// The bytes moved to the heap (the rare growth past a block), as a Vec to grow.
-    #[cold]
-    fn heap(&mut self) -> &mut Vec<u8> {
-        if let Store::Block { .. } = self.0 {
-            let v = self.to_vec();
-            // The block goes back (drop of the old value) once its bytes are copied.
-            self.0 = Store::Heap(v);
+    /// How many bytes it holds without growing.
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
+    /// Whether its memory is one of cudyn's blocks (tests).
+    pub(crate) fn in_block(&self) -> bool {
+        self.0.in_block()
+    }
+
+    /// Appends `bytes`. The builders reserve what they write, so this never has to grow; if it
+    /// does, the bytes move as a `Vec`'s would.
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    pub(crate) fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// Grows to `n` bytes with zeros, or shortens to `n`.
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    pub(crate) fn resize_zeroed(&mut self, n: usize) {
+        let len = self.len();
+        if n <= len {
+            return self.0.truncate(n);
         }
-        match &mut self.0 {
-            Store::Heap(v) => v,
-            Store::Block { .. } => unreachable!("moved to the heap just above"),
+        if n > self.capacity() {
+            self.0.grow(n);
         }
+        match &mut self.0 .0 {
+            Store::Heap(v) => v.resize(n, 0),
+            Store::Block { at, len, .. } => {
+                // SAFETY: `len..n` lies in this buffer's block (grown above when it did not).
+                unsafe { std::ptr::write_bytes(at.as_ptr().add(*len), 0, n - *len) };
+                *len = n;
+            }
+        }
+    }
+
+    /// Shortens to `n` bytes (nothing if it holds fewer).
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.0.truncate(n);
+    }
+
+    /// Appends one byte.
+    pub(crate) fn push(&mut self, b: u8) {
+        self.0.push(b);
     }
 }
 
@@ -161,13 +223,45 @@ fn block_size(class: usize) -> usize {
     1 << (class + MIN_SHIFT as usize)
 }
 
-impl Drop for ImageBuf {
+impl<T: Copy> Drop for Buf<T> {
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     fn drop(&mut self) {
         if let Store::Block { at, class, .. } = self.0 {
-            // SAFETY: the block was taken for this buffer and nothing else refers to it.
-            unsafe { pool::give(class, at) };
+            // SAFETY: the block was taken for this vector and nothing else refers to it; its
+            // values are plain, with nothing to drop.
+            unsafe { pool::give(class, at.cast()) };
         }
+    }
+}
+
+impl<T: Copy> Deref for Buf<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match &self.0 {
+            Store::Heap(v) => v,
+            // SAFETY: the first `len` values of the block are written, and the block is this
+            // vector's for as long as the borrow of `self`.
+            Store::Block { at, len, .. } => unsafe { std::slice::from_raw_parts(at.as_ptr(), *len) },
+        }
+    }
+}
+
+impl<T: Copy> DerefMut for Buf<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        match &mut self.0 {
+            Store::Heap(v) => v,
+            // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
+            Store::Block { at, len, .. } => unsafe { std::slice::from_raw_parts_mut(at.as_ptr(), *len) },
+        }
+    }
+}
+
+impl<T: Copy> Default for Buf<T> {
+    /// Empty, with no memory (a Vec's first growth is the heap's; its next ones may be blocks).
+    fn default() -> Buf<T> {
+        Buf(Store::Heap(Vec::new()))
     }
 }
 
@@ -175,23 +269,14 @@ impl Deref for ImageBuf {
     type Target = [u8];
     #[inline]
     fn deref(&self) -> &[u8] {
-        match &self.0 {
-            Store::Heap(v) => v,
-            // SAFETY: the first `len` bytes of the block are written, and the block is this
-            // buffer's for as long as the borrow of `self`.
-            Store::Block { at, len, .. } => unsafe { std::slice::from_raw_parts(at.as_ptr(), *len) },
-        }
+        &self.0
     }
 }
 
 impl DerefMut for ImageBuf {
     #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
-        match &mut self.0 {
-            Store::Heap(v) => v,
-            // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
-            Store::Block { at, len, .. } => unsafe { std::slice::from_raw_parts_mut(at.as_ptr(), *len) },
-        }
+        &mut self.0
     }
 }
 
@@ -204,7 +289,7 @@ impl AsRef<[u8]> for ImageBuf {
 impl From<Vec<u8>> for ImageBuf {
     /// The vector itself, on the heap (nothing is copied).
     fn from(v: Vec<u8>) -> ImageBuf {
-        ImageBuf(Store::Heap(v))
+        ImageBuf(Buf(Store::Heap(v)))
     }
 }
 
@@ -410,19 +495,52 @@ mod tests {
     }
 
     #[test]
-    fn writing_past_the_block_moves_to_the_heap() {
+    fn writing_past_the_room_grows_into_a_larger_block_then_the_heap() {
         let mut b = ImageBuf::with_capacity(3000).expect("memory");
         let cap = b.capacity();
         b.extend_from_slice(&vec![1; cap]);
         b.push(2);
         assert_eq!(b.len(), cap + 1);
-        assert!(!b.in_block());
+        assert!(b.capacity() >= 2 * cap);
+        assert_eq!(b.in_block(), cfg!(unix));
         assert!(b[..cap].iter().all(|&x| x == 1) && b[cap] == 2);
         let mut z = ImageBuf::with_capacity(1500).expect("memory");
         z.extend_from_slice(&[5; 10]);
         z.resize_zeroed(5000);
         assert_eq!(z.len(), 5000);
         assert!(z[..10].iter().all(|&x| x == 5) && z[10..].iter().all(|&x| x == 0));
+        z.resize_zeroed(200_000);
+        assert!(!z.in_block(), "past the largest block, the heap");
+        assert!(z[..10].iter().all(|&x| x == 5) && z[10..].iter().all(|&x| x == 0));
+        z.resize_zeroed(7);
+        assert_eq!(&z[..], &[5; 7]);
+    }
+
+    /// A vector of records (as the fatbin walk keeps its entries): pushed one by one from the
+    /// heap's first few into blocks as it grows, every value kept in order.
+    #[test]
+    fn a_vector_of_records_grows_through_the_blocks() {
+        #[derive(Clone, Copy, PartialEq, Debug)]
+        struct Rec<'a> {
+            n: u64,
+            name: &'a [u8],
+            more: [u32; 20],
+        }
+        let name = b"entry".as_slice();
+        let mut v: Buf<Rec<'_>> = Buf::with_capacity(4).unwrap_or_default();
+        assert!(!v.in_block(), "four records are the heap's");
+        for n in 0..2000u64 {
+            v.push(Rec { n, name, more: [n as u32; 20] });
+            if n == 100 {
+                assert_eq!(v.in_block(), cfg!(unix));
+            }
+        }
+        assert!(!v.in_block(), "2,000 records are past the largest block");
+        assert!(v.iter().enumerate().all(|(i, r)| *r == Rec { n: i as u64, name, more: [i as u32; 20] }));
+        let mut w: Buf<Rec<'_>> = Buf::default();
+        w.extend_from_slice(&v[..50]);
+        w.truncate(30);
+        assert_eq!(&w[..], &v[..30]);
     }
 
     /// No two live buffers share memory, on many threads at once (each keeps its own pattern).

@@ -36,6 +36,7 @@
 //   with the header it would have on its own (`walk_concat`); the concatenated entry itself never
 //   reaches CUDA.
 
+use super::buf::Buf;
 use super::cubin::{inspect_cubin, ELF_MAGIC};
 use super::decompress;
 use super::info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
@@ -278,7 +279,7 @@ fn plain_header(h: &mut [u8], plain_len: u64) {
 /// A fatbin's entries as the header walk found them.
 struct Walk<'a> {
     total: u64,
-    bodies: Vec<Body<'a>>,
+    bodies: Buf<Body<'a>>,
     /// The first bad entry header, where the walk stopped (entries before it are in `bodies`).
     header_error: Option<ImageError>,
 }
@@ -319,7 +320,8 @@ fn walk(d: &[u8]) -> Result<Walk<'_>, ImageError> {
         ))
     })?;
     check_range(d, 0, total, "the fatbin (by the size in its header)")?;
-    let mut bodies: Vec<Body<'_>> = Vec::with_capacity(4); // one allocation for the usual few entries
+    // One allocation for the usual few entries (the heap's, under 1 KB); more, cudyn's blocks.
+    let mut bodies: Buf<Body<'_>> = Buf::with_capacity(4).unwrap_or_default();
     let mut header_error = None;
     let mut off = header_size;
     let mut index = 0u64;
@@ -347,6 +349,7 @@ fn walk(d: &[u8]) -> Result<Walk<'_>, ImageError> {
 
 /// What an entry (or a member of a concatenated entry) holds for CUDA to load, found by the
 /// header walk and checked afterwards.
+#[derive(Clone, Copy)]
 struct Body<'a> {
     index: u64,
     off: u64,
@@ -629,7 +632,7 @@ fn walk_entry<'a>(
     off: u64,
     total: u64,
     index: u64,
-    bodies: &mut Vec<Body<'a>>,
+    bodies: &mut Buf<Body<'a>>,
 ) -> Result<Option<u64>, ImageError> {
     const ENTRY: &str = "a fatbin entry header";
     let left = total.saturating_sub(off);
@@ -708,7 +711,7 @@ fn walk_concat<'a>(
     payload: &'a [u8],
     index: u64,
     off: u64,
-    bodies: &mut Vec<Body<'a>>,
+    bodies: &mut Buf<Body<'a>>,
 ) -> Result<(), String> {
     let hs = e.header_size;
     if e.magic != FATBIN_ENTRY_MAGIC {
@@ -780,7 +783,7 @@ fn walk_concat<'a>(
     let mut at = 72usize;
     let mut next = 0u64; // where the next member must start in the run
                          // Added to `bodies` only once the whole entry passed (its own error is its entry's first).
-    let mut members = Vec::with_capacity(count.min(64) as usize);
+    let mut members = Buf::with_capacity(count.min(64) as usize).unwrap_or_default();
     const HEADER: usize = FATBIN_ENTRY_HEADER_LEN as usize;
     for member in 0..count as usize {
         let bad = |why: String| cold_format!("member {member}: {why}");
@@ -835,7 +838,7 @@ fn walk_concat<'a>(
             "its {count} member records end at {at:#x} of its {hs}-byte header and its members at {next:#x} of the {run}-byte run; both must end exactly"
         ));
     }
-    bodies.append(&mut members);
+    bodies.extend_from_slice(&members);
     Ok(())
 }
 
@@ -860,11 +863,11 @@ pub(super) fn concat_members(d: &[u8], at: usize) -> Option<(Vec<ConcatMember<'_
     let hs = usize::try_from(e.header_size).ok()?;
     let header = d.get(at..at.checked_add(hs)?)?;
     let payload = d.get(at + hs..(at + hs).checked_add(usize::try_from(e.payload_size).ok()?)?)?;
-    let mut bodies = Vec::new();
+    let mut bodies = Buf::default();
     walk_concat(&e, header, payload, 0, at as u64, &mut bodies).ok()?;
     let mut run = Vec::new();
     let mut members = Vec::with_capacity(bodies.len());
-    for b in &bodies {
+    for b in bodies.iter() {
         let Content::Member { method, stream, size, at, len, .. } = b.content else { return None };
         if run.is_empty() {
             run.try_reserve_exact(size).ok()?;
