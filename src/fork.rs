@@ -288,13 +288,13 @@ mod tests {
     #[test]
     fn every_lock_is_enrolled_before_any_is_taken() {
         // The registry's, the image memo's, the primary-context list's, the image blocks' (on
-        // Unix) and the zstd decoding contexts' (`enrol_at_load!` beside each):
+        // Unix) and libzstd's decoding contexts' (`enrol_at_load!` beside each):
         // enrolled at load, none waiting for its first use, which may come under another lock
         // of cudyn's.
         let enrolled = enrolled();
         assert_eq!(
             enrolled.len(),
-            4 + usize::from(cfg!(unix)),
+            3 + usize::from(cfg!(unix)) + usize::from(cfg!(feature = "c-decoders")),
             "locks enrolled at load: {:?}",
             enrolled.iter().map(|l| l.rank).collect::<Vec<_>>()
         );

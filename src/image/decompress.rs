@@ -587,39 +587,29 @@ fn zstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), St
     Ok(())
 }
 
-/// The zstd decoders' contexts, kept between decodes. Making one costs more than decoding a
-/// small entry with it (libzstd's: about 7.6 µs against 0.7 µs for a 20 KB frame on the CPU
-/// machine: some 100 KB that glibc maps and unmaps each time), and a load of a CUDA 13 fatbin
-/// decodes one zstd entry or more. A context lent out is reset when it comes back (libzstd's:
-/// session and parameters; ruzstd's is reset by the next frame it starts), or dropped if its
-/// decode panicked; up to [`contexts::KEEP`] are kept, one per thread that may be checking
-/// entries at once.
+/// libzstd's decoding contexts, kept between decodes. Making one costs more than decoding a
+/// small entry with it (about 7.6 µs against 0.7 µs for a 20 KB frame on the CPU machine: some
+/// 100 KB that glibc maps and unmaps each time), and a load of a CUDA 13 fatbin decodes one zstd
+/// entry or more. A context lent out is reset (session and parameters) when it comes back, or
+/// dropped if its decode panicked; up to [`contexts::KEEP`] are kept, one per thread that may
+/// be checking entries at once. A context holds about 96 KB, whatever it decoded: with the
+/// entry's own buffer as its window it keeps no buffer of the frame's size (a 64 MB frame left
+/// it at 96 KB). ruzstd's decoders (without `c-decoders`) are not kept: one keeps a buffer that
+/// grows with what it decoded.
+#[cfg(feature = "c-decoders")]
 mod contexts {
     use std::ops::{Deref, DerefMut};
     use std::sync::Mutex;
 
-    #[cfg(feature = "c-decoders")]
     pub(super) type Context = zstd_safe::DCtx<'static>;
-    #[cfg(not(feature = "c-decoders"))]
-    pub(super) type Context = ruzstd::decoding::FrameDecoder;
 
-    #[cfg(feature = "c-decoders")]
     fn make() -> Context {
         zstd_safe::DCtx::create()
     }
-    #[cfg(not(feature = "c-decoders"))]
-    fn make() -> Context {
-        ruzstd::decoding::FrameDecoder::new()
-    }
 
     /// Whether `c` may decode another frame.
-    #[cfg(feature = "c-decoders")]
     fn tidy(c: &mut Context) -> bool {
         c.reset(zstd_safe::ResetDirective::SessionAndParameters).is_ok()
-    }
-    #[cfg(not(feature = "c-decoders"))]
-    fn tidy(_: &mut Context) -> bool {
-        true
     }
 
     /// The most contexts kept: as many as threads check a fatbin's entries (`check_threads`).
@@ -726,13 +716,13 @@ fn for_ruzstd(layout: &ZstdLayout) -> [u8; 6] {
 
 #[cfg(not(feature = "c-decoders"))]
 fn ruzstd_blocks(src: &[u8], layout: &ZstdLayout, out: &mut [u8]) -> Result<(), String> {
-    use ruzstd::decoding::BlockDecodingStrategy;
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
     use std::io::Read;
     let size = out.len();
     let over = || format!("its zstd frame decompresses to more than the declared {size} bytes");
     let header = for_ruzstd(layout);
     let mut body = src.get(layout.header_len..).unwrap_or_default();
-    let mut dec = contexts::lend();
+    let mut dec = FrameDecoder::new();
     {
         let mut input = header.chain(&mut body);
         dec.reset(&mut input).map_err(|e| format!("its zstd frame header is bad: {e}"))?;
@@ -915,6 +905,7 @@ mod tests {
     /// libzstd's contexts are kept and lent again: frames decoded on several threads, damaged
     /// ones among them, all decode as alone, and no more than `KEEP` stay kept (a
     /// context that failed mid-frame is reset before its next frame).
+    #[cfg(feature = "c-decoders")]
     #[test]
     fn zstd_contexts_are_reused_and_reset() {
         let data: Vec<u8> = (0..50_000u32).map(|i| (i % 251 ^ i / 1000) as u8).collect();
