@@ -601,16 +601,7 @@ mod contexts {
     use std::ops::{Deref, DerefMut};
     use std::sync::Mutex;
 
-    pub(super) type Context = zstd_safe::DCtx<'static>;
-
-    fn make() -> Context {
-        zstd_safe::DCtx::create()
-    }
-
-    /// Whether `c` may decode another frame.
-    fn tidy(c: &mut Context) -> bool {
-        c.reset(zstd_safe::ResetDirective::SessionAndParameters).is_ok()
-    }
+    type Context = zstd_safe::DCtx<'static>;
 
     /// The most contexts kept: as many as threads check a fatbin's entries (`check_threads`).
     pub(super) const KEEP: usize = 8;
@@ -636,13 +627,13 @@ mod contexts {
 
     pub(super) fn lend() -> Lent {
         let kept = kept().pop();
-        Lent(Some(kept.unwrap_or_else(make)))
+        Lent(Some(kept.unwrap_or_else(zstd_safe::DCtx::create)))
     }
 
     impl Drop for Lent {
         fn drop(&mut self) {
             let Some(mut c) = self.0.take() else { return };
-            if !std::thread::panicking() && tidy(&mut c) {
+            if !std::thread::panicking() && c.reset(zstd_safe::ResetDirective::SessionAndParameters).is_ok() {
                 let mut kept = kept();
                 if kept.len() < KEEP {
                     kept.push(c);
