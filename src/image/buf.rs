@@ -6,9 +6,11 @@
 //! (more than 1,032 bytes, or a size class whose cache is empty); such a request first sorts
 //! every chunk freed since the last one, a walk through memory nobody touched lately. The
 //! image a load builds is such a request, so a load paid for tidying the driver's frees of
-//! the loads before it: on the GPU host, most of the first sight of a 4.6 KB cuRAND fatbin
-//! (docs/performance.md, the seventh session of 2026-12-06); on the CPU machine, 2,000 chunks
-//! allocated and half of them freed between loads made that one request cost about 8 µs.
+//! the loads before it. On the H100 host the phase of a load that made that request held
+//! nearly all of a 4.6 KB cuRAND fatbin's cold excess over CUDA's own load (docs/performance.md,
+//! the seventh session of 2026-12-06; that the request is the cause there is inferred, and the
+//! blocks have not run on a GPU yet); on the CPU machine, 2,000 chunks allocated and half of
+//! them freed between loads made that one request cost about 8 µs.
 //!
 //! So an image of 1 KB to 128 KB lives in a block of cudyn's own: blocks of power-of-two sizes
 //! (2 KB to 128 KB), carved from runs of 256 KB mapped from the kernel (pre-faulted, so a
@@ -39,7 +41,7 @@ const HEAP_MAX: usize = 1024;
 /// Blocks are carved from runs of this many bytes, mapped at once.
 const RUN: usize = 256 << 10;
 /// At most this many bytes are mapped in all.
-pub const CAP: usize = 32 << 20;
+const CAP: usize = 32 << 20;
 
 /// The bytes of an image cudyn built: a byte vector whose memory is one of cudyn's blocks
 /// (see the module's top) or, outside their sizes, the heap's. It dereferences to `[u8]`.
