@@ -225,6 +225,10 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
         if let Some(built) = memo::lookup(&key) {
             return Ok(Handed::Own(built));
         }
+        // A first sight: the image's copy and checks run next, most likely with their code
+        // evicted since the last one (by CUDA's loads of other images in between), so ask for
+        // all of it at once. Not on a memo hit, which runs none of it (image/warm.rs).
+        image::fetch_load_path_code();
         let built = Arc::new(plan.build(gpus).map_err(|e| plan_error(e, image, gpus))?);
         memo::remember(&key, &built, plan.key_is_image(&built));
         return Ok(Handed::Own(built));
@@ -307,9 +311,6 @@ impl Library {
         log: Option<&mut String>,
     ) -> Result<Library> {
         load_options::check(options, api)?;
-        // The image's walk and checks run next, most likely with their code evicted since the
-        // last load (by CUDA's loads of other images in between): ask for all of it at once.
-        image::fetch_load_path_code();
         let mut handed = validate_for_load(image)?;
         if let (true, Handed::Caller(c)) = (temporary, &handed) {
             handed = Handed::Own(Arc::new(own_copy(c)?));
