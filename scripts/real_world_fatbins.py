@@ -18,7 +18,7 @@ as `<wheel>_<file>_<sha>.fatbin|.cubin`, and every place it was found is a line 
 `OUT/.manifest.tsv` (wheel, file, section or member, offset in it, size, sha256, entry count,
 the entries' codes). With no wheel named, the default set is the CUDA 11, 12 and 13 wheels
 of every NVIDIA library that carries device code and the packages that load beside them
-(DEFAULT below; about 20 GB of wheels). --max-mib stops writing past
+(DEFAULT below; about 25 GB of wheels). --max-mib stops writing past
 that many MiB (default: no limit); files are taken smallest first.
 
 subset: a diverse selection of CORPUS (made by extract) of at most MIB MiB, for carrying to a
@@ -58,7 +58,11 @@ import zipfile
 # load beside CUDA's own (PyTorch, ONNX Runtime, JAX, CuPy for CUDA 11 and 12, bitsandbytes);
 # then a fourth: other toolchains and build systems (TensorFlow's clang-built kernels, vLLM,
 # SGLang, xformers, FAISS, MXNet for CUDA 11.2), FlashInfer's standalone cubins, the
-# compute-sanitizer patches, and NVIDIA releases between those above.
+# compute-sanitizer patches, and NVIDIA releases between those above; then a fifth: RAPIDS'
+# cuML and cuGraph (both flavours) and cuCIM, Transformer Engine (both flavours), cuEquivariance,
+# CUTLASS's Python DSL, and the kernels of other frameworks' build systems (PaddlePaddle, FBGEMM,
+# Open3D, spconv/cumm, CTranslate2, XGBoost, CatBoost, LMDeploy, ONNX Runtime GenAI, AutoAWQ,
+# DeepSpeed's kernels, GPU4PySCF, torchaudio).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -113,6 +117,14 @@ nvidia-cuda-sanitizer-api-cu12==12.9.79 mxnet-cu112==1.9.1 nvidia-cublas==13.4.3
 nvidia-cudnn-cu12==9.18.1.3 nvidia-nccl-cu12==2.24.3 nvidia-nvshmem-cu12==3.1.7
 nvidia-cusparselt-cu12==0.7.1 nvidia-cudss-cu12==0.5.0.16 nvidia-libnvcomp-cu12==5.1.0.21
 nvidia-npp-cu12==12.2.5.30 nvidia-cufft-cu12==11.2.6.59 cupy-cuda12x==12.3.0
+libcuml-cu12==26.10.0 libcuml-cu13==26.10.0 libcugraph-cu12==26.10.0 libcugraph-cu13==26.10.0
+cucim-cu12==26.10.0 transformer-engine-cu12==2.20.2 transformer-engine-cu13==2.20.2
+cuequivariance-ops-cu12==0.13.0 cuequivariance-ops-torch-cu12==0.13.0
+nvidia-cutlass-dsl-libs-base==4.8.1 paddlepaddle-gpu==2.6.2 fbgemm-gpu==1.9.0 open3d==0.20.0
+spconv-cu120==2.3.6 cumm-cu120==0.6.3 ctranslate2==4.8.5 xgboost==3.2.0 catboost==1.2.10
+lmdeploy==0.18.0 onnxruntime-genai-cuda==0.18.0 autoawq-kernels==0.0.9
+deepspeed-kernels==0.0.1.dev1698255861 gpu4pyscf-cuda12x==1.9.2 gpu4pyscf-libxc-cuda12x==0.9.0
+torchaudio==2.11.1
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
