@@ -7,6 +7,10 @@
 //     sight) right after another such load: cudyn with its code warm;
 //   - raw loads of variants after raw loads, and after a cudyn load;
 //   - BARE, if given (the focus image's one cubin on its own), raw, against the fatbin raw.
+//   - on x86-64, a variant right after another with libcudyn's own mappings (its code, constants
+//     and static data; not the heap) flushed from every cache level in between (clflush):
+//     cudyn's code cold in the caches, its branches still known to the predictors. Near the cold
+//     figure, a cold first sight waits on cache misses; near the warm one, on the predictors.
 // Cold is the focus image in its place: the cudyn load before it was of the image before it in
 // the directory. Medians over ROUNDS (default 9), in microseconds, with minor page faults a load.
 // docs/performance.md (the fifth session of 2026-12-06) has what it found on the H100.
@@ -22,6 +26,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include "cudyn.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 enum { MAX_IMAGES = 4096, MAX_VARIANTS = 64, MAX_ROUNDS = 99 };
 
@@ -86,6 +93,29 @@ static double cudyn_load(Image m, long *fl) {
   return t;
 }
 
+// Evicts every line of libcudyn's mappings (as /proc/self/maps lists them) from every cache.
+// Returns 0 where it cannot (not x86-64, no /proc).
+static int flush_cudyn_mappings(void) {
+#if defined(__x86_64__)
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return 0;
+  char line[4096];
+  int flushed = 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char perm[8];
+    if (!strstr(line, "libcudyn") || sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) != 3 || perm[0] != 'r') continue;
+    for (unsigned long p = lo; p < hi; p += 64) _mm_clflush((const void *)p);
+    flushed = 1;
+  }
+  fclose(f);
+  _mm_mfence();
+  return flushed;
+#else
+  return 0;
+#endif
+}
+
 static double median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, by_value);
   return v[n / 2];
@@ -129,7 +159,8 @@ int main(int argc, char **argv) {
   int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 9;
   if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 9;
   double cold[MAX_ROUNDS], cold_raw[MAX_ROUNDS], warm[MAX_ROUNDS], raw_after_raw[MAX_ROUNDS],
-      raw_after_cudyn[MAX_ROUNDS], bare_raw[MAX_ROUNDS], fatbin_raw[MAX_ROUNDS];
+      raw_after_cudyn[MAX_ROUNDS], bare_raw[MAX_ROUNDS], fatbin_raw[MAX_ROUNDS], flushed[MAX_ROUNDS];
+  int can_flush = 1;
   long cold_faults = 0, warm_faults = 0;
   int k = 0;
   for (int r = 0; r < rounds; ++r) {
@@ -152,6 +183,9 @@ int main(int argc, char **argv) {
       raw_after_raw[r] = raw_load(variant[k++ % nv], NULL);
       cudyn_load(variant[k++ % nv], NULL);
       raw_after_cudyn[r] = raw_load(variant[k++ % nv], NULL);
+      cudyn_load(variant[k++ % nv], NULL);
+      can_flush &= flush_cudyn_mappings();
+      flushed[r] = cudyn_load(variant[k++ % nv], NULL);
       if (bare.size) {
         raw_load(handed[i], NULL);
         bare_raw[r] = raw_load(bare, NULL);
@@ -167,6 +201,8 @@ int main(int argc, char **argv) {
   double w = median(warm, rounds), rr = median(raw_after_raw, rounds), rc = median(raw_after_cudyn, rounds);
   printf("variants (cudyn warm):      raw %6.1f  cudyn %6.1f  ratio %.2f  (raw after a cudyn load: %.1f; %.1f faults)\n",
          rr, w, w / rr, rc, (double)warm_faults / rounds);
+  if (can_flush)
+    printf("variants, libcudyn flushed from the caches after a warm load: cudyn %6.1f\n", median(flushed, rounds));
   if (bare.size)
     printf("its cubin bare, raw %.1f; the fatbin, raw %.1f (each after a raw load of the fatbin)\n",
            median(bare_raw, rounds), median(fatbin_raw, rounds));
