@@ -1,9 +1,10 @@
 //! What building an image for CUDA asks of the heap: no request over 1,032 bytes for the images
 //! cudyn keeps in blocks of its own (src/image/buf.rs). glibc serves a request that size or
 //! smaller from its per-thread cache; a larger one first sorts every chunk freed since the last
-//! one, and between two loads a driver frees a great deal: on the H100 host that made a small
-//! fatbin's first sight cost about twice CUDA's own load (docs/performance.md, the seventh
-//! session of 2026-12-06). Real nvcc output: a fatbin of one sm_90 cubin, a fatbin of nine
+//! one, and between two loads a driver frees a great deal: a cost that grows with what the
+//! driver freed (about 8 µs for that one request on the CPU machine with 2,000 chunks churned;
+//! 0.37 µs cold on the H200's host, 0.10 µs from a block: docs/performance.md, the seventh and
+//! eighth sessions of 2026-12-06). Real nvcc output: a fatbin of one sm_90 cubin, a fatbin of nine
 //! entries (the walk's list of them), the same compressed (zstd, decoded straight into the
 //! built image), and a bare cubin; each prepared for an sm_90 GPU as a load prepares it.
 //!
