@@ -11,8 +11,14 @@
 #  2. the C examples and the C++ suite built with -fsanitize=address,undefined in build-asan/
 #     (libcudyn.so itself is Rust: uninstrumented, but its allocations go through ASan's
 #     malloc), and their ctest tests; GPU tests skip (exit 77) there as they do in build/.
-# Exits non-zero on the first failure. Uses target/sanitize/ and build-asan/.
-#   usage: scripts/sanitize.sh [rust|c]   (default: both)
+#  3. only when asked for (`thread`, not part of the default run nor of scripts/test.sh): the
+#     crate's unit tests (the launch table's sequence lock, the registry, the memo, the blocks)
+#     and the handle, race and thread-exit tests under ThreadSanitizer, with std rebuilt
+#     instrumented (-Zbuild-std: needs the nightly's rust-src component, `rustup component add
+#     rust-src --toolchain nightly`, and a few minutes more). The race tests' children run under
+#     it too, and a report makes a child exit 66, which fails its test.
+# Exits non-zero on the first failure. Uses target/sanitize/, target/tsan/ and build-asan/.
+#   usage: scripts/sanitize.sh [rust|c|thread]   (default: rust and c)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
@@ -33,6 +39,19 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1" \
     cargo +nightly test --target "$host" --lib --test fuzz_regression --test preserved_images \
       --test handles --test handle_races --test thread_exit
+fi
+
+if [ "$what" = thread ]; then
+  echo "== Rust tests under ThreadSanitizer (nightly, std rebuilt instrumented)"
+  if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
+    echo "sanitize.sh: ThreadSanitizer needs the nightly's rust-src (rustup component add rust-src --toolchain nightly)" >&2
+    exit 1
+  fi
+  host=$(rustc +nightly -vV | sed -n 's/^host: //p')
+  CARGO_TARGET_DIR="$PWD/target/tsan" \
+  RUSTFLAGS="-Zsanitizer=thread -Cforce-frame-pointers=yes" \
+  TSAN_OPTIONS="halt_on_error=1" \
+    cargo +nightly test -Zbuild-std --target "$host" --lib --test handles --test handle_races --test thread_exit
 fi
 
 if [ "$what" = all ] || [ "$what" = c ]; then
