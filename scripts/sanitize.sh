@@ -25,19 +25,25 @@ source scripts/env.sh
 what=${1:-all}
 start=$SECONDS
 
-if [ "$what" = all ] || [ "$what" = rust ]; then
-  echo "== Rust tests under AddressSanitizer (nightly)"
+# nightly_tests SANITIZER FOLDER [CARGO ARGS...]: the crate's tests built with -Zsanitizer=SANITIZER
+# by the nightly toolchain in target/FOLDER (a folder of its own keeps these builds from replacing
+# the ordinary ones); --target keeps the sanitizer off build scripts and proc macros.
+nightly_tests() {
+  local sanitizer=$1 folder=$2 host
+  shift 2
   if ! rustup run nightly rustc --version >/dev/null 2>&1; then
     echo "sanitize.sh: the nightly toolchain is missing (rustup toolchain install nightly)" >&2
     exit 1
   fi
-  # --target keeps the sanitizer off build scripts and proc macros; a target folder of its own
-  # keeps these builds from replacing the ordinary ones.
   host=$(rustc +nightly -vV | sed -n 's/^host: //p')
-  CARGO_TARGET_DIR="$PWD/target/sanitize" \
-  RUSTFLAGS="-Zsanitizer=address -Cforce-frame-pointers=yes" \
+  CARGO_TARGET_DIR="$PWD/target/$folder" RUSTFLAGS="-Zsanitizer=$sanitizer -Cforce-frame-pointers=yes" \
+    cargo +nightly test --target "$host" "$@"
+}
+
+if [ "$what" = all ] || [ "$what" = rust ]; then
+  echo "== Rust tests under AddressSanitizer (nightly)"
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1" \
-    cargo +nightly test --target "$host" --lib --test fuzz_regression --test preserved_images \
+    nightly_tests address sanitize --lib --test fuzz_regression --test preserved_images \
       --test handles --test handle_races --test thread_exit
 fi
 
@@ -47,11 +53,8 @@ if [ "$what" = thread ]; then
     echo "sanitize.sh: ThreadSanitizer needs the nightly's rust-src (rustup component add rust-src --toolchain nightly)" >&2
     exit 1
   fi
-  host=$(rustc +nightly -vV | sed -n 's/^host: //p')
-  CARGO_TARGET_DIR="$PWD/target/tsan" \
-  RUSTFLAGS="-Zsanitizer=thread -Cforce-frame-pointers=yes" \
   TSAN_OPTIONS="halt_on_error=1" \
-    cargo +nightly test -Zbuild-std --target "$host" --lib --test handles --test handle_races --test thread_exit
+    nightly_tests thread tsan -Zbuild-std --lib --test handles --test handle_races --test thread_exit
 fi
 
 if [ "$what" = all ] || [ "$what" = c ]; then
