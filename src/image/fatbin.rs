@@ -69,12 +69,22 @@ pub(super) const FATBIN_FLAG_FAMILY_SPECIFIC: u64 = 0x20_0000;
 const FATBIN_FLAG_64BIT: u64 = 0x1;
 /// Set on (and only on) LTO-IR entries, whose payload nvcc scrambles.
 pub(super) const FATBIN_FLAG_LTO_OPAQUE: u64 = 0x1_0000;
-/// Every flag bit a toolkit is known to write: 0x1 64-bit, 0x2 debug (-G), 0x10 Linux host,
-/// the two compression methods, 0x1_0000 (LTO-IR entries), 'a' and 'f', and 0x100_0000 (sm_100+
-/// cubins, and sm_86+ ones in CUDA 12 libraries).
+/// The older compression method (CUDA 10 era `fatbinary`): a payload cudyn cannot decode, so
+/// it could not check what CUDA would load.
+const FATBIN_FLAG_COMPRESSED_OLD: u64 = 0x1000;
+/// Flag bits that describe how an entry was made, not how it is read: the producer (0x4 CUDA,
+/// 0x8 OpenCL), the host (0x10 Linux, 0x20 macOS, 0x40 Windows, 0x80 the rest of that field)
+/// and the optimization level (0xf00). CUDA 10's `fatbinary` wrote 0x4 on every entry (FAISS
+/// 1.7.2's 111 fatbins: flags 0x2015); CUDA 11 and later write only 0x10 of them.
+const FATBIN_FLAGS_DESCRIPTIVE: u64 = 0x4 | 0x8 | 0xf0 | 0xf00;
+/// Every flag bit a toolkit is known to write: 0x1 64-bit, 0x2 debug (-G), the descriptive
+/// bits above, the two compression methods cudyn decodes, 0x1_0000 (LTO-IR entries), 'a' and
+/// 'f', and 0x100_0000 (sm_100+ cubins, and sm_86+ ones in CUDA 12 libraries). The rest (and
+/// 0x1000, a compression cudyn does not decode) are refused: what they would make CUDA's loader
+/// do with the payload is not known.
 const FATBIN_FLAGS_KNOWN: u64 = FATBIN_FLAG_64BIT
     | 0x2
-    | 0x10
+    | FATBIN_FLAGS_DESCRIPTIVE
     | FATBIN_FLAG_COMPRESSED_LZ
     | FATBIN_FLAG_COMPRESSED_ZSTD
     | FATBIN_FLAG_LTO_OPAQUE
@@ -754,9 +764,9 @@ fn walk_concat<'a>(
                 .into(),
         );
     }
-    if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
+    if e.compressed_size > e.payload_size {
         return Err(cold_format!(
-            "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
+            "compressed size {} runs past its payload of {} bytes",
             e.compressed_size,
             e.payload_size
         ));
@@ -984,6 +994,13 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
     if hs % 8 != 0 || hs > FATBIN_ENTRY_HEADER_MAX {
         return Err(cold_format!("header size {hs} is not a multiple of 8 up to {FATBIN_ENTRY_HEADER_MAX}"));
     }
+    if e.flags & FATBIN_FLAG_COMPRESSED_OLD != 0 {
+        return Err(cold_format!(
+            "its flags {:#x} say compressed by the older method (0x1000), which cudyn does not decode: rebuild it \
+             with CUDA 11 or later",
+            e.flags
+        ));
+    }
     let unknown = e.flags & !FATBIN_FLAGS_KNOWN;
     if unknown != 0 {
         return Err(cold_format!("its flags {:#x} have bits no toolkit writes ({unknown:#x})", e.flags));
@@ -1024,8 +1041,10 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
     if e.kind == FATBIN_KIND_LTOIR && e.word_30 > u64::from(u32::MAX) {
         return Err(cold_format!("header word 0x30 is {:#x}, wider than 32 bits", e.word_30));
     }
-    // Sizes: a compressed entry's stream fills its payload but for under 8 bytes of padding and
-    // decompresses to a size within the cap; a plain one records neither size.
+    // Sizes: a compressed entry's stream lies in its payload (the zero padding after it is
+    // checked by the walk: CUDA 11 and later pad to the next multiple of 8, CUDA 10 a PTX
+    // entry's stream by 1 to 8 bytes; CUDA decodes the stream's bytes only) and decompresses
+    // to a size within the cap; a plain one records neither size.
     if e.compression() == Compression::None {
         if e.compressed_size != 0 || e.uncompressed_size != 0 {
             return Err(cold_format!(
@@ -1035,9 +1054,9 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
             ));
         }
     } else {
-        if e.compressed_size > e.payload_size || e.payload_size - e.compressed_size >= 8 {
+        if e.compressed_size > e.payload_size {
             return Err(cold_format!(
-                "compressed size {} does not fill its payload of {} bytes (up to 7 bytes of padding)",
+                "compressed size {} runs past its payload of {} bytes",
                 e.compressed_size,
                 e.payload_size
             ));

@@ -362,6 +362,14 @@ fn entry_header_words() {
     refused(32, &0x10u32.to_le_bytes(), "name offset");
     refused(36, &4u32.to_le_bytes(), "its name");
     refused(40, &0x4011u64.to_le_bytes(), "bits no toolkit writes");
+    refused(40, &0x1011u64.to_le_bytes(), "older method (0x1000)");
+    refused(40, &0x1_0000_0011u64.to_le_bytes(), "bits no toolkit writes");
+    // The bits that say how an entry was made (producer, host, optimization level) pass: CUDA
+    // 10's fatbinary wrote 0x4 (CUDA) on every entry.
+    for flags in [0x15u64, 0x1d, 0x31, 0x51, 0x91, 0x311, 0xf15, 0x2015 & !0x2000] {
+        let e = fatbin_entry(FATBIN_KIND_ELF, 90, flags, &cubin);
+        check_invariants(&fatbin(&[e])).unwrap_or_else(|err| panic!("flags {flags:#x}: {err}"));
+    }
     refused(40, &0x10u64.to_le_bytes(), "64-bit");
     refused(40, &0xa011u64.to_le_bytes(), "two compression methods");
     refused(40, &0x30_0011u64.to_le_bytes(), "both arch- and family-specific");
@@ -433,14 +441,28 @@ fn compressed_entries_are_checked() {
         let mut bad = good.clone();
         put_u64(&mut bad, 16 + 56, cubin.len() as u64 - 1);
         refused(&bad, "declare");
-        // A compressed size that leaves 8 bytes of the payload unused, or runs past it.
+        // A compressed size that cuts 8 bytes off the stream (they are no zero padding), or
+        // runs past the payload.
         let cs = u32::from_le_bytes(good[16 + 16..16 + 20].try_into().unwrap());
         let mut bad = good.clone();
         put_u32(&mut bad, 16 + 16, cs - 8);
-        refused(&bad, "does not fill its payload");
+        assert!(inspect(&bad).is_err(), "{packing:?}: a stream cut 8 bytes short passed");
         let mut bad = good.clone();
         put_u32(&mut bad, 16 + 16, cs + 8);
-        refused(&bad, "does not fill its payload");
+        refused(&bad, "runs past its payload");
+        // More zero padding after the stream than the next multiple of 8 (CUDA 10 padded a PTX
+        // entry's stream by 1 to 8 bytes): CUDA decodes the stream only, and so does cudyn.
+        for extra in [8usize, 16, 64] {
+            let mut padded = good.clone();
+            let end = 16 + 64 + u64::from_le_bytes(good[16 + 8..16 + 16].try_into().unwrap()) as usize;
+            padded.splice(end..end, std::iter::repeat_n(0u8, extra));
+            let payload = u64::from_le_bytes(good[16 + 8..16 + 16].try_into().unwrap()) + extra as u64;
+            put_u64(&mut padded, 16 + 8, payload);
+            put_u64(&mut padded, 8, u64::from_le_bytes(good[8..16].try_into().unwrap()) + extra as u64);
+            check_invariants(&padded).unwrap_or_else(|e| panic!("{packing:?}, {extra} more bytes of padding: {e}"));
+            padded[end + extra - 1] = 1;
+            refused(&padded, "padding");
+        }
         // One byte fewer of the stream: cut short, and a padding byte that is not zero.
         let mut bad = good.clone();
         put_u32(&mut bad, 16 + 16, cs - 1);
