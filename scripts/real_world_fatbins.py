@@ -125,6 +125,14 @@ spconv-cu120==2.3.6 cumm-cu120==0.6.3 ctranslate2==4.8.5 xgboost==3.2.0 catboost
 lmdeploy==0.18.0 onnxruntime-genai-cuda==0.18.0 autoawq-kernels==0.0.9
 deepspeed-kernels==0.0.1.dev1698255861 gpu4pyscf-cuda12x==1.9.2 gpu4pyscf-libxc-cuda12x==0.9.0
 torchaudio==2.11.1
+nvidia-cublas-cu12==12.8.4.1 nvidia-cudnn-cu12==9.5.1.17 nvidia-nccl-cu12==2.18.1
+nvidia-npp-cu12==12.1.0.40 nvidia-cusolver-cu12==11.5.4.101 nvidia-cusparse-cu12==12.2.0.103
+nvidia-nvshmem-cu12==3.4.5 nvidia-cuda-cupti-cu12==12.6.80 nvidia-curand-cu12==10.3.7.77
+nvidia-cusparselt-cu12==0.8.1 nvidia-cudss-cu12==0.6.0.5 nvidia-nvcomp-cu12==4.2.0.14
+onnxruntime-gpu==1.16.3 tensorflow==2.15.1 torch==2.1.2 jax-cuda12-plugin==0.4.30
+jax-cuda12-pjrt==0.4.30 bitsandbytes==0.42.0 custatevec-cu11==1.9.0.post0
+faiss-gpu==1.7.2@3.10 cupy-cuda102==12.3.0@3.9 cupy-cuda11x==11.6.0@3.9 spconv-cu118==2.3.8@3.9
+cumm-cu118==0.8.2@3.9 mxnet-cu102==1.9.1@3.9
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
@@ -551,7 +559,12 @@ def main():
         specs = DEFAULT
     with tempfile.TemporaryDirectory() as tmp:
         for spec in specs:
-            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, spec], check=True)
+            # SPEC@3.9: a wheel built only for an older Python (CUDA 10 and 11 era packages).
+            spec, _, py = spec.partition("@")
+            older = ["--python-version", py, "--only-binary=:all:", "--platform", "manylinux2014_x86_64",
+                     "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux1_x86_64"] if py else []
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, *older, spec],
+                           check=True)
         wheels += sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".whl"))
         extract(out, wheels, cap)
 
