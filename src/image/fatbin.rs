@@ -69,8 +69,8 @@ pub(super) const FATBIN_FLAG_FAMILY_SPECIFIC: u64 = 0x20_0000;
 const FATBIN_FLAG_64BIT: u64 = 0x1;
 /// Set on (and only on) LTO-IR entries, whose payload nvcc scrambles.
 pub(super) const FATBIN_FLAG_LTO_OPAQUE: u64 = 0x1_0000;
-/// The older compression method (CUDA 10 era `fatbinary`): a payload cudyn cannot decode, so
-/// it could not check what CUDA would load.
+/// A compression method older than LZ4's 0x2000 (CUDA 10's `fatbinary` already wrote 0x2000):
+/// a payload cudyn cannot decode, so it could not check what CUDA would load.
 const FATBIN_FLAG_COMPRESSED_OLD: u64 = 0x1000;
 /// Flag bits that describe how an entry was made, not how it is read: the producer (0x4 CUDA,
 /// 0x8 OpenCL), the host (0x10 Linux, 0x20 macOS, 0x40 Windows, 0x80 the rest of that field)
@@ -997,7 +997,7 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
     if e.flags & FATBIN_FLAG_COMPRESSED_OLD != 0 {
         return Err(cold_format!(
             "its flags {:#x} say compressed by the older method (0x1000), which cudyn does not decode: rebuild it \
-             with CUDA 11 or later",
+             with a newer CUDA",
             e.flags
         ));
     }
