@@ -348,6 +348,12 @@ fn entry_header_words() {
     put_u32(&mut ext, 4, 72);
     ext.splice(64..64, [0x04, 0, 0xff, 0, 1, 2, 3, 0x80]);
     check_invariants(&fatbin(&[ext])).unwrap();
+    // Any header size the container holds (MXNet 1.5's NCCL entries: 32,608 bytes, a name of
+    // 32,540), a multiple of 8.
+    let mut long = fatbin_entry(FATBIN_KIND_ELF, 90, 0x11, &cubin);
+    put_u32(&mut long, 4, 32_608);
+    long.splice(64..64, std::iter::repeat_n(0u8, 32_608 - 64));
+    check_invariants(&fatbin(&[long])).unwrap();
     let mut bad = f.clone();
     put_u32(&mut bad, 16 + 4, 68);
     put_u64(&mut bad, 16 + 8, cubin.len().next_multiple_of(8) as u64 - 4);

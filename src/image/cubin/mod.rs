@@ -114,13 +114,16 @@ pub(super) fn inspect_cubin(d: &[u8]) -> Result<CubinInfo, ImageError> {
             let p_offset = p.u64::<8>();
             let p_filesz = p.u64::<32>();
             // Every cubin's segments: PT_LOAD or PT_PHDR, permission flags only, at address 0,
-            // at least as large in memory as in the file, aligned to a power of two.
+            // aligned to a power of two, and at least as large in memory as in the file but for
+            // padding of at most that alignment: nvcc up to CUDA 10.2 padded a segment's file
+            // bytes by 1 to 8 past its memory size (0x63 and 0x68, 0x8 and 0x10, alignment 8:
+            // the Kepler code of PyTorch 1.7.1, TensorFlow 1.15 and 2.3, MXNet 1.5).
             let (p_type, p_flags, p_memsz, p_align) = (p.u32::<0>(), p.u32::<4>(), p.u64::<40>(), p.u64::<48>());
             let bad_segment = !matches!(p_type, PT_LOAD | PT_PHDR)
                 || p_flags & !7 != 0
                 || p.u64::<16>() != 0
                 || p.u64::<24>() != 0
-                || p_memsz < p_filesz
+                || p_filesz > p_memsz.saturating_add(if p_align > 1 { p_align } else { 0 })
                 || p_align & p_align.wrapping_sub(1) != 0;
             if bad_segment {
                 return Err(ImageError::Malformed(cold_format!(
