@@ -133,6 +133,9 @@ onnxruntime-gpu==1.16.3 tensorflow==2.15.1 torch==2.1.2 jax-cuda12-plugin==0.4.3
 jax-cuda12-pjrt==0.4.30 bitsandbytes==0.42.0 custatevec-cu11==1.9.0.post0
 faiss-gpu==1.7.2@3.10 cupy-cuda102==12.3.0@3.9 cupy-cuda11x==11.6.0@3.9 spconv-cu118==2.3.8@3.9
 cumm-cu118==0.8.2@3.9 mxnet-cu102==1.9.1@3.9
+cupy-cuda80==7.8.0@3.8 cupy-cuda90==8.6.0@3.8 cupy-cuda91==7.8.0@3.7 cupy-cuda92==9.6.0@3.8
+cupy-cuda100==9.6.0@3.8 cupy-cuda101==9.6.0@3.8 mxnet-cu92==1.5.1.post0@3.7
+mxnet-cu101==1.8.0.post0@3.8 tensorflow-gpu==1.15.5@3.7 tensorflow-gpu==2.3.0@3.8 torch==1.7.1@3.8
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
