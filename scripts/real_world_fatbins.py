@@ -136,6 +136,9 @@ cumm-cu118==0.8.2@3.9 mxnet-cu102==1.9.1@3.9
 cupy-cuda80==7.8.0@3.8 cupy-cuda90==8.6.0@3.8 cupy-cuda91==7.8.0@3.7 cupy-cuda92==9.6.0@3.8
 cupy-cuda100==9.6.0@3.8 cupy-cuda101==9.6.0@3.8 mxnet-cu92==1.5.1.post0@3.7
 mxnet-cu101==1.8.0.post0@3.8 tensorflow-gpu==1.15.5@3.7 tensorflow-gpu==2.3.0@3.8 torch==1.7.1@3.8
+cupy-cuda110==12.3.0@3.8 cupy-cuda111==12.3.0@3.8 cupy-cuda112==10.6.0@3.8 cupy-cuda114==10.6.0@3.8
+cupy-cuda116==10.6.0@3.8 nvidia-cublas-cu11==11.10.3.66 nvidia-cudnn-cu11==8.5.0.96
+paddlepaddle-gpu==2.5.2@3.8 tensorflow==2.11.0@3.8 torch==1.13.1@3.8
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
