@@ -686,18 +686,14 @@ fn walk_entry<'a>(
     // zstd flag is set) and CUDA's loader cannot run LTO-IR, so only its sizes are checked.
     let content = match method {
         _ if code_is_lto(code) => {
-            let padding = payload.get(e.compressed_size as usize..).unwrap_or_default();
-            if method != Compression::None && padding.iter().any(|&b| b != 0) {
-                return Err(bad("the padding after its compressed payload is not zero".into()));
+            if method != Compression::None {
+                compressed_stream(&e, payload).map_err(&bad)?;
             }
             Content::Opaque { compressed: method != Compression::None }
         }
         Compression::None => Content::Plain(payload),
         _ => {
-            let (stream, padding) = payload.split_at(e.compressed_size as usize);
-            if padding.iter().any(|&b| b != 0) {
-                return Err(bad("the padding after its compressed payload is not zero".into()));
-            }
+            let stream = compressed_stream(&e, payload).map_err(&bad)?;
             if let Some(m) = method.method() {
                 decompress::check_declared(m, stream.len(), e.uncompressed_size).map_err(&bad)?;
             }
@@ -762,17 +758,7 @@ fn walk_concat<'a>(
                 .into(),
         );
     }
-    if e.compressed_size > e.payload_size {
-        return Err(cold_format!(
-            "compressed size {} runs past its payload of {} bytes",
-            e.compressed_size,
-            e.payload_size
-        ));
-    }
-    let (stream, padding) = payload.split_at(e.compressed_size as usize);
-    if padding.iter().any(|&b| b != 0) {
-        return Err("the padding after its compressed payload is not zero".into());
-    }
+    let stream = compressed_stream(e, payload)?;
     let run = e.uncompressed_size;
     if run == 0 || run > decompress::MAX_ENTRY {
         return Err(cold_format!("uncompressed size {run} is not between 1 and {}", decompress::MAX_ENTRY));
@@ -980,6 +966,33 @@ impl EntryHeader {
     }
 }
 
+/// A compressed entry's stream lies in its payload; CUDA decodes the stream's bytes only, so
+/// any run of zero bytes may follow it (CUDA 11 and later pad to the next multiple of 8, CUDA
+/// 10 a PTX entry's stream by 1 to 8 bytes).
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn check_compressed_size(e: &EntryHeader) -> Result<(), String> {
+    if e.compressed_size > e.payload_size {
+        return Err(cold_format!(
+            "compressed size {} runs past its payload of {} bytes",
+            e.compressed_size,
+            e.payload_size
+        ));
+    }
+    Ok(())
+}
+
+/// The compressed stream of `payload` (entry `e`'s), once its size and the zero padding after
+/// it are checked.
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn compressed_stream<'a>(e: &EntryHeader, payload: &'a [u8]) -> Result<&'a [u8], String> {
+    check_compressed_size(e)?;
+    let (stream, padding) = payload.split_at_checked(e.compressed_size as usize).unwrap_or((payload, &[]));
+    if padding.iter().any(|&b| b != 0) {
+        return Err("the padding after its compressed payload is not zero".into());
+    }
+    Ok(stream)
+}
+
 /// Every word of an entry header against what real toolkits write (an allowlist: nvcc 13.0 in
 /// every mode, and the fatbins of NVIDIA's CUDA 12 libraries); returns the code it holds.
 /// `header` is the whole entry header (`header_size` bytes, within the image).
@@ -1041,10 +1054,9 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
     if e.kind == FATBIN_KIND_LTOIR && e.word_30 > u64::from(u32::MAX) {
         return Err(cold_format!("header word 0x30 is {:#x}, wider than 32 bits", e.word_30));
     }
-    // Sizes: a compressed entry's stream lies in its payload (the zero padding after it is
-    // checked by the walk: CUDA 11 and later pad to the next multiple of 8, CUDA 10 a PTX
-    // entry's stream by 1 to 8 bytes; CUDA decodes the stream's bytes only) and decompresses
-    // to a size within the cap; a plain one records neither size.
+    // Sizes: a compressed entry's stream lies in its payload (`check_compressed_size`; the walk
+    // checks the padding after it) and decompresses to a size within the cap; a plain one
+    // records neither size.
     if e.compression() == Compression::None {
         if e.compressed_size != 0 || e.uncompressed_size != 0 {
             return Err(cold_format!(
@@ -1054,13 +1066,7 @@ fn check_entry_header(e: &EntryHeader, header: &[u8]) -> Result<ArchCode, String
             ));
         }
     } else {
-        if e.compressed_size > e.payload_size {
-            return Err(cold_format!(
-                "compressed size {} runs past its payload of {} bytes",
-                e.compressed_size,
-                e.payload_size
-            ));
-        }
+        check_compressed_size(e)?;
         if e.uncompressed_size == 0 || e.uncompressed_size > decompress::MAX_ENTRY {
             return Err(cold_format!(
                 "uncompressed size {} is not between 1 and {}",

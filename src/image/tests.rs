@@ -458,13 +458,13 @@ fn compressed_entries_are_checked() {
         refused(&bad, "runs past its payload");
         // More zero padding after the stream than the next multiple of 8 (CUDA 10 padded a PTX
         // entry's stream by 1 to 8 bytes): CUDA decodes the stream only, and so does cudyn.
+        let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
         for extra in [8usize, 16, 64] {
             let mut padded = good.clone();
-            let end = 16 + 64 + u64::from_le_bytes(good[16 + 8..16 + 16].try_into().unwrap()) as usize;
+            let end = 16 + 64 + u64_at(16 + 8) as usize;
             padded.splice(end..end, std::iter::repeat_n(0u8, extra));
-            let payload = u64::from_le_bytes(good[16 + 8..16 + 16].try_into().unwrap()) + extra as u64;
-            put_u64(&mut padded, 16 + 8, payload);
-            put_u64(&mut padded, 8, u64::from_le_bytes(good[8..16].try_into().unwrap()) + extra as u64);
+            put_u64(&mut padded, 16 + 8, u64_at(16 + 8) + extra as u64);
+            put_u64(&mut padded, 8, u64_at(8) + extra as u64);
             check_invariants(&padded).unwrap_or_else(|e| panic!("{packing:?}, {extra} more bytes of padding: {e}"));
             padded[end + extra - 1] = 1;
             refused(&padded, "padding");
