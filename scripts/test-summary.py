@@ -123,6 +123,18 @@ def failures(path):
             keep = False
         if line.startswith("error: test failed") or line.startswith("error: could not compile"):
             out.append(line)
+    # The compiler's and the linker's own diagnostics: each "error" block to its blank line, so
+    # that a failed build says why (cargo's "could not compile" alone does not).
+    keep = False
+    for line in lines:
+        if re.match(r"^error(\[E\d+\])?: ", line) and not line.startswith(
+            ("error: test failed", "error: could not compile")
+        ):
+            keep = True
+        elif keep and not line.strip():
+            keep = False
+        if keep:
+            out.append(line)
     # ctest --output-on-failure: each failed test's output follows its "***Failed" line.
     keep = False
     for line in lines:

@@ -50,7 +50,23 @@ needs() {
   fi
 }
 
+# free_space: what the filesystems the suite writes to have left (the suite's build folders take
+# about 8 GB on a fresh clone; a build that runs out says "could not compile" and little more).
+free_space() {
+  df -h . "${TMPDIR:-/tmp}" 2>/dev/null | awk 'NR == 1 || !seen[$1]++' | sed 's/^/    /'
+}
+# Incremental compilation pays only when the same tree is built again and again; a fresh clone
+# (CI) is built once per configuration, and its incremental folders would take over a gigabyte.
+if [ -n "${CI:-}" ] && [ -z "${CARGO_INCREMENTAL:-}" ]; then
+  export CARGO_INCREMENTAL=0
+fi
+
 echo "== cudyn test suite (logs in $logs/)"
+avail_kb=$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }')
+if [ -n "$avail_kb" ] && [ "$avail_kb" -lt $((10 * 1024 * 1024)) ]; then
+  echo "warning: $((avail_kb / 1024 / 1024)) GB free here; the suite's build folders take about 8 GB:"
+  free_space
+fi
 # --no-fail-fast: every test binary runs, so the summary counts them all. dev-header:
 # generate cudyn.h (the drift test, tests/header.rs, needs it) and compile the C layout proofs;
 # a crate depending on cudyn leaves it off.
@@ -80,6 +96,11 @@ for s in "${failed_steps[@]}"; do
   echo "== $s failed; from $logs/$s.log:"
   scripts/test-summary.py failures "$logs/$s.log"
 done
+if [ ${#failed_steps[@]} -gt 0 ]; then
+  echo
+  echo "== free space now:"
+  free_space
+fi
 echo
 scripts/test-summary.py total "$logs" "$((SECONDS - start))"
 [ ${#failed_steps[@]} -eq 0 ]
