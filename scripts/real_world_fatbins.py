@@ -18,7 +18,7 @@ as `<wheel>_<file>_<sha>.fatbin|.cubin`, and every place it was found is a line 
 `OUT/.manifest.tsv` (wheel, file, section or member, offset in it, size, sha256, entry count,
 the entries' codes). With no wheel named, the default set is the CUDA 11, 12 and 13 wheels
 of every NVIDIA library that carries device code and the packages that load beside them
-(DEFAULT below; about 25 GB of wheels). --max-mib stops writing past
+(DEFAULT below; over 40 GB of wheels, each deleted once read). --max-mib stops writing past
 that many MiB (default: no limit); files are taken smallest first.
 
 subset: a diverse selection of CORPUS (made by extract) of at most MIB MiB, for carrying to a
@@ -62,7 +62,10 @@ import zipfile
 # cuML and cuGraph (both flavours) and cuCIM, Transformer Engine (both flavours), cuEquivariance,
 # CUTLASS's Python DSL, and the kernels of other frameworks' build systems (PaddlePaddle, FBGEMM,
 # Open3D, spconv/cumm, CTranslate2, XGBoost, CatBoost, LMDeploy, ONNX Runtime GenAI, AutoAWQ,
-# DeepSpeed's kernels, GPU4PySCF, torchaudio).
+# DeepSpeed's kernels, GPU4PySCF, torchaudio); then CUDA 8 to 12 era releases (a sixth, seventh
+# and eighth set: FAISS 1.7.2, MXNet, CuPy for CUDA 8.0 to 11.6, TensorFlow 1.15 to 2.15, PyTorch
+# 1.7.1 to 2.1.2); then a ninth: CV-CUDA, Holoscan, CUDA-Q, older cuTENSOR, cuQuantum and cuDF,
+# torchao, and releases between the others' (cuBLAS 12.2/12.5, cuDNN 9.15, NCCL 2.19/2.23, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -139,6 +142,16 @@ mxnet-cu101==1.8.0.post0@3.8 tensorflow-gpu==1.15.5@3.7 tensorflow-gpu==2.3.0@3.
 cupy-cuda110==12.3.0@3.8 cupy-cuda111==12.3.0@3.8 cupy-cuda112==10.6.0@3.8 cupy-cuda114==10.6.0@3.8
 cupy-cuda116==10.6.0@3.8 nvidia-cublas-cu11==11.10.3.66 nvidia-cudnn-cu11==8.5.0.96
 paddlepaddle-gpu==2.5.2@3.8 tensorflow==2.11.0@3.8 torch==1.13.1@3.8
+cvcuda-cu12==0.19.0 cvcuda-cu13==0.16.0 cvcuda-cu11==0.15.0 cuda-quantum-cu13==0.13.0
+holoscan-cu12==4.6.0 holoscan-cu13==3.7.0 torchao==0.18.0 torchao==0.10.0
+cutensor-cu12==2.0.2 cutensor-cu12==1.7.0 cutensornet-cu12==2.5.0 custatevec-cu12==1.6.0.post1
+libcudf-cu12==24.12.0 spconv-cu124==2.3.8 nvidia-cublas-cu12==12.2.5.6 nvidia-cublas-cu12==12.5.3.2
+nvidia-cudnn-cu12==9.15.1.9 nvidia-nccl-cu12==2.23.4 nvidia-nccl-cu12==2.19.3
+nvidia-npp-cu12==12.2.1.4 nvidia-cufft-cu12==11.2.1.3 nvidia-cusparse-cu12==12.5.4.2
+nvidia-cusparselt-cu12==0.6.2 nvidia-cusolver-cu12==11.6.4.69 nvidia-nvshmem-cu12==3.6.5
+nvidia-cudss-cu12==0.8.0.10 nvidia-nvjpeg-cu12==12.2.0.2 torch==2.6.0 torch==2.9.1
+tensorflow==2.18.1 jax-cuda12-plugin==0.6.2 cupy-cuda12x==13.3.0 cupy-cuda11x==13.3.0
+xformers==0.0.29.post3 onnxruntime-gpu==1.21.1 vllm==0.20.0
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
