@@ -11,6 +11,9 @@
 //     and static data; not the heap) flushed from every cache level in between (clflush):
 //     cudyn's code cold in the caches, its branches still known to the predictors. Near the cold
 //     figure, a cold first sight waits on cache misses; near the warm one, on the predictors.
+//   - both cold: a raw load of a variant with libcuda's mappings flushed first, and a cudyn load
+//     with libcuda's and libcudyn's flushed: a first sight in a program whose other work has
+//     evicted both libraries, where the rows above keep CUDA's loader warm for the raw load.
 // Cold is the focus image in its place: the cudyn load before it was of the image before it in
 // the directory. Medians over ROUNDS (default 9), in microseconds, with minor page faults a load.
 // docs/performance.md (the fifth session of 2026-12-06) has what it found on the H100.
@@ -93,9 +96,9 @@ static double cudyn_load(Image m, long *fl) {
   return t;
 }
 
-// Evicts every line of libcudyn's mappings (as /proc/self/maps lists them) from every cache.
-// Returns 0 where it cannot (not x86-64, no /proc).
-static int flush_cudyn_mappings(void) {
+// Evicts every line of the mappings of the libraries whose path holds `name` (as /proc/self/maps
+// lists them) from every cache. Returns 0 where it cannot (not x86-64, no /proc, no such library).
+static int flush_mappings(const char *name) {
 #if defined(__x86_64__)
   FILE *f = fopen("/proc/self/maps", "r");
   if (!f) return 0;
@@ -104,7 +107,7 @@ static int flush_cudyn_mappings(void) {
   while (fgets(line, sizeof line, f)) {
     unsigned long lo, hi;
     char perm[8];
-    if (!strstr(line, "libcudyn") || sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) != 3 || perm[0] != 'r') continue;
+    if (!strstr(line, name) || sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) != 3 || perm[0] != 'r') continue;
     for (unsigned long p = lo; p < hi; p += 64) _mm_clflush((const void *)p);
     flushed = 1;
   }
@@ -159,7 +162,8 @@ int main(int argc, char **argv) {
   int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 9;
   if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 9;
   double cold[MAX_ROUNDS], cold_raw[MAX_ROUNDS], warm[MAX_ROUNDS], raw_after_raw[MAX_ROUNDS],
-      raw_after_cudyn[MAX_ROUNDS], bare_raw[MAX_ROUNDS], fatbin_raw[MAX_ROUNDS], flushed[MAX_ROUNDS];
+      raw_after_cudyn[MAX_ROUNDS], bare_raw[MAX_ROUNDS], fatbin_raw[MAX_ROUNDS], flushed[MAX_ROUNDS],
+      both_raw[MAX_ROUNDS], both_cudyn[MAX_ROUNDS];
   int can_flush = 1;
   long cold_faults = 0, warm_faults = 0;
   int k = 0;
@@ -184,8 +188,17 @@ int main(int argc, char **argv) {
       cudyn_load(variant[k++ % nv], NULL);
       raw_after_cudyn[r] = raw_load(variant[k++ % nv], NULL);
       cudyn_load(variant[k++ % nv], NULL);
-      can_flush &= flush_cudyn_mappings();
+      can_flush &= flush_mappings("libcudyn");
       flushed[r] = cudyn_load(variant[k++ % nv], NULL);
+      // Both cold: CUDA's own code flushed before a raw load, CUDA's and cudyn's before a cudyn
+      // load. The rows above compare cudyn cold against CUDA warm (every load in the loop runs
+      // CUDA's loader, cudyn's only every other one); these compare both cold.
+      cudyn_load(variant[k++ % nv], NULL);
+      can_flush &= flush_mappings("libcuda.so");
+      both_raw[r] = raw_load(variant[k++ % nv], NULL);
+      raw_load(variant[k++ % nv], NULL);
+      can_flush &= flush_mappings("libcuda.so") & flush_mappings("libcudyn");
+      both_cudyn[r] = cudyn_load(variant[k++ % nv], NULL);
       if (bare.size) {
         raw_load(handed[i], NULL);
         bare_raw[r] = raw_load(bare, NULL);
@@ -201,8 +214,12 @@ int main(int argc, char **argv) {
   double w = median(warm, rounds), rr = median(raw_after_raw, rounds), rc = median(raw_after_cudyn, rounds);
   printf("variants (cudyn warm):      raw %6.1f  cudyn %6.1f  ratio %.2f  (raw after a cudyn load: %.1f; %.1f faults)\n",
          rr, w, w / rr, rc, (double)warm_faults / rounds);
-  if (can_flush)
+  if (can_flush) {
     printf("variants, libcudyn flushed from the caches after a warm load: cudyn %6.1f\n", median(flushed, rounds));
+    double br = median(both_raw, rounds), bc = median(both_cudyn, rounds);
+    printf("variants, both cold (libcuda flushed before raw, libcuda and libcudyn before cudyn): raw %6.1f  cudyn %6.1f  ratio %.2f\n",
+           br, bc, bc / br);
+  }
   if (bare.size)
     printf("its cubin bare, raw %.1f; the fatbin, raw %.1f (each after a raw load of the fatbin)\n",
            median(bare_raw, rounds), median(fatbin_raw, rounds));
