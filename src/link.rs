@@ -238,8 +238,9 @@ pub fn link(inputs: &[LinkInput<'_>], options: &[String]) -> std::result::Result
     }
     // A definition that came twice through inputs cudyn cannot read (PTX, LTO-IR, objects)
     // shows in the result: one kernel twice, or parameters that overlap.
-    for (i, k) in linked.kernels.iter().enumerate() {
-        let twice = linked.kernels[..i].iter().any(|o| o.name == k.name);
+    let mut seen = std::collections::HashSet::with_capacity(linked.kernels.len());
+    for k in &linked.kernels {
+        let twice = !seen.insert(k.name.as_str());
         let overlap = k.params.windows(2).any(|w| w[1].offset < w[0].offset.saturating_add(w[0].size));
         if twice || overlap {
             let error = Error::new(

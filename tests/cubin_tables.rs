@@ -305,3 +305,109 @@ fn the_loaders_layouts_are_the_c_abis() {
         assert!(got[1].1.is_empty(), "{what}");
     }
 }
+
+/// What `cudyn inspect` and a link's result check read of an image (`contents`) costs time in
+/// proportion to the image, as its validation does: each kernel's registers, stack, shared and
+/// constant sizes were looked up by scanning every record and section again, so 5,000 kernels
+/// took 0.9 s against 5 ms to validate them (a 16 MB cubin of 10,000 would take four times
+/// that). The bound is a ratio to the validation of the same bytes in the same process, so a
+/// slow machine moves both sides; the scan made it about 170.
+#[test]
+fn contents_of_many_kernels_costs_what_their_validation_costs() {
+    const N: usize = 4000;
+    let mut source = format!("__device__ float g[{N}];\n");
+    for i in 0..N {
+        source += &format!("extern \"C\" __global__ void k{i}(float *a, int b) {{ a[b] += {i}.0f; g[{i}] = a[0]; }}\n");
+    }
+    let dir = TempDir::new("many-kernels");
+    let big = nvcc(&dir.join("many.cu"), &source, &dir.join("many.cubin"), &["-cubin", "-arch=sm_90"]);
+    let fastest = |f: &dyn Fn()| {
+        (0..3)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    let validate = fastest(&|| assert_eq!(inspect(&big).unwrap().kind, CodeKind::Cubin));
+    let read = fastest(&|| {
+        let c = cudyn::image::contents::contents(&big);
+        assert!(c.verdict.is_ok());
+        assert_eq!(c.kernels.len(), N);
+        assert!(c.kernels.iter().all(|k| k.resources.registers.is_some() && k.resources.constant_bytes.is_some()));
+    });
+    let ratio = read.as_secs_f64() / validate.as_secs_f64();
+    assert!(ratio < 30.0, "contents took {read:?}, {ratio:.0} times the validation's {validate:?}");
+}
+
+/// Section names that share their bytes: every kernel's `.nv.info.<kernel>` table of a real
+/// cubin renamed to one 1 MiB string. Such an image passes validation (CUDA finds these tables
+/// by their links), and reading each name whole made `contents` cost the name's size per
+/// table: 200 copies of the name (200 MiB) and the time to find its end 200 times. Names taken
+/// whole are now charged to the table's size: `contents` holds at most twice the table in
+/// names, and the layouts a launch would read from the image are not read (CUDA is asked).
+#[test]
+fn names_that_share_their_bytes_cost_no_more_than_the_table() {
+    const N: usize = 200;
+    const LONG: usize = 1 << 20;
+    let mut source = String::new();
+    for i in 0..N {
+        source += &format!("extern \"C\" __global__ void k{i}(float *a, int b) {{ a[b] += {i}.0f; }}\n");
+    }
+    let dir = TempDir::new("shared-names");
+    let mut b = nvcc(&dir.join("shared.cu"), &source, &dir.join("shared.cubin"), &["-cubin", "-arch=sm_90"]);
+    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let strndx = u16::from_le_bytes([b[62], b[63]]) as usize;
+    let (table_at, table_len) =
+        (u64_at(&b, shdr(&b, strndx) + 24) as usize, u64_at(&b, shdr(&b, strndx) + 32) as usize);
+    let mut table = b[table_at..table_at + table_len].to_vec();
+    let long_at = table.len() as u32;
+    table.extend_from_slice(b".nv.info.");
+    table.extend(std::iter::repeat_n(b'a', LONG));
+    table.push(0);
+    let renamed = (1..shnum(&b))
+        .filter(|&i| {
+            let name = &b[table_at + u32_at(&b, shdr(&b, i)) as usize..];
+            name.starts_with(b".nv.info.") && sec_type(&b, i) == 0x7000_0000
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(renamed.len(), N, "one .nv.info.<kernel> table per kernel");
+    b.resize(b.len().next_multiple_of(8), 0);
+    let new_at = b.len() as u64;
+    b.extend_from_slice(&table);
+    let h = shdr(&b, strndx);
+    b[h + 24..h + 32].copy_from_slice(&new_at.to_le_bytes());
+    b[h + 32..h + 40].copy_from_slice(&(table.len() as u64).to_le_bytes());
+    for i in renamed {
+        let h = shdr(&b, i);
+        b[h..h + 4].copy_from_slice(&long_at.to_le_bytes());
+    }
+
+    assert!(inspect(&b).is_ok(), "the renamed cubin should pass validation: {:?}", inspect(&b).err());
+    // Time against a search of the table for a byte it lacks, in this process. A name taken
+    // whole costs a few dozen such searches in the debug build (its search, its text, its
+    // hashing): the budget allows two names, and reading each table's name took 200.
+    let timed = |f: &dyn Fn()| {
+        (0..3)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    let search = timed(&|| assert!(std::hint::black_box(&table).iter().position(|&c| c == b'\n').is_none()));
+    let validate = timed(&|| assert!(inspect(&b).is_ok()));
+    let read = timed(&|| drop(cudyn::image::contents::contents(&b)));
+    let c = cudyn::image::contents::contents(&b);
+    let names: usize = c.kernels.iter().map(|k| k.name.len()).sum();
+    assert!(names <= 2 * table.len() + (64 << 10), "{} kernels hold {names} bytes of names", c.kernels.len());
+    assert!(
+        read < validate * 2 + search * 250,
+        "contents took {read:?}: validation {validate:?}, one search of the name table {search:?}"
+    );
+    assert_eq!(cudyn::image::contents::param_layouts(&b), None);
+}

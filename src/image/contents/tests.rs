@@ -454,3 +454,53 @@ fn layouts_for_the_loader_are_kept_only_where_the_tables_settle_them() {
         let _ = param_layouts(&f[..n]);
     }
 }
+
+/// The string at `at` as an ELF reader reads it: up to its NUL, empty with none before the end.
+fn c_string_reference(table: &[u8], at: usize) -> &[u8] {
+    let rest = table.get(at..).unwrap_or_default();
+    rest.iter().position(|&b| b == 0).map_or(&[][..], |n| &rest[..n])
+}
+
+/// `Strings` answers as reading each string whole would: over tables of NULs, short names and
+/// runs without a NUL, at every offset (and past the end), for prefixes and whole names.
+#[test]
+fn strings_read_as_whole_strings_do() {
+    let tables: [&[u8]; 6] = [
+        b"",
+        b"\0",
+        b"abc",
+        b"\0.nv.info\0.nv.info.k\0.text.k\0xyz",
+        b".nv.info.a.nv.info.b\0\0.nv.shared.\0tail-without-nul",
+        b"\0\0ab\0a\0\0",
+    ];
+    let probes: [&[u8]; 7] = [b"a", b"ab", b".nv.info", b".nv.info.", b".nv.info.k", b".text.", b".nv.shared."];
+    for table in tables {
+        let s = Strings::new(table);
+        for at in 0..=table.len() as u32 + 2 {
+            let whole = c_string_reference(table, at as usize);
+            assert_eq!(s.take(at), Some(whole), "take at {at} of {table:?}");
+            for p in probes {
+                assert_eq!(s.starts_with(at, p), whole.starts_with(p), "starts_with {p:?} at {at} of {table:?}");
+                assert_eq!(s.is(at, &[p]), whole == p, "is {p:?} at {at} of {table:?}");
+                assert_eq!(s.is(at, &[b".text.", p]), whole == [&b".text."[..], p].concat(), "is .text.+{p:?} at {at}");
+            }
+        }
+    }
+}
+
+/// Names that share their bytes cost no more than the table: taking one long string over and
+/// over stops once twice the table and 64 KiB are spent, having read no more than that.
+#[test]
+fn strings_taken_whole_are_charged_to_the_table_size() {
+    let mut table = vec![0u8];
+    table.extend(std::iter::repeat_n(b'a', 1 << 20));
+    table.push(0);
+    let s = Strings::new(&table);
+    let taken = (0..1000).map_while(|_| s.take(1)).count();
+    assert_eq!(taken, 2, "a 1 MiB name taken {taken} times from a 1 MiB table");
+    assert_eq!(s.take(0), None, "the budget is spent: even an empty name is refused");
+    // A table's own names, each once, fit: every suffix offset of a short table.
+    let names = b"\0.text.k\0.nv.info.k\0g\0";
+    let s = Strings::new(names);
+    assert!((0..names.len() as u32).all(|at| s.take(at).is_some()));
+}
