@@ -306,6 +306,18 @@ fn the_loaders_layouts_are_the_c_abis() {
     }
 }
 
+/// The shortest of three runs of `f`.
+fn fastest(f: &dyn Fn()) -> std::time::Duration {
+    (0..3)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
 /// What `cudyn inspect` and a link's result check read of an image (`contents`) costs time in
 /// proportion to the image, as its validation does: each kernel's registers, stack, shared and
 /// constant sizes were looked up by scanning every record and section again, so 5,000 kernels
@@ -321,16 +333,6 @@ fn contents_of_many_kernels_costs_what_their_validation_costs() {
     }
     let dir = TempDir::new("many-kernels");
     let big = nvcc(&dir.join("many.cu"), &source, &dir.join("many.cubin"), &["-cubin", "-arch=sm_90"]);
-    let fastest = |f: &dyn Fn()| {
-        (0..3)
-            .map(|_| {
-                let t = std::time::Instant::now();
-                f();
-                t.elapsed()
-            })
-            .min()
-            .unwrap()
-    };
     let validate = fastest(&|| assert_eq!(inspect(&big).unwrap().kind, CodeKind::Cubin));
     let read = fastest(&|| {
         let c = cudyn::image::contents::contents(&big);
@@ -389,19 +391,9 @@ fn names_that_share_their_bytes_cost_no_more_than_the_table() {
     // Time against a search of the table for a byte it lacks, in this process. A name taken
     // whole costs a few dozen such searches in the debug build (its search, its text, its
     // hashing): the budget allows two names, and reading each table's name took 200.
-    let timed = |f: &dyn Fn()| {
-        (0..3)
-            .map(|_| {
-                let t = std::time::Instant::now();
-                f();
-                t.elapsed()
-            })
-            .min()
-            .unwrap()
-    };
-    let search = timed(&|| assert!(std::hint::black_box(&table).iter().position(|&c| c == b'\n').is_none()));
-    let validate = timed(&|| assert!(inspect(&b).is_ok()));
-    let read = timed(&|| drop(cudyn::image::contents::contents(&b)));
+    let search = fastest(&|| assert!(std::hint::black_box(&table).iter().position(|&c| c == b'\n').is_none()));
+    let validate = fastest(&|| assert!(inspect(&b).is_ok()));
+    let read = fastest(&|| drop(cudyn::image::contents::contents(&b)));
     let c = cudyn::image::contents::contents(&b);
     let names: usize = c.kernels.iter().map(|k| k.name.len()).sum();
     assert!(names <= 2 * table.len() + (64 << 10), "{} kernels hold {names} bytes of names", c.kernels.len());
