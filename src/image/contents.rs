@@ -507,6 +507,13 @@ impl<'a> Strings<'a> {
         self.table.get(at) == Some(&0)
     }
 
+    /// What follows `prefix` in the string at `at`: None when the string does not begin with
+    /// it, Some(None) when it does but the budget is spent ([`take`](Self::take)).
+    fn after(&self, at: u32, prefix: &[u8]) -> Option<Option<&'a [u8]>> {
+        // `take` reads to the first NUL, which lies past `prefix` (it has none).
+        self.starts_with(at, prefix).then(|| self.take(at).and_then(|name| name.get(prefix.len()..)))
+    }
+
     /// The string at `at`, whole, while the budget lasts (None after). Reads no further than
     /// the budget left: the search for its NUL is charged too.
     fn take(&self, at: u32) -> Option<&'a [u8]> {
@@ -576,19 +583,18 @@ fn cubin_tables(d: &[u8]) -> (Vec<KernelInfo>, Vec<GlobalInfo>) {
     let mut constant: HashMap<&[u8], u64> = HashMap::new();
     for s in &c.sections {
         for (prefix, map) in [(&b".nv.shared."[..], &mut shared), (&b".nv.constant0."[..], &mut constant)] {
-            if names.starts_with(s.name, prefix) {
-                if let Some(k) = names.take(s.name) {
-                    map.entry(&k[prefix.len()..]).or_insert(s.size);
-                }
+            if let Some(Some(kernel)) = names.after(s.name, prefix) {
+                map.entry(kernel).or_insert(s.size);
             }
         }
     }
 
     let mut kernels = Vec::new();
-    for s in c.sections.iter().filter(|s| s.ty == SHT_CUDA_INFO && names.starts_with(s.name, NV_INFO_PREFIX)) {
-        let Some(kernel) = names.take(s.name).map(|n| &n[NV_INFO_PREFIX.len()..]).filter(|k| !k.is_empty()) else {
+    for s in c.sections.iter().filter(|s| s.ty == SHT_CUDA_INFO) {
+        let Some(Some(kernel)) = names.after(s.name, NV_INFO_PREFIX) else { continue };
+        if kernel.is_empty() {
             continue;
-        };
+        }
         let mut k = kernel_info(kernel, c.body(s));
         let r = &mut k.resources;
         r.registers = global_value(s.info, ATTR_REGCOUNT);
@@ -723,10 +729,11 @@ pub fn param_layouts(image: &[u8]) -> Option<Layouts> {
 fn cubin_layouts(d: &[u8], out: &mut Found) -> Option<()> {
     let c = Cubin::read(d)?;
     let names = c.names();
-    for s in c.sections.iter().filter(|s| s.ty == SHT_CUDA_INFO && names.starts_with(s.name, NV_INFO_PREFIX)) {
+    for s in c.sections.iter().filter(|s| s.ty == SHT_CUDA_INFO) {
         // Past the budget (names that share their bytes, which no toolchain writes) the image's
         // layouts are not read at all: CUDA is asked.
-        let kernel = &names.take(s.name)?[NV_INFO_PREFIX.len()..];
+        let Some(kernel) = names.after(s.name, NV_INFO_PREFIX) else { continue };
+        let kernel = kernel?;
         if kernel.is_empty() {
             continue;
         }
