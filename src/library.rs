@@ -227,11 +227,8 @@ fn validate_for_gpus<'a>(image: &'a [u8], gpus: Option<&[u32]>) -> Result<Handed
         }
         // A first sight: the image's copy and checks run next, most likely with their code
         // evicted since the last one (by CUDA's loads of other images in between), so ask for
-        // all of it at once. Not on a memo hit, which runs none of it, nor for an image so small
-        // that its checks take few of the section's lines (image/warm.rs).
-        if key.len() >= image::PREFETCH_MIN_KEY {
-            image::fetch_load_path_code();
-        }
+        // all of it at once. Not on a memo hit, which runs none of it (image/warm.rs).
+        image::fetch_load_path_code();
         let built = Arc::new(plan.build(gpus).map_err(|e| plan_error(e, image, gpus))?);
         memo::remember(&key, &built, plan.key_is_image(&built));
         return Ok(Handed::Own(built));
@@ -692,24 +689,6 @@ mod tests {
         assert_eq!(Api::try_from(0u32).unwrap(), Api::Runtime);
         assert_eq!(Api::try_from(1u32).unwrap(), Api::Driver);
         assert_eq!(Api::try_from(2u32).unwrap_err().status, Status::InvalidArgument);
-    }
-
-    /// A first sight asks for the load path's code only for an image of at least
-    /// `PREFETCH_MIN_KEY` bytes (image/warm.rs says why).
-    #[test]
-    fn only_a_first_sight_of_an_image_that_is_not_tiny_fetches_the_load_path() {
-        use crate::image::tests::synthetic_cubin_sized;
-        let fetches = || crate::image::warm::FETCHES.with(|n| n.get());
-        let sm90 = [90u32];
-        // Distinct name-table sizes: a first sight each (the memo keys on the bytes).
-        for (names, asks) in [(16, 0), (1024, 0), (image::PREFETCH_MIN_KEY, 1), (8192, 1)] {
-            let cubin = synthetic_cubin_sized(7, 0x005a_0d5a, names);
-            assert_eq!(cubin.len() >= image::PREFETCH_MIN_KEY, asks == 1, "the test's premise");
-            let before = fetches();
-            let handed = validate_for_gpus(&cubin, Some(&sm90)).unwrap();
-            assert!(matches!(handed, Handed::Own(_)));
-            assert_eq!(fetches() - before, asks, "first sight of a {}-byte cubin", cubin.len());
-        }
     }
 
     #[test]

@@ -138,12 +138,6 @@ impl<'a> Key<'a> {
         let fp = if len > MAX_KEY { 0 } else { fingerprint(parts) };
         Key { parts, fp: (len, fp) }
     }
-
-    /// The key's length in bytes: the sum of its parts'.
-    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-    pub(crate) fn len(&self) -> usize {
-        self.fp.0
-    }
 }
 
 /// The image built before from a key equal to `key`, if remembered.

@@ -30,9 +30,9 @@ mod ltoir;
 pub(crate) mod memo;
 mod read;
 mod text;
-pub(crate) mod warm;
+mod warm;
 pub use buf::ImageBuf;
-pub(crate) use warm::{fetch_load_path_code, PREFETCH_MIN_KEY};
+pub(crate) use warm::fetch_load_path_code;
 
 pub use info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
 
@@ -308,4 +308,4 @@ pub fn describe_codes(codes: &[ArchCode]) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;
