@@ -153,6 +153,13 @@ impl<'a> FatbinPlan<'a> {
         &self.selection
     }
 
+    /// The plain bytes of the entries handed over: what `build` checks.
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    pub(super) fn checked_len(&self) -> u64 {
+        let chosen = self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c);
+        chosen.fold(0u64, |n, (b, _)| n.saturating_add(b.plain_len()))
+    }
+
     /// The bytes the image handed to CUDA is made of, in order: the container header, every
     /// entry header, and the payload of every chosen entry. Two images with equal such bytes
     /// walk, choose and build the same (the payloads of the others are never read).

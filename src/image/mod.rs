@@ -30,9 +30,9 @@ mod ltoir;
 pub(crate) mod memo;
 mod read;
 mod text;
-mod warm;
+pub(crate) mod warm;
 pub use buf::ImageBuf;
-pub(crate) use warm::fetch_load_path_code;
+pub(crate) use warm::{fetch_load_path_code, PREFETCH_MIN_CHECKED};
 
 pub use info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
 
@@ -230,6 +230,16 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// Bytes a [`Plan::build`] copies and checks: the cubin, or the plain (decompressed)
+    /// payloads of the entries handed over. Known from the headers, before anything is read.
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    pub fn checked_len(&self) -> u64 {
+        match &self.0 {
+            PlanKind::Cubin(d) => d.len() as u64,
+            PlanKind::Fatbin(p) => p.checked_len(),
+        }
+    }
+
     /// Whether `built` (made by this plan's [`Plan::build`]) is byte for byte the
     /// concatenation of [`Plan::key_parts`]: a cubin handed over as it came, with nothing after
     /// its last byte. The memo then keeps no copy of the key.
@@ -308,4 +318,4 @@ pub fn describe_codes(codes: &[ArchCode]) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -23,7 +23,15 @@ fn put_u64(d: &mut [u8], off: usize, v: u64) {
 
 /// A minimal valid cubin: a 64-byte header, a NULL section, one PROGBITS section.
 fn synthetic_cubin(abi_version: u8, flags: u32) -> Vec<u8> {
-    let mut d = vec![0u8; 64 + 16 + 2 * 64];
+    synthetic_cubin_sized(abi_version, flags, 16)
+}
+
+/// [`synthetic_cubin`] with a name table of `names` bytes (all NULs; a multiple of 16), so
+/// that the cubin is `names + 192` bytes long.
+pub(crate) fn synthetic_cubin_sized(abi_version: u8, flags: u32, names: usize) -> Vec<u8> {
+    assert!(names >= 16 && names.is_multiple_of(16), "the test's premise");
+    let shoff = 64 + names;
+    let mut d = vec![0u8; shoff + 2 * 64];
     d[..4].copy_from_slice(&ELF_MAGIC);
     d[4] = 2;
     d[5] = 1;
@@ -33,17 +41,18 @@ fn synthetic_cubin(abi_version: u8, flags: u32) -> Vec<u8> {
     put_u16(&mut d, 16, 2);
     put_u16(&mut d, 18, EM_CUDA);
     put_u32(&mut d, 20, 1);
-    put_u64(&mut d, 40, 80); // e_shoff
+    put_u64(&mut d, 40, shoff as u64); // e_shoff
     put_u32(&mut d, 48, flags);
     put_u16(&mut d, 52, 64);
     put_u16(&mut d, 54, 56);
     put_u16(&mut d, 58, 64);
     put_u16(&mut d, 60, 2);
-    put_u16(&mut d, 62, 1); // e_shstrndx: every toolkit writes a name table
-                            // section 1: the name table (all NULs), at 64, 16 bytes
-    put_u32(&mut d, 80 + 64 + 4, 3);
-    put_u64(&mut d, 80 + 64 + 24, 64);
-    put_u64(&mut d, 80 + 64 + 32, 16);
+    // e_shstrndx: every toolkit writes a name table. Section 1: that table (all NULs), at 64,
+    // `names` bytes.
+    put_u16(&mut d, 62, 1);
+    put_u32(&mut d, shoff + 64 + 4, 3);
+    put_u64(&mut d, shoff + 64 + 24, 64);
+    put_u64(&mut d, shoff + 64 + 32, names as u64);
     d
 }
 

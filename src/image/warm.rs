@@ -13,6 +13,8 @@
 //! none of those checks, so it asks for nothing: the loop over the section's 1,080 lines was
 //! 1,500 of the 8,739 host instructions of such a load (callgrind, stand-in driver, the 23 KB
 //! test fatbin; 7,237 without it), and 0.3-0.4 µs of a 7.7 µs load on the H200's host.
+//! An image whose checks go through fewer than [`PREFETCH_MIN_CHECKED`] plain bytes asks for
+//! nothing either: its checks reach too few lines for the prefetch to save what it costs.
 //! Which lines are asked for, and in what order, was measured on an H100 (the ninth session):
 //! only the functions a first sight runs (49 KB), or the cubin checks first, moved a cold
 //! first sight no more than the runs' spread, and no prefetch at all made it the slowest; so
@@ -27,10 +29,24 @@
 //! build.rs sets `cudyn_load_path_section` there);
 //! elsewhere this does nothing and the attribute places nothing.
 
+/// The fewest plain bytes (`image::Plan::checked_len`: the cubin, or the decompressed entries
+/// handed over) whose first sight asks for the load path's code. The prefetch is about 1,500
+/// host instructions and a thousand lines asked for at once; it pays only where the checks that
+/// follow reach enough cold lines to wait on. Measured on an H100 host (docs/performance.md, the
+/// twelfth session): LMDeploy's 952-byte fatbin took 5.1-5.2 µs warm with the prefetch against
+/// 4.6 without (raw CUDA 3.6), and no less cold in its place; the 4.6 KB cuRAND fatbin took
+/// 13.0-14.4 µs cold in its place with it against 17.0-17.7 without. The gate counts plain
+/// bytes, not the image's: a gate on the compressed size (the memo key) stopped the prefetch for
+/// zstd fatbins of 0.9-1.8 KB that check 2.3-7.4 KB of cubin, and the cuRAND fatbin loaded after
+/// them in the corpus went from 1.67-1.94x to 2.08-2.27x raw.
+pub(crate) const PREFETCH_MIN_CHECKED: u64 = 2 << 10;
+
 /// Asks for every line of the load path's code (section `cudyn_load_path`) to be brought into
 /// the core's second-level cache, without waiting for any of it.
 #[inline]
 pub(crate) fn fetch_load_path_code() {
+    #[cfg(test)]
+    FETCHES.with(|n| n.set(n.get() + 1));
     #[cfg(cudyn_load_path_section)]
     {
         let (start, stop) = load_path_code();
@@ -51,6 +67,12 @@ pub(crate) fn fetch_load_path_code() {
             line += 8 * 64;
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread asked for the load path's code (tests only).
+    pub(crate) static FETCHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The bounds of section `cudyn_load_path`, as the linker defines them.
