@@ -1148,6 +1148,20 @@ const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
     (0x5f, 3, Len::Value),
 ];
 
+/// [`NV_INFO_ATTRS`] by attribute: the entry's place in it plus one, or 0 for an attribute not
+/// listed. One load a record, where a search of the list took a comparison per entry passed.
+const NV_INFO_INDEX: [u8; 256] = {
+    let mut index = [0u8; 256];
+    let mut k = 0;
+    while k < NV_INFO_ATTRS.len() {
+        assert!(index[NV_INFO_ATTRS[k].0 as usize] == 0, "an attribute listed twice");
+        index[NV_INFO_ATTRS[k].0 as usize] = k as u8 + 1;
+        k += 1;
+    }
+    index
+};
+const _: () = assert!(NV_INFO_ATTRS.len() < 255);
+
 /// Where the kernel parameters sit in constant bank 0 for code of SM `sm`, for the generations
 /// whose layout is known: the driver's launch data fills the bank below it. 2.15 million
 /// kernels of NVIDIA's wheels, sm_50 to sm_121, all have their PARAM_CBANK attribute at their
@@ -1196,7 +1210,8 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
         let (format, attr) = (header as u8, (header >> 8) as u8);
         let len = (header >> 16) as usize;
         // A known attribute has the one format toolkits write it in, and its length.
-        if let Some(&(_, want, shape)) = NV_INFO_ATTRS.iter().find(|(a, _, _)| *a == attr) {
+        let known = NV_INFO_INDEX[usize::from(attr)].checked_sub(1).and_then(|k| NV_INFO_ATTRS.get(usize::from(k)));
+        if let Some(&(_, want, shape)) = known {
             let len_ok = match shape {
                 Len::Value => true,
                 Len::Fixed(n) => len == n,
@@ -1207,12 +1222,15 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                 return Err(err_nv_info_shape(i, at(rest), attr, format, len));
             }
             let words = payload.get(..len).unwrap_or_default();
-            let mut words = words.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+            let first_word = |r: &[u8]| r.first_chunk::<4>().map_or(0, |w| u64::from(u32::from_le_bytes(*w)));
+            let mut words = words.chunks_exact(4).map(first_word);
             match shape {
                 // Instruction offsets in the kernel's code: 8-byte aligned, an instruction's
-                // 8 bytes inside it (the loader may patch there).
+                // 8 bytes inside it (the loader may patch there). The first word of every
+                // record (`len` is a whole number of them, checked above).
                 Len::Offsets(n) => {
-                    if let Some(o) = words.step_by(n.max(1)).find(|&o| o % 8 != 0 || o + 8 > code_size) {
+                    let records = payload.get(..len).unwrap_or_default().chunks_exact(4 * n.max(1));
+                    if let Some(o) = records.map(first_word).find(|&o| o % 8 != 0 || o + 8 > code_size) {
                         return Err(err_nv_info_offset(i, attr, o, code_size));
                     }
                 }
