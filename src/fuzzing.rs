@@ -98,11 +98,16 @@ pub const FATBIN_FLAGS_PLAIN: u64 = 0x11;
 /// compressed if asked (in a valid stream of either format, though not the one nvcc would
 /// choose: the checks must not care).
 pub fn fatbin_entry(kind: u16, arch: u32, flags: u64, data: &[u8], packing: Packing) -> Vec<u8> {
-    let (stream, flags) = match packing {
-        Packing::Plain => (data.to_vec(), flags),
-        Packing::Lz4 => (lz4_literals(data), flags | 0x2000),
-        Packing::Zstd => (zstd_raw(data), flags | 0x8000),
-    };
+    match packing {
+        Packing::Plain => fatbin_entry_of_stream(kind, arch, flags, data, None),
+        Packing::Lz4 => fatbin_entry_of_stream(kind, arch, flags | 0x2000, &lz4_literals(data), Some(data.len())),
+        Packing::Zstd => fatbin_entry_of_stream(kind, arch, flags | 0x8000, &zstd_raw(data), Some(data.len())),
+    }
+}
+
+/// A fatbin entry whose payload is `stream` as given: compressed (its flag in `flags`) when
+/// `plain_len` says how many bytes it decompresses to, else plain.
+pub fn fatbin_entry_of_stream(kind: u16, arch: u32, flags: u64, stream: &[u8], plain_len: Option<usize>) -> Vec<u8> {
     let mut e = vec![0u8; 64];
     let mut put = |at: usize, v: &[u8]| e[at..at + v.len()].copy_from_slice(v);
     put(0, &kind.to_le_bytes());
@@ -111,11 +116,11 @@ pub fn fatbin_entry(kind: u16, arch: u32, flags: u64, data: &[u8], packing: Pack
     put(8, &(stream.len().next_multiple_of(8) as u64).to_le_bytes());
     put(28, &arch.to_le_bytes());
     put(40, &flags.to_le_bytes());
-    if packing != Packing::Plain {
+    if let Some(n) = plain_len {
         put(16, &(stream.len() as u32).to_le_bytes());
-        put(56, &(data.len() as u64).to_le_bytes());
+        put(56, &(n as u64).to_le_bytes());
     }
-    e.extend_from_slice(&stream);
+    e.extend_from_slice(stream);
     e.resize(e.len().next_multiple_of(8), 0);
     e
 }
@@ -150,16 +155,39 @@ fn lz4_literals(data: &[u8]) -> Vec<u8> {
 
 /// `data` as one single-segment zstd frame of raw blocks, with its size recorded.
 fn zstd_raw(data: &[u8]) -> Vec<u8> {
+    zstd_frame(data, usize::MAX)
+}
+
+/// `data` as one single-segment zstd frame, its size recorded, with an RLE block for each run of
+/// 32 or more equal bytes and raw blocks between: much smaller than `data` where it is mostly
+/// such runs (a name table of NULs), as real compressed entries are smaller than their cubins.
+pub fn zstd_runs(data: &[u8]) -> Vec<u8> {
+    zstd_frame(data, 32)
+}
+
+/// A zstd frame of `data`: raw blocks, and an RLE block for each run of at least `rle_min`
+/// equal bytes; every block at most 128 KiB.
+fn zstd_frame(data: &[u8], rle_min: usize) -> Vec<u8> {
+    const MAX_BLOCK: usize = 128 << 10;
     let mut v = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
     v.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    let mut blocks = data.chunks(128 << 10).peekable();
-    if blocks.peek().is_none() {
+    if data.is_empty() {
         v.extend_from_slice(&[1, 0, 0]); // one empty last block
     }
-    while let Some(b) = blocks.next() {
-        let header = (b.len() as u32) << 3 | u32::from(blocks.peek().is_none());
+    let mut at = 0;
+    while at < data.len() {
+        let rest = &data[at..];
+        let run = rest.iter().take_while(|&&b| b == rest[0]).count().min(MAX_BLOCK);
+        let (kind, len) = if run >= rle_min {
+            (1u32, run)
+        } else {
+            let raw = rest.windows(rle_min).position(|w| w.iter().all(|&b| b == w[0])).unwrap_or(rest.len());
+            (0u32, raw.clamp(1, MAX_BLOCK))
+        };
+        at += len;
+        let header = (len as u32) << 3 | kind << 1 | u32::from(at == data.len());
         v.extend_from_slice(&header.to_le_bytes()[..3]);
-        v.extend_from_slice(b);
+        v.extend_from_slice(if kind == 1 { &rest[..1] } else { &rest[..len] });
     }
     v
 }

@@ -694,40 +694,14 @@ mod tests {
         assert_eq!(Api::try_from(2u32).unwrap_err().status, Status::InvalidArgument);
     }
 
-    /// A zstd frame of `data` made of RLE blocks for its runs of 32 or more equal bytes and raw
-    /// blocks between: a valid stream much smaller than `data` when `data` is mostly runs.
-    fn zstd_runs(data: &[u8]) -> Vec<u8> {
-        let mut v = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
-        v.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        let mut blocks = Vec::new();
-        let mut at = 0;
-        while at < data.len() {
-            let run = data[at..].iter().take_while(|&&b| b == data[at]).count();
-            if run >= 32 {
-                blocks.push((1u32, run, vec![data[at]]));
-                at += run;
-            } else {
-                let raw = data[at..].windows(32).position(|w| w.iter().all(|&b| b == w[0])).unwrap_or(data.len() - at);
-                let raw = raw.max(1).min(data.len() - at);
-                blocks.push((0u32, raw, data[at..at + raw].to_vec()));
-                at += raw;
-            }
-        }
-        let n = blocks.len();
-        for (i, (kind, len, body)) in blocks.into_iter().enumerate() {
-            let header = (len as u32) << 3 | kind << 1 | u32::from(i + 1 == n);
-            v.extend_from_slice(&header.to_le_bytes()[..3]);
-            v.extend_from_slice(&body);
-        }
-        v
-    }
-
     /// A first sight asks for the load path's code by the plain bytes its checks go through,
     /// not by the image's size: a compressed entry of a few hundred bytes that decompresses to
     /// kilobytes of cubin asks for it; a cubin under the bound, plain or in a fatbin, does not.
     #[test]
     fn first_sight_prefetch_follows_the_plain_bytes_checked() {
-        use crate::fuzzing::{fatbin, fatbin_entry, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF};
+        use crate::fuzzing::{
+            fatbin, fatbin_entry, fatbin_entry_of_stream, zstd_runs, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF,
+        };
         use crate::image::warm::FETCHES;
         let min = crate::image::PREFETCH_MIN_CHECKED as usize;
         let fetches = |image: &[u8]| {
@@ -739,20 +713,15 @@ mod tests {
         let small = crate::image::tests::synthetic_cubin_sized(8, 0x0600_5a04, 1296);
         let large = crate::image::tests::synthetic_cubin_sized(8, 0x0600_5a04, 4112);
         assert!(small.len() < min && large.len() >= min, "the test's premise");
-        let packed = zstd_runs(&large);
-        assert!(packed.len() < 512, "the test's premise: {} bytes", packed.len());
         let entry = |data: &[u8], packing, flags| fatbin(&[fatbin_entry(FATBIN_KIND_ELF, 90, flags, data, packing)]);
-        let mut zstd = entry(&large, Packing::Plain, FATBIN_FLAGS_PLAIN | 0x8000);
-        // The same entry with its payload replaced by the RLE stream.
-        let stream_len = packed.len();
-        zstd.truncate(16 + 64);
-        zstd.extend_from_slice(&packed);
-        zstd.resize(zstd.len().next_multiple_of(8), 0);
-        let payload = (zstd.len() - 16 - 64) as u64;
-        zstd[8..16].copy_from_slice(&(payload + 64).to_le_bytes());
-        zstd[16 + 8..16 + 16].copy_from_slice(&payload.to_le_bytes());
-        zstd[16 + 16..16 + 20].copy_from_slice(&(stream_len as u32).to_le_bytes());
-        zstd[16 + 56..16 + 64].copy_from_slice(&(large.len() as u64).to_le_bytes());
+        let packed = zstd_runs(&large);
+        let zstd = fatbin(&[fatbin_entry_of_stream(
+            FATBIN_KIND_ELF,
+            90,
+            FATBIN_FLAGS_PLAIN | 0x8000,
+            &packed,
+            Some(large.len()),
+        )]);
         assert!(zstd.len() < min, "the test's premise: {} bytes", zstd.len());
         assert_eq!(
             validate_as_if(&zstd, &[90]).unwrap(),
