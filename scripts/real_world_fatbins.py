@@ -65,7 +65,9 @@ import zipfile
 # DeepSpeed's kernels, GPU4PySCF, torchaudio); then CUDA 8 to 12 era releases (a sixth, seventh
 # and eighth set: FAISS 1.7.2, MXNet, CuPy for CUDA 8.0 to 11.6, TensorFlow 1.15 to 2.15, PyTorch
 # 1.7.1 to 2.1.2); then a ninth: CV-CUDA, Holoscan, CUDA-Q, older cuTENSOR, cuQuantum and cuDF,
-# torchao, and releases between the others' (cuBLAS 12.2/12.5, cuDNN 9.15, NCCL 2.19/2.23, ...).
+# torchao, and releases between the others' (cuBLAS 12.2/12.5, cuDNN 9.15, NCCL 2.19/2.23, ...); then a
+# tenth: more releases between (NCCL 2.32.6 and 2.28.9, NVSHMEM, cuDSS 0.4, nvCOMP 5.3, cuSPARSELt 0.8.0,
+# cuBLAS 13.8 and 12.3, cuFFT 12.2, cuSOLVER 11.5, NPP 12.3, cuDNN 9.23).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -152,6 +154,10 @@ nvidia-cusparselt-cu12==0.6.2 nvidia-cusolver-cu12==11.6.4.69 nvidia-nvshmem-cu1
 nvidia-cudss-cu12==0.8.0.10 nvidia-nvjpeg-cu12==12.2.0.2 torch==2.6.0 torch==2.9.1
 tensorflow==2.18.1 jax-cuda12-plugin==0.6.2 cupy-cuda12x==13.3.0 cupy-cuda11x==13.3.0
 xformers==0.0.29.post3 onnxruntime-gpu==1.21.1 vllm==0.20.0
+nvidia-nccl-cu13==2.32.6 nvidia-nccl-cu12==2.28.9 nvidia-nvshmem-cu13==3.7.2 nvidia-nvshmem-cu12==3.2.5
+nvidia-cudss-cu12==0.4.0.2 nvidia-libnvcomp-cu12==5.3.0.16 nvidia-cusparselt-cu12==0.8.0
+nvidia-cublas==13.8.2.12 nvidia-cufft==12.2.0.57 nvidia-cusolver-cu12==11.5.2.141 nvidia-npp-cu12==12.3.3.100
+nvidia-cublas-cu12==12.3.4.1 nvidia-cudnn-cu12==9.23.2.1
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
