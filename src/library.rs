@@ -702,7 +702,7 @@ mod tests {
         use crate::fuzzing::{
             fatbin, fatbin_entry, fatbin_entry_of_stream, zstd_runs, Packing, FATBIN_FLAGS_PLAIN, FATBIN_KIND_ELF,
         };
-        use crate::image::warm::FETCHES;
+        use crate::image::FETCHES;
         let min = crate::image::PREFETCH_MIN_CHECKED as usize;
         let fetches = |image: &[u8]| {
             let before = FETCHES.with(|n| n.get());

@@ -153,11 +153,16 @@ impl<'a> FatbinPlan<'a> {
         &self.selection
     }
 
+    /// The entries handed over, in order.
+    #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+    fn chosen(&self) -> impl Iterator<Item = &Body<'a>> + '_ {
+        self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b)
+    }
+
     /// The plain bytes of the entries handed over: what `build` checks.
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn checked_len(&self) -> u64 {
-        let chosen = self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c);
-        chosen.fold(0u64, |n, (b, _)| n.saturating_add(b.plain_len()))
+        self.chosen().fold(0u64, |n, b| n.saturating_add(b.plain_len()))
     }
 
     /// The bytes the image handed to CUDA is made of, in order: the container header, every
@@ -185,7 +190,7 @@ impl<'a> FatbinPlan<'a> {
     #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
     pub(super) fn build(&self, threads: usize, parallel_min: usize) -> Result<super::ImageBuf, ImageError> {
         const WHAT: &str = "the image handed to CUDA";
-        let chosen = || self.walk.bodies.iter().zip(&self.selection.chosen).filter(|(_, &c)| c).map(|(b, _)| b);
+        let chosen = || self.chosen();
         let mut payload_total = 0u64;
         for b in chosen() {
             payload_total = payload_total.saturating_add(b.header.len() as u64).saturating_add(b.plain_len());

@@ -30,8 +30,10 @@ mod ltoir;
 pub(crate) mod memo;
 mod read;
 mod text;
-pub(crate) mod warm;
+mod warm;
 pub use buf::ImageBuf;
+#[cfg(test)]
+pub(crate) use warm::FETCHES;
 pub(crate) use warm::{fetch_load_path_code, PREFETCH_MIN_CHECKED};
 
 pub use info::{select_for, ArchCode, ArchVariant, CodeKind, ImageError, ImageInfo, Selection};
