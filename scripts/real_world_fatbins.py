@@ -67,7 +67,10 @@ import zipfile
 # 1.7.1 to 2.1.2); then a ninth: CV-CUDA, Holoscan, CUDA-Q, older cuTENSOR, cuQuantum and cuDF,
 # torchao, and releases between the others' (cuBLAS 12.2/12.5, cuDNN 9.15, NCCL 2.19/2.23, ...); then a
 # tenth: more releases between (NCCL 2.32.6 and 2.28.9, NVSHMEM, cuDSS 0.4, nvCOMP 5.3, cuSPARSELt 0.8.0,
-# cuBLAS 13.8 and 12.3, cuFFT 12.2, cuSOLVER 11.5, NPP 12.3, cuDNN 9.23).
+# cuBLAS 13.8 and 12.3, cuFFT 12.2, cuSOLVER 11.5, NPP 12.3, cuDNN 9.23); then an eleventh: DALI for
+# CUDA 12, MLX's CUDA back ends, vLLM's FlashAttention 2, AutoGPTQ, and releases between (CuPy 14.2
+# for CUDA 12, ONNX Runtime 1.23, spconv/cumm for CUDA 12.6, SGLang's kernels 0.3.5, xformers
+# 0.0.32, JAX's CUDA 13 plugin 0.9).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -158,6 +161,9 @@ nvidia-nccl-cu13==2.32.6 nvidia-nccl-cu12==2.28.9 nvidia-nvshmem-cu13==3.7.2 nvi
 nvidia-cudss-cu12==0.4.0.2 nvidia-libnvcomp-cu12==5.3.0.16 nvidia-cusparselt-cu12==0.8.0
 nvidia-cublas==13.8.2.12 nvidia-cufft==12.2.0.57 nvidia-cusolver-cu12==11.5.2.141 nvidia-npp-cu12==12.3.3.100
 nvidia-cublas-cu12==12.3.4.1 nvidia-cudnn-cu12==9.23.2.1
+nvidia-dali-cuda120==2.4.0 mlx-cuda-12==0.32.4 mlx-cuda-13==0.32.4 vllm-flash-attn==2.6.2
+cupy-cuda12x==14.2.0 auto-gptq==0.7.1 onnxruntime-gpu==1.23.2 spconv-cu126==2.3.8 cumm-cu126==0.8.2
+sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
