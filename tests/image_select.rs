@@ -103,8 +103,9 @@ fn the_entries_each_gpu_runs_are_chosen() {
         let picked: Vec<ArchCode> = codes.iter().zip(&s.chosen).filter(|(_, &c)| c).map(|(c, _)| *c).collect();
         (picked, s.jit)
     };
-    // An H200: the sm_90 SASS, plain and 'a'; the PTX of the same level is not needed.
-    assert_eq!(chosen(&[90], false), (vec![S90, S90A], false));
+    // An H200: the sm_90a SASS, which CUDA picks over the plain sm_90 piece (H100, driver 580:
+    // in either order); the PTX of the same level is not needed.
+    assert_eq!(chosen(&[90], false), (vec![S90A], false));
     // An A100 and an A10 (sm_86 runs sm_80 SASS), an sm_103 (sm_100 SASS runs within the major).
     assert_eq!(chosen(&[80], false), (vec![S80], false));
     assert_eq!(chosen(&[86], false), (vec![S80], false));
@@ -112,17 +113,33 @@ fn the_entries_each_gpu_runs_are_chosen() {
     // No SASS for sm_120: the newest PTX it can JIT.
     assert_eq!(chosen(&[120], false), (vec![P100], true));
     // Two GPUs: what either runs.
-    assert_eq!(chosen(&[80, 90], false), (vec![S80, S90, S90A], false));
-    assert_eq!(chosen(&[90, 120], false), (vec![S90, S90A, P100], true));
+    assert_eq!(chosen(&[80, 90], false), (vec![S80, S90A], false));
+    assert_eq!(chosen(&[90, 120], false), (vec![S90A, P100], true));
     // Nothing for an sm_75.
     assert_eq!(chosen(&[75], false), (vec![], false));
     // CUDA_FORCE_PTX_JIT: the PTX too, and the JIT runs.
-    assert_eq!(chosen(&[90], true), (vec![S90, S90A, P90], true));
+    assert_eq!(chosen(&[90], true), (vec![S90A, P90], true));
     // PTX newer than every SASS a GPU runs is kept beside the SASS (whichever CUDA prefers).
     let older = [S80, ArchCode::ptx(86)];
     let s = select_for(&older, &[89], false);
     assert_eq!(s.chosen, vec![true, true]);
     assert!(!s.jit);
+    // Plain SASS of the GPU's own architecture is dropped only beside an 'a' piece for it: every
+    // 'a' piece is kept (CUDA takes the first), plain pieces of an earlier minor version are
+    // kept, and so are 'f' pieces.
+    let dup = [S90A, S90, S90A, ArchCode::sass(86)];
+    assert_eq!(select_for(&dup, &[90], false).chosen, vec![true, false, true, false]);
+    assert_eq!(select_for(&[S90], &[90], false).chosen, vec![true]);
+    let minor = [ArchCode::sass(80), ArchCode::sass(86), ArchCode::Sass { sm: 86, variant: ArchVariant::A }];
+    assert_eq!(select_for(&minor, &[86], false).chosen, vec![true, false, true]);
+    assert_eq!(select_for(&minor, &[89], false).chosen, vec![true, true, false]);
+    let family = [
+        ArchCode::Sass { sm: 100, variant: ArchVariant::F },
+        ArchCode::sass(100),
+        ArchCode::Sass { sm: 100, variant: ArchVariant::A },
+    ];
+    assert_eq!(select_for(&family, &[100], false).chosen, vec![true, false, true]);
+    assert_eq!(select_for(&family, &[103], false).chosen, vec![true, true, false]);
     // 'a' PTX only on exactly its architecture; 'f' SASS within its family.
     let special =
         [ArchCode::Ptx { sm: 90, variant: ArchVariant::A }, ArchCode::Sass { sm: 100, variant: ArchVariant::F }];
@@ -143,7 +160,7 @@ fn the_built_image_is_the_chosen_entries_uncompressed() {
             assert!(e.iter().all(|e| e.flags & 0xa000 != 0), "--compress-mode={mode} compressed every entry");
         }
         for (gpus, want) in
-            [(&[90][..], vec![S90, S90A]), (&[80], vec![S80]), (&[120], vec![P100]), (&[80, 103], vec![S80, S100])]
+            [(&[90][..], vec![S90A]), (&[80], vec![S80]), (&[120], vec![P100]), (&[80, 103], vec![S80, S100])]
         {
             let b = built(f, gpus, false);
             assert_eq!(b.handed, want, "{mode} for {gpus:?}");
@@ -217,10 +234,18 @@ fn entries_not_handed_over_need_only_a_sound_header() {
             Err(PlanError::Image(err)) => assert!(err.to_string().contains("entry 0"), "{mode}: {err}"),
             other => panic!("{mode}: the ruined sm_80 entry was handed over: {other:?}"),
         }
-        // A ruined payload of a chosen entry changes the key.
+        // So is the plain sm_90 entry beside the sm_90a one, which CUDA never picks on an sm_90.
         let s90 = e.iter().find(|e| e.sm == 90 && e.kind == 2 && e.flags & 0x10_0000 == 0).unwrap();
+        let mut plain90 = f.clone();
+        let p = s90.at + s90.header.len();
+        plain90[p..p + 8].copy_from_slice(&[0xee; 8]);
+        assert!(inspect(&plain90).is_err(), "{mode}: the full check refuses the ruined entry");
+        assert_eq!(built(&plain90, &[90], false).image, good.image, "{mode}");
+        assert_eq!(concat(&plain90), concat(f), "{mode}");
+        // A ruined payload of a chosen entry changes the key.
+        let s90a = e.iter().find(|e| e.sm == 90 && e.kind == 2 && e.flags & 0x10_0000 != 0).unwrap();
         let mut other = f.clone();
-        let q = s90.at + s90.header.len() + 16;
+        let q = s90a.at + s90a.header.len() + 16;
         other[q] ^= 1;
         assert_ne!(concat(&other), concat(f), "{mode}");
         // A bad header refuses the image wherever it is, chosen or not.

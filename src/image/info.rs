@@ -118,7 +118,10 @@ impl ArchCode {
 /// whether some GPU would run PTX through the JIT.
 ///
 /// For each GPU: every SASS piece it runs (CUDA's compatibility rules: `ArchCode::runs_on`), so
-/// whichever of them CUDA prefers is there; and the PTX it could JIT — the pieces of the highest
+/// whichever of them CUDA prefers is there, but for plain SASS of exactly the GPU's architecture
+/// beside an arch-specific (`a`) piece for it, which CUDA never picks (on an H100, driver 580,
+/// a fatbin of sm_90 and sm_90a SASS loads the sm_90a piece in either order; the plain piece is
+/// left in the caller's image, never copied or checked); and the PTX it could JIT — the pieces of the highest
 /// `compute_XY` it runs — when no SASS runs there, when that PTX is for a later architecture
 /// than every SASS that runs there (a driver that prefers the newer PTX still finds it), or
 /// when `force_ptx` (`CUDA_FORCE_PTX_JIT` set: CUDA ignores SASS and JIT-compiles). LTO-IR never
@@ -130,17 +133,23 @@ pub fn select_for(codes: &[ArchCode], gpus: &[u32], force_ptx: bool) -> Selectio
     for &gpu in gpus {
         let mut best_sass = None;
         let mut best_ptx = None;
-        for (i, c) in codes.iter().enumerate() {
-            if !c.runs_on(gpu) {
-                continue;
-            }
-            match c {
-                ArchCode::Sass { sm, .. } => {
-                    chosen[i] = true;
-                    best_sass = best_sass.max(Some(*sm));
+        let mut exact_a = false;
+        for c in codes.iter().filter(|c| c.runs_on(gpu)) {
+            match *c {
+                ArchCode::Sass { sm, variant } => {
+                    best_sass = best_sass.max(Some(sm));
+                    exact_a |= variant == ArchVariant::A;
                 }
-                ArchCode::Ptx { sm, .. } => best_ptx = best_ptx.max(Some(*sm)),
+                ArchCode::Ptx { sm, .. } => best_ptx = best_ptx.max(Some(sm)),
                 ArchCode::LtoIr { .. } => {}
+            }
+        }
+        // An 'a' piece runs only on exactly its architecture, so `exact_a` is one for this GPU.
+        for (i, c) in codes.iter().enumerate() {
+            if let ArchCode::Sass { sm, variant } = *c {
+                if c.runs_on(gpu) && !(exact_a && variant == ArchVariant::None && sm == gpu) {
+                    chosen[i] = true;
+                }
             }
         }
         let Some(ptx) = best_ptx else { continue };
