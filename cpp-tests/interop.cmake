@@ -6,6 +6,20 @@ cudyn_device_code(INTEROP_FATBIN kernels/interop_kernels.cu FATBIN)
 cudyn_device_code(INTEROP_CUBIN kernels/interop_kernels.cu CUBIN ARCH 90)
 cudyn_device_code(INTEROP_CUBIN100A kernels/interop_kernels.cu CUBIN ARCH 100a)
 cudyn_device_code(INTEROP_PTX kernels/interop_kernels.cu PTX)
+# interop's arch_pick case: plain sm_90 and sm_90a SASS of one source, in either order.
+set(ARCH_PICK_SRC ${CMAKE_CURRENT_SOURCE_DIR}/kernels/arch_pick_kernels.cu)
+set(ARCH_PICK_PLAIN_FIRST ${CMAKE_CURRENT_BINARY_DIR}/device/arch_pick.sm_90.sm_90a.fatbin)
+set(ARCH_PICK_A_FIRST ${CMAKE_CURRENT_BINARY_DIR}/device/arch_pick.sm_90a.sm_90.fatbin)
+add_custom_command(OUTPUT ${ARCH_PICK_PLAIN_FIRST} ${ARCH_PICK_A_FIRST}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/device
+  COMMAND ${CMAKE_CUDA_COMPILER} -fatbin -gencode arch=compute_90,code=sm_90
+          -gencode arch=compute_90a,code=sm_90a -o ${ARCH_PICK_PLAIN_FIRST} ${ARCH_PICK_SRC}
+  COMMAND ${CMAKE_CUDA_COMPILER} -fatbin -gencode arch=compute_90a,code=sm_90a
+          -gencode arch=compute_90,code=sm_90 -o ${ARCH_PICK_A_FIRST} ${ARCH_PICK_SRC}
+  DEPENDS ${ARCH_PICK_SRC}
+  COMMENT "nvcc FATBIN arch_pick (sm_90 and sm_90a, both orders)"
+  VERBATIM)
+add_custom_target(device_arch_pick ALL DEPENDS ${ARCH_PICK_PLAIN_FIRST} ${ARCH_PICK_A_FIRST})
 
 # A C++17 (or CUDA) test program using cudyn and, for device memory, the static CUDA runtime.
 function(cudyn_gpu_program name source)
@@ -19,12 +33,13 @@ endfunction()
 cudyn_gpu_program(interop interop.cu)
 target_compile_definitions(interop PRIVATE
   FATBIN_PATH="${INTEROP_FATBIN}" CUBIN_PATH="${INTEROP_CUBIN}"
-  CUBIN_OTHER_ARCH_PATH="${INTEROP_CUBIN100A}" PTX_PATH="${INTEROP_PTX}")
+  CUBIN_OTHER_ARCH_PATH="${INTEROP_CUBIN100A}" PTX_PATH="${INTEROP_PTX}"
+  ARCH_PICK_PLAIN_FIRST="${ARCH_PICK_PLAIN_FIRST}" ARCH_PICK_A_FIRST="${ARCH_PICK_A_FIRST}")
 
 foreach(case runtime_load_driver_launch driver_load_runtime_launch same_api_both_ways
              both_launches_one_stream foreign_handles handle_identity enumeration_and_params
              argument_mismatch cluster_launch cooperative_launch library_global contexts two_gpus
-             bad_images wrong_arch use_after_unload files_ptx_attributes cuda_errors)
+             bad_images wrong_arch arch_pick use_after_unload files_ptx_attributes cuda_errors)
   cudyn_add_test(interop.${case} interop ${case})
 endforeach()
 

@@ -468,6 +468,70 @@ static int wrong_arch() {
   return 0;
 }
 
+// A fatbin with plain sm_90 and sm_90a SASS of one source: cudyn hands CUDA only the entry CUDA
+// picks on this GPU (the sm_90a one on an sm_90, in either order), so the kernels found and the
+// code that runs are raw CUDA's on the whole fatbin: `only_in_*` tell which kernels the loaded
+// entry has, `which_entry` (in both, different bodies) which code ran.
+static int arch_pick() {
+  int major = 0, minor = 0;
+  CHECK_RT(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  CHECK_RT(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  if (major * 10 + minor != 90) {
+    std::printf("SKIP: the fatbins hold sm_90 and sm_90a code; this GPU is sm_%d%d\n", major, minor);
+    return kSkip;
+  }
+  auto cuLibraryLoadData_ = DRIVER(cuLibraryLoadData);
+  auto cuLibraryGetKernel_ = DRIVER(cuLibraryGetKernel);
+  auto cuLibraryUnload_ = DRIVER(cuLibraryUnload);
+  auto cuLaunchKernel_ = DRIVER(cuLaunchKernel);
+  int *d = nullptr;
+  CHECK_RT(cudaMalloc(&d, sizeof(int)));
+  auto ran = [&](auto launch) {
+    CHECK_RT(cudaMemset(d, 0, sizeof(int)));
+    launch();
+    CHECK_RT(cudaDeviceSynchronize());
+    int v = 0;
+    CHECK_RT(cudaMemcpy(&v, d, sizeof(int), cudaMemcpyDeviceToHost));
+    return v;
+  };
+  const char *only[] = {"only_in_sm_90", "only_in_sm_90a"};
+  for (const char *path : {ARCH_PICK_PLAIN_FIRST, ARCH_PICK_A_FIRST}) {
+    auto img = read_file(path);
+    CUlibrary raw = nullptr;
+    CHECK_CU(cuLibraryLoadData_(&raw, img.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    bool raw_has[2];
+    for (int i = 0; i < 2; ++i) {
+      CUkernel k = nullptr;
+      raw_has[i] = cuLibraryGetKernel_(&k, raw, only[i]) == CUDA_SUCCESS;
+    }
+    EXPECT(raw_has[0] != raw_has[1], "raw CUDA loads one entry: %d %d", raw_has[0], raw_has[1]);
+    CUkernel rk = nullptr;
+    CHECK_CU(cuLibraryGetKernel_(&rk, raw, "which_entry"));
+    void *args[] = {&d};
+    int raw_tag = ran([&] { CHECK_CU(cuLaunchKernel_(reinterpret_cast<CUfunction>(rk), 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr)); });
+    EXPECT(raw_tag == (raw_has[1] ? 901 : 90), "raw CUDA's which_entry wrote %d", raw_tag);
+    for (cudyn_api api : {CUDYN_API_RUNTIME, CUDYN_API_DRIVER}) {
+      cudyn_library_t lib = nullptr;
+      CHECK_CUDYN(cudyn_library_load_data(img.data(), img.size(), api, &lib));
+      for (int i = 0; i < 2; ++i) {
+        cudyn_kernel_t k = nullptr;
+        cudyn_status st = cudyn_library_get_kernel(lib, only[i], api, &k);
+        EXPECT((st == CUDYN_SUCCESS) == raw_has[i], "%s: %s through cudyn: %s, raw CUDA: %s", path, only[i],
+               st == CUDYN_SUCCESS ? "found" : "not found", raw_has[i] ? "found" : "not found");
+      }
+      cudyn_kernel_t k = kernel(lib, "which_entry", api);
+      cudyn_launch_config cfg = config_1d(1, 1, api);
+      int tag = ran([&] { CHECK_CUDYN(cudyn_launch(k, &cfg, args, 1)); });
+      EXPECT(tag == raw_tag, "%s: cudyn ran the entry of tag %d, raw CUDA %d", path, tag, raw_tag);
+      CHECK_CUDYN(cudyn_library_unload(lib, api));
+    }
+    CHECK_CU(cuLibraryUnload_(raw));
+    std::printf("%s: raw CUDA and cudyn (both APIs) load the sm_90%s entry\n", path, raw_has[1] ? "a" : "");
+  }
+  CHECK_RT(cudaFree(d));
+  return 0;
+}
+
 // Kernels of an unloaded library are refused, not handed to CUDA.
 static int use_after_unload() {
   cudyn_library_t lib = load(CUDYN_API_DRIVER);
@@ -566,6 +630,7 @@ int main(int argc, char **argv) {
       {"two_gpus", {true, two_gpus}},
       {"bad_images", {false, bad_images}},
       {"wrong_arch", {true, wrong_arch}},
+      {"arch_pick", {true, arch_pick}},
       {"use_after_unload", {true, use_after_unload}},
       {"files_ptx_attributes", {true, files_ptx_attributes}},
       {"cuda_errors", {true, cuda_errors}},
