@@ -121,8 +121,8 @@ impl ArchCode {
 /// whichever of them CUDA prefers is there, but for plain SASS of exactly the GPU's architecture
 /// beside an arch-specific (`a`) piece for it, which CUDA never picks (on an H100, driver 580,
 /// a fatbin of sm_90 and sm_90a SASS loads the sm_90a piece in either order; the plain piece is
-/// left in the caller's image, never copied or checked); and the PTX it could JIT — the pieces of the highest
-/// `compute_XY` it runs — when no SASS runs there, when that PTX is for a later architecture
+/// left in the caller's image, never copied or checked); and the PTX it could JIT — the pieces
+/// of the highest `compute_XY` it runs — when no SASS runs there, when that PTX is for a later architecture
 /// than every SASS that runs there (a driver that prefers the newer PTX still finds it), or
 /// when `force_ptx` (`CUDA_FORCE_PTX_JIT` set: CUDA ignores SASS and JIT-compiles). LTO-IR never
 /// runs. Nothing chosen for any GPU: the image holds no code any GPU of the process can run.
