@@ -70,7 +70,10 @@ import zipfile
 # cuBLAS 13.8 and 12.3, cuFFT 12.2, cuSOLVER 11.5, NPP 12.3, cuDNN 9.23); then an eleventh: DALI for
 # CUDA 12, MLX's CUDA back ends, vLLM's FlashAttention 2, AutoGPTQ, and releases between (CuPy 14.2
 # for CUDA 12, ONNX Runtime 1.23, spconv/cumm for CUDA 12.6, SGLang's kernels 0.3.5, xformers
-# 0.0.32, JAX's CUDA 13 plugin 0.9).
+# 0.0.32, JAX's CUDA 13 plugin 0.9); then a twelfth: a sweep of the compilers between (CuPy for
+# CUDA 11.3, 11.5 and 11.7, PyTorch 2.0.1/2.4.1/2.7.1, TensorFlow 2.13 to 2.19, cuDNN 8.9.2, 9.3
+# and 9.8, NCCL 2.21 to 2.27, cuBLAS 12.0 and 12.9, ...) and cuTENSOR for CUDA 11, nvJPEG for
+# CUDA 11, CTranslate2 3.24, Warp 1.0 and 1.5, vLLM 0.8.5, SGLang's kernels 0.1.9.
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -164,6 +167,19 @@ nvidia-cublas-cu12==12.3.4.1 nvidia-cudnn-cu12==9.23.2.1
 nvidia-dali-cuda120==2.4.0 mlx-cuda-12==0.32.4 mlx-cuda-13==0.32.4 vllm-flash-attn==2.6.2
 cupy-cuda12x==14.2.0 auto-gptq==0.7.1 onnxruntime-gpu==1.23.2 spconv-cu126==2.3.8 cumm-cu126==0.8.2
 sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
+    cupy-cuda113==10.6.0@3.8 cupy-cuda115==10.6.0@3.8 cupy-cuda117==10.6.0@3.8 cutensor-cu11==2.2.0
+    nvidia-nvjpeg-cu11==11.9.0.86 ctranslate2==3.24.0 bitsandbytes==0.45.5 bitsandbytes==0.43.3
+    jax-cuda12-plugin==0.5.3 jax-cuda12-plugin==0.7.2 onnxruntime-gpu==1.19.2 onnxruntime-gpu==1.22.0
+    nvidia-nccl-cu12==2.21.5 nvidia-nccl-cu12==2.22.3 nvidia-nccl-cu12==2.25.1 nvidia-nccl-cu12==2.27.3
+    nvidia-cudnn-cu12==8.9.2.26 nvidia-cudnn-cu12==9.3.0.75 nvidia-cudnn-cu12==9.8.0.87
+    torch==2.0.1 torch==2.4.1 torch==2.7.1 tensorflow==2.13.1 tensorflow==2.16.2 tensorflow==2.17.1
+    tensorflow==2.19.0 nvidia-cublas-cu12==12.9.1.4 nvidia-cublas-cu12==12.0.2.224
+    nvidia-cusolver-cu12==11.7.1.2 nvidia-cusparse-cu12==12.5.8.93 nvidia-curand-cu12==10.3.5.147
+    nvidia-cufft-cu12==11.3.3.83 nvidia-npp-cu12==12.4.0.27 xformers==0.0.28.post3 vllm==0.8.5
+    sgl-kernel==0.1.9 warp-lang==1.5.0 warp-lang==1.0.0 transformer-engine-cu12==2.4.0
+    cuequivariance-ops-torch-cu12==0.5.0 nvidia-nvcomp-cu12==4.1.0.6 nvidia-cufile-cu12==1.13.1.3
+    nvidia-nvshmem-cu12==3.3.9 cutensor-cu12==2.4.1 nvidia-cudss-cu12==0.7.0.20 cupy-cuda12x==13.0.0
+    nvidia-cuda-cupti-cu12==12.8.90 nvidia-cuda-runtime-cu12==12.4.127
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
