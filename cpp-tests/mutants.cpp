@@ -24,6 +24,11 @@
 //   no NUL, an early NUL, its .version and .target altered). MUTANTS_FIELDS=regex keeps only
 //   the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
+//          mutants <cubin> <fatbin> <count> --label <i>...  (what structured mutants i... change)
+//   On a GPU every mutant cudyn accepts is then preloaded (cudyn_library_preload on device 0:
+//   its code loaded into the primary context and every kernel's function loaded), so CUDA's
+//   whole loader reads it, not only the little a lazy cuLibraryLoadData reads with no context
+//   current; MUTANTS_PRELOAD=0 leaves that out (a load alone, as before 2026-12-07).
 //   env: MUTANTS_VERDICTS=file (every verdict, for diffing two builds), MUTANTS_TRACE, MUTANTS_FROM, MUTANTS_TO,
 //        MUTANTS_COMPANION=fatbin (entries appended after each LZ4-wrapped mutant),
 //        MUTANTS_RAW_JOBS (parallel raw shards, 8), MUTANTS_RAW_SECONDS (raw pass time cap, 240)
@@ -715,6 +720,13 @@ int main(int argc, char **argv) {
     std::fclose(f);
     return 0;
   }
+  if (argc > 5 && std::strcmp(argv[4], "--label") == 0) {  // what mutants argv[5..] change
+    for (int a = 5; a < argc; ++a) {
+      int i = std::atoi(argv[a]);
+      std::printf("%d %s\n", i, structured_mode() ? structured_label(i).c_str() : "(random mutant)");
+    }
+    return 0;
+  }
   if (argc > 6 && std::strcmp(argv[4], "--raw-child") == 0) return raw_child(cubin, fatbin, std::atoi(argv[5]), count, argv[6]);
   const bool raw_only = argc > 4 && std::strcmp(argv[4], "--raw-only") == 0;
   const bool raw = raw_only || (argc > 4 && std::strcmp(argv[4], "--raw") == 0);
@@ -724,6 +736,10 @@ int main(int argc, char **argv) {
   if (!cpu) require_gpu();
 
   std::map<std::string, int> by_status[2];
+  // The statuses of preloading what cudyn accepted, per API (on a GPU, unless MUTANTS_PRELOAD=0).
+  std::map<std::string, int> by_preload[2];
+  const char *preload_env = std::getenv("MUTANTS_PRELOAD");
+  const bool preload = !cpu && !(preload_env && std::strcmp(preload_env, "0") == 0);
   // Structured mode: statuses per structure and field (both APIs together).
   std::map<std::string, std::map<std::string, int>> by_field;
   // MUTANTS_TRACE=file records the mutant in flight (to find one that crashes);
@@ -758,6 +774,10 @@ int main(int argc, char **argv) {
         }
         std::fputc('\n', verdicts);
       }
+      if (s == CUDYN_SUCCESS && preload) {
+        const int device = 0;
+        by_preload[a][cudyn_status_string(cudyn_library_preload(lib, &device, 1, nullptr))]++;
+      }
       if (s == CUDYN_SUCCESS) CHECK_CUDYN(cudyn_library_unload(lib, api));
     }
   }
@@ -777,6 +797,10 @@ int main(int argc, char **argv) {
     for (int a = 0; a < 2; ++a) {
       std::printf("  through the %s:\n", a ? "driver" : "runtime");
       for (auto &kv : by_status[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());
+      if (preload) {
+        std::printf("  accepted through the %s, then preloaded on device 0:\n", a ? "driver" : "runtime");
+        for (auto &kv : by_preload[a]) std::printf("    %6d  %s\n", kv.second, kv.first.c_str());
+      }
     }
     if (cpu) return 0;
     // After all that, the GPU still works: a clean load and launch.

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The structured hostile-image campaign through cudyn on the GPU machine: every field of every
-# structure of the corpus set to boundary values and bit-flipped, loaded through both APIs.
+# structure of the corpus set to boundary values and bit-flipped, loaded through both APIs, and
+# each mutant cudyn accepts then preloaded on device 0 (cudyn_library_preload: its module and
+# every kernel's function loaded into the primary context), so that CUDA's whole loader reads it,
+# not only what a lazy load reads (MUTANTS_PRELOAD=0: the load alone, as before 2026-12-07).
 # The corpus: the interop sm_90 cubin and multi-arch fatbin, a zstd-compressed fatbin, and the
 # images named in CAMPAIGN_EXTRA (colon-separated; scripts/campaign_corpus.sh builds nvcc's other
 # forms, scripts/real_world_fatbins.py extracts NVIDIA's). cudyn must never crash. A crash is
