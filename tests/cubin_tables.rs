@@ -403,3 +403,90 @@ fn names_that_share_their_bytes_cost_no_more_than_the_table() {
     );
     assert_eq!(cudyn::image::contents::param_layouts(&b), None);
 }
+
+/// What the loader resolves when it loads code into a context (found by the structured campaign
+/// with every accepted mutant preloaded, H100, driver 580, 2026-12-07): on nvcc's cubin of a
+/// kernel that calls `printf` and `malloc`, the functions the driver supplies keep a binding
+/// and type it can look up and stay undefined or in code, a callgraph's undefined callee is a
+/// function, and nothing relocates a kernel's parameter bank. The unchanged cubin passes.
+#[test]
+fn what_the_loader_resolves_in_a_context_is_what_it_can() {
+    let dir = TempDir::new("cubin-driver-functions");
+    let src = "#include <cstdio>\n\
+               extern \"C\" __global__ void k(int i) { int *p = (int *)malloc(4); printf(\"%d %p\\n\", i, p); free(p); }\n";
+    let b = nvcc(&dir.join("k.cu"), src, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"]);
+    inspect(&b).unwrap_or_else(|e| panic!("nvcc's cubin: {}", e.to_string()));
+    let n = shnum(&b);
+    let names = u64_at(&b, shdr(&b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
+    let sec_name = |i: usize| {
+        let at = names + u32::from_le_bytes(b[shdr(&b, i)..shdr(&b, i) + 4].try_into().unwrap()) as usize;
+        let end = at + b[at..].iter().position(|&c| c == 0).unwrap();
+        String::from_utf8_lossy(&b[at..end]).into_owned()
+    };
+    let symtab = (1..n).find(|&i| sec_type(&b, i) == 2).expect("a symbol table");
+    let (sym_at, sym_count) =
+        (u64_at(&b, shdr(&b, symtab) + 24) as usize, u64_at(&b, shdr(&b, symtab) + 32) as usize / 24);
+    let strtab =
+        u64_at(&b, shdr(&b, u32::from_le_bytes(b[shdr(&b, symtab) + 40..][..4].try_into().unwrap()) as usize) + 24);
+    let symbol = |name: &str| {
+        (0..sym_count)
+            .map(|k| sym_at + 24 * k)
+            .find(|&s| {
+                let at = strtab as usize + u32::from_le_bytes(b[s..s + 4].try_into().unwrap()) as usize;
+                b[at..].starts_with(name.as_bytes()) && b[at + name.len()] == 0
+            })
+            .unwrap_or_else(|| panic!("no symbol {name}"))
+    };
+    let vprintf = symbol("vprintf");
+    assert_eq!(
+        (b[vprintf + 4], &b[vprintf + 6..vprintf + 8]),
+        (0x12, &[0u8, 0][..]),
+        "vprintf: an undefined global function"
+    );
+    let with = |at: usize, bytes: &[u8]| {
+        let mut m = b.clone();
+        m[at..at + bytes.len()].copy_from_slice(bytes);
+        m
+    };
+    for bind in [3u8, 5, 9, 15] {
+        refused(&with(vprintf + 4, &[bind << 4 | 2]), "its binding is none of local, global and weak");
+    }
+    refused(&with(vprintf + 4, &[0x02]), "an undefined function cannot be local");
+    refused(&with(vprintf + 4, &[0x1a]), "names a function the driver supplies but is no function");
+    refused(&with(symbol("malloc") + 4, &[0x11]), "names a function the driver supplies but is no function");
+    // A function defined in a section of no code: the string table, the symbol table, a constant bank.
+    for sec in (1..n).filter(|&i| u64_at(&b, shdr(&b, i) + 8) & 0x4 == 0 && sec_type(&b, i) != 8).take(4) {
+        refused(&with(vprintf + 6, &(sec as u16).to_le_bytes()), "a function defined in a section that holds no code");
+    }
+    // In code it is a function like any other.
+    let text = (1..n).find(|&i| sec_name(i).starts_with(".text.")).expect("a code section");
+    inspect(&with(vprintf + 6, &(text as u16).to_le_bytes()))
+        .unwrap_or_else(|e| panic!("vprintf in code: {}", e.to_string()));
+
+    // The callgraph: k calls vprintf, malloc and free; an undefined callee that is no function.
+    let cg = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0001).expect("a callgraph");
+    let cg_at = u64_at(&b, shdr(&b, cg) + 24) as usize;
+    let entries = u64_at(&b, shdr(&b, cg) + 32) as usize / 8;
+    let free_index = ((symbol("free") - sym_at) / 24) as u32;
+    let edge = (0..entries)
+        .map(|e| cg_at + 8 * e + 4)
+        .find(|&c| u32::from_le_bytes(b[c..c + 4].try_into().unwrap()) == free_index)
+        .expect("k calls free in the callgraph");
+    // `.nv.reservedSmem.offset0`: an undefined global object (shared memory the driver places).
+    let object = (1..sym_count)
+        .find(|&k| {
+            let s = sym_at + 24 * k;
+            b[s + 4] & 0xf == 1 && b[s + 6..s + 8] == [0, 0]
+        })
+        .expect("an undefined object");
+    refused(&with(edge, &(object as u32).to_le_bytes()), "which this code does not define and is no function");
+    inspect(&with(edge, &0u32.to_le_bytes())).unwrap_or_else(|e| panic!("callee 0: {}", e.to_string()));
+
+    // The relocations of .nv.constant4 (vprintf's, malloc's and free's addresses) retargeted at
+    // the kernel's parameter bank.
+    let rel = (1..n)
+        .find(|&i| matches!(sec_type(&b, i), 4 | 9) && sec_name(i).ends_with(".nv.constant4"))
+        .expect(".rela.nv.constant4");
+    let bank0 = (1..n).find(|&i| sec_name(i).starts_with(".nv.constant0.")).expect("a parameter bank");
+    refused(&with(shdr(&b, rel) + 44, &(bank0 as u32).to_le_bytes()), "is a kernel's parameter bank (.nv.constant0)");
+}

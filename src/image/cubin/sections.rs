@@ -52,6 +52,11 @@ const SHF_EXECINSTR: u64 = 0x4;
 const SHF_ALLOC: u64 = 0x2;
 /// A symbol's binding (st_info's high nibble) for a global symbol (not local, not weak).
 const STB_GLOBAL: u8 = 1;
+/// The bindings a symbol may have: local, global, weak (the only ones in NVIDIA's wheels).
+const STB_WEAK: u8 = 2;
+const STB_LOCAL: u8 = 0;
+/// A symbol's type (st_info's low nibble) for a function.
+const STT_FUNC: u8 = 2;
 /// e_type of a relocatable object (`-rdc` device code not yet linked).
 const ET_REL: u16 = 1;
 /// Functions device code may call without defining them: the driver supplies them at load.
@@ -888,12 +893,40 @@ fn check_symtab(
                 kernels.missing.remove(i);
             }
         }
+        // Binding and type: what the loader resolves a symbol by. Given to `vprintf`, `malloc` or
+        // `free` (functions the driver supplies, whose addresses a relocation in `.nv.constant4`
+        // asks it for), a reserved binding (3 to 15), the local one, or type 10 crashed CUDA's
+        // loader as it loaded the code into a context (H100, driver 580: the structured campaign
+        // with every accepted mutant preloaded, 2026-12-07). In NVIDIA's wheels every symbol is
+        // local, global or weak, and no undefined function is local; undefined symbols of other
+        // types are (type 10 in CuPy 10.6's, 13 in many), but none with a driver function's name.
+        let info = sym.u8::<4>();
+        let (bind, ty) = (info >> 4, info & 0xf);
+        if bind > STB_WEAK {
+            return Err(err_symbol_info(k, info, "its binding is none of local, global and weak"));
+        }
         if shndx == 0 {
-            continue; // undefined
+            // Undefined: looked up by the loader (the driver's functions, shared memory it places).
+            if k > 0 && ty == STT_FUNC && bind == STB_LOCAL {
+                return Err(err_symbol_info(
+                    k,
+                    info,
+                    "an undefined function cannot be local: the loader has nothing to look it up in",
+                ));
+            }
+            if k > 0 && ty != STT_FUNC && driver_function(strtab.get(name as usize..).unwrap_or_default()) {
+                return Err(err_symbol_info(k, info, "it names a function the driver supplies but is no function"));
+            }
+            continue;
         }
         match sec {
-            // A symbol defined in a section lies inside it.
+            // A symbol defined in a section lies inside it; a function lies in code (the same
+            // `vprintf` given any other section crashed CUDA's loader in a context: H100, driver
+            // 580; every function symbol of NVIDIA's wheels lies in an executable section).
             Some(sec) => {
+                if ty == STT_FUNC && sec.flags() & SHF_EXECINSTR == 0 {
+                    return Err(err_symbol_info(k, info, "it is a function defined in a section that holds no code"));
+                }
                 let (value, size) = (sym.u64::<8>(), sym.u64::<16>());
                 let end = value.checked_add(size);
                 // The name is looked at only for a symbol past its section's size.
@@ -953,13 +986,33 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
     if b.len() % 8 != 0 {
         return bad(cold_format!("callgraph section {i}: its {} bytes are not 8-byte entries", b.len()));
     }
-    let nsyms = symbols_of(secs, s).map_or(0, |t| t.size() / SYM_LEN as u64);
+    let symtab = symbols_of(secs, s);
+    let nsyms = symtab.map_or(0, |t| t.size() / SYM_LEN as u64);
+    let syms = symtab.and_then(|t| t.body(d));
     for (k, e) in records::<8>(b).enumerate() {
         let caller = e.u32::<0>();
         if caller < CALLGRAPH_MARKER_MIN && u64::from(caller) >= nsyms {
             return bad(cold_format!(
                 "callgraph section {i}: entry {k}'s caller is symbol {caller}, which does not exist ({nsyms} symbols)"
             ));
+        }
+        // A callee the image does not define is a function, which the loader looks up: `free`'s
+        // callee entry pointed at the undefined object `.nv.reservedSmem.offset0` crashed CUDA's
+        // loader in a context (H100, driver 580, a CUPTI 12.8 cubin). In NVIDIA's wheels every
+        // undefined callee is a function but those of NCCL's relocatable function tables (weak
+        // objects; refused anyway: relocatable code never linked). Defined callees of any type
+        // are left as they are (NCCL 2.25's linked cubins name objects), as are symbol 0 and
+        // indices past the table (cuFFT's).
+        let callee = e.u32::<4>();
+        if callee != 0 && callee < CALLGRAPH_MARKER_MIN {
+            if let Some(sym) = syms.and_then(|t| Rec::<SYM_LEN>::at(t, (callee as usize).saturating_mul(SYM_LEN))) {
+                let ty = sym.u8::<4>() & 0xf;
+                if sym.u16::<6>() == 0 && ty != STT_FUNC {
+                    return bad(cold_format!(
+                        "callgraph section {i}: entry {k}'s callee is symbol {callee}, which this code does not define and is no function (type {ty}) for the loader to look up"
+                    ));
+                }
+            }
         }
     }
     Ok(())
@@ -998,6 +1051,16 @@ fn check_relocs(
             "relocation section {i}: its target, section {} of type {:#x}, has no bytes in the file to patch",
             s.info(),
             target.ty()
+        ));
+    }
+    // Not a kernel's parameter bank (`.nv.constant0.<kernel>`), which the launch fills in: the
+    // relocations of `.nv.constant4` (the addresses of `vprintf` or `malloc`) retargeted at it
+    // crashed CUDA's loader in a context (H100, driver 580); no relocation section of NVIDIA's
+    // wheels targets one.
+    if shnames.and_then(|t| t.get(target.name() as usize..)).is_some_and(|n| n.starts_with(b".nv.constant0")) {
+        return bad(cold_format!(
+            "relocation section {i}: its target, section {}, is a kernel's parameter bank (.nv.constant0), which nothing relocates",
+            s.info()
         ));
     }
     let b = s.body(d).ok_or_else(|| cold_format!("relocation section {i} out of range"))?;
@@ -1384,6 +1447,16 @@ fn symbol_name<'a>(d: &'a [u8], secs: Sections<'a>, symtab: Sh<'_>, name: u32) -
     strings.get(name as usize..).map(cstr)
 }
 
+/// Whether a symbol's name (the string table from its name's offset) is that of a function the
+/// driver supplies.
+#[cold]
+#[inline(never)]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn driver_function(name: &[u8]) -> bool {
+    let name = cstr(name);
+    DRIVER_PROVIDED.contains(&name) || name.starts_with(b"__cuda_syscall")
+}
+
 /// Whether symbol name `name` (an offset in `symtab`'s string table) is one the driver supplies.
 #[cold]
 #[inline(never)]
@@ -1423,6 +1496,13 @@ fn err_unlinked(
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_symbol_name(k: usize, name: u64, names: u64) -> String {
     cold_format!("symbol {k}: name offset {name} is outside its string table ({names} bytes)")
+}
+
+#[cold]
+#[inline(never)]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn err_symbol_info(k: usize, info: u8, why: &str) -> String {
+    cold_format!("symbol {k}: st_info {info:#04x} (binding {}, type {}): {why}", info >> 4, info & 0xf)
 }
 
 #[cold]
