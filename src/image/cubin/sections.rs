@@ -1705,18 +1705,20 @@ mod tests {
             d.resize(d.len().next_multiple_of(8), 0);
             (at as u64, body.len() as u64)
         };
+        // The code section is code (SHF_ALLOC | SHF_EXECINSTR), as nvcc writes it.
         let sections = [
-            (1u32, 3u32, place(&mut d, &shstrtab), 0u32, 0u64),
-            (11, 3, place(&mut d, strtab), 0, 0),
-            (19, 2, place(&mut d, &symtab), 2, 24),
-            (27, 1, place(&mut d, &text), 0, 0),
+            (1u32, 3u32, 0u64, place(&mut d, &shstrtab), 0u32, 0u64),
+            (11, 3, 0, place(&mut d, strtab), 0, 0),
+            (19, 2, 0, place(&mut d, &symtab), 2, 24),
+            (27, 1, super::SHF_ALLOC | super::SHF_EXECINSTR, place(&mut d, &text), 0, 0),
         ];
         let shoff = d.len() as u64;
         d.extend_from_slice(&[0u8; 64]); // the null section
-        for (name, ty, (off, size), link, entsize) in sections {
+        for (name, ty, flags, (off, size), link, entsize) in sections {
             let mut h = [0u8; 64];
             h[0..4].copy_from_slice(&name.to_le_bytes());
             h[4..8].copy_from_slice(&ty.to_le_bytes());
+            h[8..16].copy_from_slice(&flags.to_le_bytes());
             h[24..32].copy_from_slice(&off.to_le_bytes());
             h[32..40].copy_from_slice(&size.to_le_bytes());
             h[40..44].copy_from_slice(&link.to_le_bytes());
