@@ -1463,7 +1463,7 @@ fn driver_function(name: &[u8]) -> bool {
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn driver_provides(d: &[u8], secs: Sections<'_>, symtab: Sh<'_>, name: u32) -> bool {
     let name = symbol_name(d, secs, symtab, name).unwrap_or_default();
-    DRIVER_PROVIDED.contains(&name) || name.starts_with(b"__cuda_syscall") || name.starts_with(b".nv.reservedSmem")
+    driver_function(name) || name.starts_with(b".nv.reservedSmem")
 }
 
 #[cold]
