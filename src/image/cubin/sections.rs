@@ -50,11 +50,11 @@ const SHN_LORESERVE: u64 = 0xff00;
 const SHF_INFO_LINK: u64 = 0x40;
 const SHF_EXECINSTR: u64 = 0x4;
 const SHF_ALLOC: u64 = 0x2;
-/// A symbol's binding (st_info's high nibble) for a global symbol (not local, not weak).
-const STB_GLOBAL: u8 = 1;
-/// The bindings a symbol may have: local, global, weak (the only ones in NVIDIA's wheels).
-const STB_WEAK: u8 = 2;
+/// A symbol's bindings (st_info's high nibble): local, global and weak, the only ones in
+/// NVIDIA's wheels; 3 to 15 are reserved.
 const STB_LOCAL: u8 = 0;
+const STB_GLOBAL: u8 = 1;
+const STB_WEAK: u8 = 2;
 /// A symbol's type (st_info's low nibble) for a function.
 const STT_FUNC: u8 = 2;
 /// e_type of a relocatable object (`-rdc` device code not yet linked).
@@ -1004,15 +1004,17 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
         // are left as they are (NCCL 2.25's linked cubins name objects), as are symbol 0 and
         // indices past the table (cuFFT's).
         let callee = e.u32::<4>();
-        if callee != 0 && callee < CALLGRAPH_MARKER_MIN {
-            if let Some(sym) = syms.and_then(|t| Rec::<SYM_LEN>::at(t, (callee as usize).saturating_mul(SYM_LEN))) {
-                let ty = sym.u8::<4>() & 0xf;
-                if sym.u16::<6>() == 0 && ty != STT_FUNC {
-                    return bad(cold_format!(
-                        "callgraph section {i}: entry {k}'s callee is symbol {callee}, which this code does not define and is no function (type {ty}) for the loader to look up"
-                    ));
-                }
-            }
+        if callee == 0 || callee >= CALLGRAPH_MARKER_MIN {
+            continue;
+        }
+        let Some(sym) = syms.and_then(|t| Rec::<SYM_LEN>::at(t, (callee as usize).saturating_mul(SYM_LEN))) else {
+            continue;
+        };
+        let ty = sym.u8::<4>() & 0xf;
+        if sym.u16::<6>() == 0 && ty != STT_FUNC {
+            return bad(cold_format!(
+                "callgraph section {i}: entry {k}'s callee is symbol {callee}, which this code does not define and is no function (type {ty}) for the loader to look up"
+            ));
         }
     }
     Ok(())
