@@ -490,3 +490,61 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     let bank0 = (1..n).find(|&i| sec_name(i).starts_with(".nv.constant0.")).expect("a parameter bank");
     refused(&with(shdr(&b, rel) + 44, &(bank0 as u32).to_le_bytes()), "is a kernel's parameter bank (.nv.constant0)");
 }
+
+/// The `.nv.info` records of section `i`: (offset of the record, format, attribute, value or
+/// length).
+fn nv_info_records(b: &[u8], i: usize) -> Vec<(usize, u8, u8, u16)> {
+    let (at, size) = (u64_at(b, shdr(b, i) + 24) as usize, u64_at(b, shdr(b, i) + 32) as usize);
+    let mut out = Vec::new();
+    let mut p = at;
+    while p + 4 <= at + size {
+        let v = u16::from_le_bytes([b[p + 2], b[p + 3]]);
+        out.push((p, b[p], b[p + 1], v));
+        p += 4 + if b[p] == 4 { v as usize } else { 0 };
+    }
+    out
+}
+
+/// Attribute 0x5d, which no toolkit writes, in the global `.nv.info`: CUDA 13.0's loader reads
+/// its value as an index into a table of 8 (an attribute sweep on the H100, driver 580,
+/// 2026-12-07: every value from 8 up crashed the process, in formats 1 to 3, in cubins with
+/// kernels and without; 0 to 7 loaded; in a kernel's table and in format 4 every value loaded).
+/// Here it takes the place of a 12-byte record of nvcc's global table, padded with two records
+/// toolkits write.
+#[test]
+fn the_global_table_index_stays_in_the_loaders_range() {
+    let b = cubin();
+    let n = shnum(&b);
+    let info_of = |i: usize| u32::from_le_bytes(b[shdr(&b, i) + 44..shdr(&b, i) + 48].try_into().unwrap());
+    let global = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000 && info_of(i) == 0).expect("a global .nv.info");
+    let (rec, ..) = *nv_info_records(&b, global)
+        .iter()
+        .find(|r| r.1 == 4 && r.3 == 8)
+        .expect("a 12-byte record in the global .nv.info");
+    let with = |first: [u8; 4]| {
+        let mut m = b.clone();
+        m[rec..rec + 12].copy_from_slice(&[first[0], first[1], first[2], first[3], 3, 0x5f, 1, 1, 3, 0x5f, 1, 1]);
+        m
+    };
+    for format in 1..=3u8 {
+        for v in 0..8u16 {
+            let [lo, hi] = v.to_le_bytes();
+            inspect(&with([format, 0x5d, lo, hi]))
+                .unwrap_or_else(|e| panic!("format {format} value {v}: {}", e.to_string()));
+        }
+        for v in [8u16, 9, 64, 257, 0xffff] {
+            let [lo, hi] = v.to_le_bytes();
+            refused(&with([format, 0x5d, lo, hi]), "of the global table, has value");
+        }
+        // Another attribute with the same value is walked over, as before.
+        inspect(&with([format, 0x5c, 1, 1])).unwrap_or_else(|e| panic!("attribute 0x5c: {}", e.to_string()));
+    }
+    // Format 4: the 16 bits are a length, not the value (0 bytes here; the loader took 8 too).
+    inspect(&with([4, 0x5d, 0, 0])).unwrap_or_else(|e| panic!("format 4: {}", e.to_string()));
+    // In a kernel's table any value loaded: a format-3 record of the first one, relabelled.
+    let kernel = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000 && info_of(i) != 0).expect("a kernel's .nv.info");
+    let (at, ..) = *nv_info_records(&b, kernel).iter().find(|r| r.1 == 3).expect("a format-3 record");
+    let mut m = b.clone();
+    m[at + 1..at + 4].copy_from_slice(&[0x5d, 0xff, 0xff]);
+    inspect(&m).unwrap_or_else(|e| panic!("0x5d in a kernel's table: {}", e.to_string()));
+}

@@ -1163,10 +1163,11 @@ enum Len {
     Symbols,
 }
 
-/// The `.nv.info` attributes toolkits write, each with its format and payload length: every
-/// one seen in the cubins of nvcc 13.0 (sm_75 to sm_121, -G, -lineinfo, -rdc, clusters,
-/// cooperative groups, printf, dynamic shared memory) and of NVIDIA's wheels (76,860 cubins,
-/// 41 million records), always in that format and length. An attribute whose payload lists
+/// `.nv.info` attributes toolkits write, each with its format and payload length: those of the
+/// cubins of nvcc 13.0 (sm_75 to sm_121, -G, -lineinfo, -rdc, clusters, cooperative groups,
+/// printf, dynamic shared memory) and of NVIDIA's wheels (76,860 cubins, 41 million records)
+/// that appear always in that format and length. (The wheels hold 17 more, 0x10 to 0x6d, not
+/// checked: a newer toolkit's attribute must pass.) An attribute whose payload lists
 /// instruction offsets has the first word of every record inside the kernel's code in every
 /// one of those cubins (the lists, pairs and 3- and 4-word records below). Attributes not
 /// listed are walked over by their declared length (format 4) and otherwise not checked: see
@@ -1212,6 +1213,11 @@ const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
     (0x55, 4, Len::Words),
     (0x5f, 3, Len::Value),
 ];
+
+/// The attribute of the global `.nv.info` whose value (formats 1 to 3) CUDA's loader uses as an
+/// index, and the values it can take (see `check_nv_info`).
+const GLOBAL_INDEXED_ATTR: u8 = 0x5d;
+const GLOBAL_INDEXED_LIMIT: usize = 8;
 
 /// [`NV_INFO_ATTRS`] by attribute: the entry's place in it plus one, or 0 for an attribute not
 /// listed. One load a record, where a search of the list took a comparison per entry passed.
@@ -1308,6 +1314,14 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
             }
         }
         if matches!(format, 1..=3) {
+            // The global table's attribute 0x5d, which no toolkit writes: CUDA 13.0's loader
+            // (driver 580) reads its value as an index into a table of 8 and crashed on every
+            // value from 8 up, in any of these formats, in cubins with kernels and without; in a
+            // kernel's table, and in format 4, any value loaded (a sweep of every attribute
+            // number in every format at both places found no other: docs/hardening.md).
+            if attr == GLOBAL_INDEXED_ATTR && s.info() == 0 && len >= GLOBAL_INDEXED_LIMIT {
+                return Err(err_nv_info_index(i, at(rest), attr, len));
+            }
             rest = payload; // the value is in the header
             continue;
         }
@@ -1572,6 +1586,13 @@ fn err_nv_info_shape(i: usize, pos: usize, attr: u8, format: u8, len: usize) -> 
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn err_nv_info_offset(i: usize, attr: u8, offset: u64, size: u64) -> String {
     cold_format!(".nv.info section {i}: attribute {attr:#x} lists instruction offset {offset:#x}, not an instruction of its {size}-byte kernel")
+}
+
+#[cold]
+#[inline(never)]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn err_nv_info_index(i: usize, pos: usize, attr: u8, value: usize) -> String {
+    cold_format!(".nv.info section {i}: record at {pos}, attribute {attr:#x} of the global table, has value {value}, past the {GLOBAL_INDEXED_LIMIT} entries CUDA's loader indexes with it")
 }
 
 #[cold]
