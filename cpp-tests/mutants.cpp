@@ -15,7 +15,8 @@
 //   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
 //   Beyond single fields (MUTANTS_KINDS=fields,records,multi,bounds,splice,ptx picks; all by
 //   default): `.nv.info` records relabelled as every attribute that holds offsets, symbols or
-//   sizes; note records and callgraph entries field by field; relocations retargeted at every
+//   sizes, and in the global and the first kernel's table the first record of each format
+//   relabelled as every attribute number (a value record also with the values 8 and 0xffff); note records and callgraph entries field by field; relocations retargeted at every
 //   section and given every type class; several fields of one image at once ("multi", 64 per
 //   image, deterministic); truncation at every section or entry boundary (and with e_shnum and
 //   e_phnum 0), extension past the end with the size fields following (the fatbin payload
@@ -101,7 +102,7 @@ struct Mutation {
 
 // A mutation that is not one field set to one value: records relabelled, several fields at
 // once, truncation and extension at structure boundaries, spliced entries, corrupted PTX.
-enum SpecialKind { RELABEL, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
+enum SpecialKind { RELABEL, RELABEL_VALUE, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
                    SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE };
 struct Special {
   int image;
@@ -146,6 +147,7 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
   static const struct { const char *name; size_t off; int w; } shdr[] = {
       {"sh_name", 0, 4}, {"sh_type", 4, 4}, {"sh_flags", 8, 8}, {"sh_addr", 16, 8}, {"sh_offset", 24, 8},
       {"sh_size", 32, 8}, {"sh_link", 40, 4}, {"sh_info", 44, 4}, {"sh_addralign", 48, 8}, {"sh_entsize", 56, 8}};
+  int kernel_tables = 0;  // kernels' .nv.info tables met so far
   for (size_t i = 0; i < shnum && i < 256; ++i) {
     const size_t sh = base + shoff + 64 * i;
     for (auto &f : shdr) add(image, prefix + "section header." + f.name, sh + f.off, f.w, sh + 64);
@@ -167,6 +169,12 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
       }
     } else if (type == 0x70000000) {  // .nv.info: every record's header and payload words
       size_t p = off;
+      // The global table and the first kernel's: the first record of each format relabelled
+      // as every attribute number (value or length kept), and a value record also given the
+      // values 8 and 0xffff (the driver indexes tables with some values: docs/hardening.md).
+      const bool global = get(v, sh + 44, 4) == 0;
+      const bool every_attr = base == 0 && (global || kernel_tables++ == 0);
+      bool format_done[5] = {};
       for (int r = 0; p + 4 <= off + size && r < 64; ++r) {
         const int format = (uint8_t)v[p];
         const size_t len = format == 4 ? get(v, p + 2, 2) : 0;
@@ -183,6 +191,18 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         if (format == 4 && base == 0)
           for (uint8_t a : relabel)
             if (a != (uint8_t)v[p + 1]) g_specials.push_back({image, prefix + ".nv.info record relabelled", RELABEL, p + 1, 0, a});
+        if (every_attr && format >= 1 && format <= 4 && !format_done[format]) {
+          format_done[format] = true;
+          const std::string where = global ? " (global table)" : " (a kernel's table)";
+          for (int a = 0; a < 256; ++a) {
+            if (a != (uint8_t)v[p + 1])
+              g_specials.push_back({image, prefix + ".nv.info record as every attribute" + where, RELABEL, p + 1, 0, (uint64_t)a});
+            if (format != 4)
+              for (uint64_t value : {uint64_t(8), uint64_t(0xffff)})
+                g_specials.push_back({image, prefix + ".nv.info record as every attribute, value" + where, RELABEL_VALUE, p + 1, 0,
+                                      (uint64_t)a | value << 8});
+          }
+        }
         p = end;
       }
     } else if (type == 7) {  // notes: every record's header and its first description words
@@ -334,13 +354,16 @@ static void build_plan(const std::vector<char> &cubin, const std::vector<char> &
   auto wanted = [&](const std::string &label) { return std::regex_search(label, filter); };
   for (size_t k = 0; k < g_specials.size(); ++k) {
     const Special &sp = g_specials[k];
-    const char *family = sp.kind == RELABEL || sp.kind == RETARGET ? "records"
+    const char *family = sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == RETARGET ? "records"
                          : sp.kind == MULTI                        ? "multi"
                          : sp.kind <= EXTEND_ELF                   ? "bounds"
                          : sp.kind <= SWAP_PAYLOADS                ? "splice"
                                                                    : "ptx";
     if (!kind_on(family) || !wanted(sp.label)) continue;
-    const bool wrap_too = is_cubin(g_corpus[sp.image]) && sp.kind != TRUNCATE && sp.kind != TRUNCATE_NO_TABLES;
+    // (Not for the every-attribute sweep: what it tests is the loader's reading of the
+    // attribute, the same wrapped or not.)
+    const bool sweep = sp.label.find("as every attribute") != std::string::npos;
+    const bool wrap_too = is_cubin(g_corpus[sp.image]) && sp.kind != TRUNCATE && sp.kind != TRUNCATE_NO_TABLES && !sweep;
     for (int w = 0; w <= (wrap_too ? 1 : 0); ++w) g_plan.push_back({0, 0, -1, 0, w == 1, (int)k});
   }
   if (!kind_on("fields")) return;
@@ -415,6 +438,7 @@ static std::vector<char> special_mutant(const Special &sp) {
     for (size_t k = 0; k < g_entries[sp.image].size(); ++k) es.push_back(entry_bytes(sp.image, k));
   switch (sp.kind) {
     case RELABEL: v[sp.a] = (char)sp.v; break;
+    case RELABEL_VALUE: put(v, sp.a, 3, sp.v); break;
     case RETARGET: put(v, sp.a, 4, sp.v); break;
     case MULTI: {
       std::mt19937_64 g(0x6d756c74ull ^ (sp.v * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)sp.image << 40));
