@@ -1598,7 +1598,9 @@ cudyn_status cudyn_demangle(const char *symbol, struct cudyn_buffer *name);
  *         message names it; nothing loaded); otherwise the first failure, whose message names
  *         the device ("preloading on device 1 (NVIDIA H200, sm_90)") and, where one failed,
  *         the kernel: CUDYN_ERROR_NO_BINARY_FOR_DEVICE, CUDYN_ERROR_CUDA (e.g. out of
- *         memory), CUDYN_ERROR_UNSUPPORTED_VERSION (listing kernels needs driver 12.4+ or
+ *         memory, or CUDA refusing the code in that context, whatever CUDA's code:
+ *         cudyn_last_cuda_error()), CUDYN_ERROR_INVALID_IMAGE (CUDA found the code malformed
+ *         there), CUDYN_ERROR_UNSUPPORTED_VERSION (listing kernels needs driver 12.4+ or
  *         runtime 12.8+), CUDYN_ERROR_INVALID_ARGUMENT (NULL, an unloaded library). Devices
  *         before the one that failed stay loaded.
  */

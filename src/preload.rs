@@ -53,13 +53,13 @@ pub unsafe fn preload(lib: sys::CUlibrary, devices: &[i32]) -> Result<Vec<Durati
                 let start = Instant::now();
                 // SAFETY: a live library (checked above, still loaded: the caller holds it);
                 // the device's primary context is current.
-                unsafe { driver::library_module_here(lib) }?;
+                unsafe { driver::library_module_here(lib) }.map_err(refused_in_context)?;
                 for &k in &kernels {
                     // SAFETY: a kernel CUDA just listed for this live library; a context is
                     // current, so the function is this device's.
                     let loaded = unsafe { driver::kernel_function(k.as_raw()) }
                         .and_then(|f| unsafe { driver::function_load(f) });
-                    loaded.map_err(|e| e.context(kernel_named(k)))?;
+                    loaded.map_err(|e| refused_in_context(e).context(kernel_named(k)))?;
                 }
                 Ok(start.elapsed())
             })
@@ -67,6 +67,19 @@ pub unsafe fn preload(lib: sys::CUlibrary, devices: &[i32]) -> Result<Vec<Durati
         times.push(took);
     }
     Ok(times)
+}
+
+/// A CUDA failure while the library's code loads into a context. The handles are cudyn's own
+/// (the library checked live above, kernels CUDA listed for it) and the context is current, so
+/// CUDA's "invalid value", "invalid handle" or "not found" there is about the code it read (an
+/// H100 campaign saw both on damaged images), not about an argument of the caller: it is
+/// reported as CUDYN_ERROR_CUDA with CUDA's code, not as an invalid argument or a missing name.
+fn refused_in_context(e: Error) -> Error {
+    if e.cuda_code != 0 && matches!(e.status, Status::InvalidArgument | Status::NotFound) {
+        e.with_status(Status::Cuda).context("CUDA refused the library's code in the context")
+    } else {
+        e
+    }
 }
 
 /// "preloading on device 1 (NVIDIA H200, sm_90)".

@@ -292,6 +292,38 @@ fn preload_without_code_for_a_device_names_it() {
     assert_eq!(s.current(), -1);
 }
 
+/// CUDA answering "invalid value" or "not found" while it loads a live library's code into a
+/// context (an H100 campaign saw both on damaged images, then reported as an invalid argument
+/// and a missing name) is CUDA refusing the code: CUDYN_ERROR_CUDA with CUDA's code, through
+/// Rust and C, at the module and at a kernel's function.
+#[test]
+fn preload_reports_cuda_refusing_the_code_as_a_cuda_error() {
+    const NAME: &str = "preload_reports_cuda_refusing_the_code_as_a_cuda_error";
+    if child_mode().is_none() {
+        for fail in ["1:", "1:_Z5scalePdd"] {
+            for code in ["1", "400", "500"] {
+                in_child(NAME, &[("CUDYN_STANDIN_FAIL", fail), ("CUDYN_STANDIN_FAIL_CODE", code)]);
+            }
+        }
+        return;
+    }
+    let code: i32 = std::env::var("CUDYN_STANDIN_FAIL_CODE").unwrap().parse().unwrap();
+    let at_kernel = std::env::var("CUDYN_STANDIN_FAIL").unwrap().len() > 2;
+    let s = standin();
+    let lib = load();
+    let e = lib.preload(&[0, 1]).unwrap_err();
+    assert_eq!((e.status, e.cuda_code), (Status::Cuda, code), "{}", e.message);
+    assert!(e.message.starts_with("preloading on device 1 (Stand-in GPU 1, sm_90): "), "{}", e.message);
+    assert!(e.message.contains("CUDA refused the library's code in the context"), "{}", e.message);
+    assert_eq!(e.message.contains("kernel 'scale(double*, double)'"), at_kernel, "{}", e.message);
+    assert_eq!(s.on(&lib, 0).0, NKERNELS, "device 0 came first and stays loaded");
+    // SAFETY: a live library and one device.
+    let st = unsafe { cudyn_library_preload(lib.as_raw(), [1].as_ptr(), 1, std::ptr::null_mut()) };
+    assert_eq!(st, Status::Cuda);
+    assert_eq!(cudyn::error::last_cuda_error(), code);
+    assert_eq!(s.current(), -1);
+}
+
 #[test]
 fn preload_checks_every_device_first_and_refuses_bad_arguments() {
     if child_mode().is_none() {

@@ -8,7 +8,7 @@
  *    cuFuncLoad marks a kernel loaded on that device (standin_loaded counts them);
  *  - CUDYN_STANDIN_FAIL="<device>:<kernel>" makes cuFuncLoad of that kernel on that device
  *    fail with CUDA_ERROR_OUT_OF_MEMORY (2); "<device>:" makes cuLibraryGetModule fail there
- *    with CUDA_ERROR_NO_BINARY_FOR_GPU (209);
+ *    with CUDA_ERROR_NO_BINARY_FOR_GPU (209); CUDYN_STANDIN_FAIL_CODE=<n> fails either with n;
  *  - a call on a library handle that is not live is answered CUDA_ERROR_INVALID_HANDLE and
  *    counted (standin_dead_library_uses): the real driver would crash. */
 #include <pthread.h>
@@ -24,7 +24,7 @@ typedef struct { int live; } libr;
 typedef struct { int dev; } ctx;
 typedef struct { int lib, dev, k; } func;
 
-static int ndev = 2, nk = 0, fail_dev = -1, inited;
+static int ndev = 2, nk = 0, fail_dev = -1, fail_code, inited;
 static char names[MAXK][NAMELEN], fail_kernel[NAMELEN];
 static kern K[MAXL][MAXK];
 static libr L[MAXL];
@@ -50,6 +50,8 @@ static void init(void) {
     names[nk++][n] = 0;
     ks = e ? e + 1 : NULL;
   }
+  const char *fc = getenv("CUDYN_STANDIN_FAIL_CODE");
+  if (fc && *fc) fail_code = atoi(fc);
   const char *f = getenv("CUDYN_STANDIN_FAIL");
   if (f && *f) {
     fail_dev = atoi(f);
@@ -211,7 +213,7 @@ static CUresult s_module(void **m, void *l) {
   pthread_mutex_lock(&mu);
   libr *lb = live_lib(l);
   int li = standin_library_slot(l);
-  CUresult r = !lb ? 400 : !cur ? 201 : cur->dev == fail_dev && !fail_kernel[0] ? 209 : 0;
+  CUresult r = !lb ? 400 : !cur ? 201 : cur->dev == fail_dev && !fail_kernel[0] ? (fail_code ? fail_code : 209) : 0;
   if (!r) {
     modules[li][cur->dev]++;
     *m = lb;
@@ -232,7 +234,7 @@ static CUresult s_funcload(void *f) {
   uintptr_t p = (uintptr_t)f, b = (uintptr_t)F;
   if (p < b || p >= b + sizeof F) return 400;
   func *fn = f;
-  if (fn->dev == fail_dev && !strcmp(names[fn->k], fail_kernel)) return 2;
+  if (fn->dev == fail_dev && !strcmp(names[fn->k], fail_kernel)) return fail_code ? fail_code : 2;
   pthread_mutex_lock(&mu);
   loaded[fn->lib][fn->dev][fn->k] = 1;
   pthread_mutex_unlock(&mu);
