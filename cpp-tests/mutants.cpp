@@ -15,8 +15,10 @@
 //   MUTANTS_EXTRA=a:b:... adds images (cubins or fatbins, e.g. a compressed one) to the corpus.
 //   Beyond single fields (MUTANTS_KINDS=fields,records,multi,bounds,splice,ptx picks; all by
 //   default): `.nv.info` records relabelled as every attribute that holds offsets, symbols or
-//   sizes, and in the global and the first kernel's table the first record of each format
-//   relabelled as every attribute number (a value record also with the values 8 and 0xffff); note records and callgraph entries field by field; relocations retargeted at every
+//   sizes, and in `.nv.compat`, the global and the first kernel's `.nv.info` the first record
+//   of each format and payload length relabelled as every attribute number (a value record
+//   also with the values 8 and 0xffff); `.nv.compat` records and `.nv.rel.action` words field
+//   by field; note records and callgraph entries field by field; relocations retargeted at every
 //   section and given every type class; several fields of one image at once ("multi", 64 per
 //   image, deterministic); truncation at every section or entry boundary (and with e_shnum and
 //   e_phnum 0), extension past the end with the size fields following (the fatbin payload
@@ -38,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -167,44 +170,50 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         add(image, prefix + "relocation.r_sym", off + w * k + 12, 4, off + w * (k + 1));
         if (w == 24) add(image, prefix + "relocation.r_addend", off + w * k + 16, 8, off + w * (k + 1));
       }
-    } else if (type == 0x70000000) {  // .nv.info: every record's header and payload words
-      size_t p = off;
-      // The global table and the first kernel's: the first record of each format relabelled
-      // as every attribute number (value or length kept), and a value record also given the
-      // values 8 and 0xffff (the driver indexes tables with some values: docs/hardening.md).
+    } else if (type == 0x70000000 || type == 0x70000086) {
+      // .nv.info and .nv.compat: records of (format, attribute, 16-bit value; format 4: that
+      // many payload bytes), every one's header and payload words.
+      const bool compat = type == 0x70000086;
+      const std::string table = compat ? ".nv.compat" : ".nv.info";
+      // In .nv.compat, the global .nv.info and the first kernel's .nv.info: the first record
+      // of each format (format 4: of each payload length) relabelled as every attribute number
+      // (value or payload kept), and a value record also given the values 8 and 0xffff (the
+      // driver indexes a table with one global attribute's value: docs/hardening.md).
       const bool global = get(v, sh + 44, 4) == 0;
-      const bool every_attr = base == 0 && (global || kernel_tables++ == 0);
-      bool format_done[5] = {};
+      const bool every_attr = base == 0 && (compat || global || kernel_tables++ == 0);
+      const std::string where = compat ? "" : global ? " (global table)" : " (a kernel's table)";
+      std::set<size_t> shapes_done;  // format, and for format 4 the length
+      size_t p = off;
       for (int r = 0; p + 4 <= off + size && r < 64; ++r) {
         const int format = (uint8_t)v[p];
         const size_t len = format == 4 ? get(v, p + 2, 2) : 0;
         const size_t end = p + 4 + len;
-        add(image, prefix + ".nv.info.format", p, 1, end);
-        add(image, prefix + ".nv.info.attribute", p + 1, 1, end);
-        add(image, prefix + ".nv.info.value_or_length", p + 2, 2, end);
+        add(image, prefix + table + ".format", p, 1, end);
+        add(image, prefix + table + ".attribute", p + 1, 1, end);
+        add(image, prefix + table + ".value_or_length", p + 2, 2, end);
         for (size_t q = p + 4; q + 4 <= end && q + 4 <= off + size && q < p + 4 + 64; q += 4)
-          add(image, prefix + ".nv.info.payload_word", q, 4, end);
+          add(image, prefix + table + ".payload_word", q, 4, end);
         // The record relabelled as each attribute that lists offsets or symbols, or has a
         // fixed shape the loader reads (its payload kept).
         static const uint8_t relabel[] = {0x05, 0x0a, 0x0f, 0x11, 0x12, 0x17, 0x1c, 0x1d, 0x23, 0x25, 0x27, 0x28,
                                           0x2e, 0x2f, 0x31, 0x39, 0x40, 0x44, 0x46, 0x47, 0x57, 0x59};
-        if (format == 4 && base == 0)
+        if (!compat && format == 4 && base == 0)
           for (uint8_t a : relabel)
             if (a != (uint8_t)v[p + 1]) g_specials.push_back({image, prefix + ".nv.info record relabelled", RELABEL, p + 1, 0, a});
-        if (every_attr && format >= 1 && format <= 4 && !format_done[format]) {
-          format_done[format] = true;
-          const std::string where = global ? " (global table)" : " (a kernel's table)";
+        if (every_attr && format >= 1 && format <= 4 && end <= off + size && shapes_done.insert(format << 16 | len).second) {
           for (int a = 0; a < 256; ++a) {
             if (a != (uint8_t)v[p + 1])
-              g_specials.push_back({image, prefix + ".nv.info record as every attribute" + where, RELABEL, p + 1, 0, (uint64_t)a});
+              g_specials.push_back({image, prefix + table + " record as every attribute" + where, RELABEL, p + 1, 0, (uint64_t)a});
             if (format != 4)
               for (uint64_t value : {uint64_t(8), uint64_t(0xffff)})
-                g_specials.push_back({image, prefix + ".nv.info record as every attribute, value" + where, RELABEL_VALUE, p + 1, 0,
+                g_specials.push_back({image, prefix + table + " record as every attribute, value" + where, RELABEL_VALUE, p + 1, 0,
                                       (uint64_t)a | value << 8});
           }
         }
         p = end;
       }
+    } else if (type == 0x7000000b) {  // .nv.rel.action: its first 32-bit words
+      for (size_t q = off; q + 4 <= off + size && q < off + 64; q += 4) add(image, prefix + "rel.action.word", q, 4, q + 4);
     } else if (type == 7) {  // notes: every record's header and its first description words
       size_t p = off;
       for (int r = 0; p + 12 <= off + size && r < 8; ++r) {
