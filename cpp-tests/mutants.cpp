@@ -17,7 +17,8 @@
 //   default): `.nv.info` records relabelled as every attribute that holds offsets, symbols or
 //   sizes, and in `.nv.compat`, the global and the first kernel's `.nv.info` the first record
 //   of each format and payload length relabelled as every attribute number (a value record
-//   also with the values 8 and 0xffff); `.nv.compat` records and `.nv.rel.action` words field
+//   also with the values 8 and 0xffff; in a global table of 12-byte records the first made a
+//   value record of every attribute number); `.nv.compat` records and `.nv.rel.action` words field
 //   by field; note records and callgraph entries field by field; relocations retargeted at every
 //   section and given every type class; several fields of one image at once ("multi", 64 per
 //   image, deterministic); truncation at every section or entry boundary (and with e_shnum and
@@ -105,7 +106,7 @@ struct Mutation {
 
 // A mutation that is not one field set to one value: records relabelled, several fields at
 // once, truncation and extension at structure boundaries, spliced entries, corrupted PTX.
-enum SpecialKind { RELABEL, RELABEL_VALUE, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
+enum SpecialKind { RELABEL, RELABEL_VALUE, VALUE_RECORD, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
                    SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE };
 struct Special {
   int image;
@@ -183,6 +184,7 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
       const bool every_attr = base == 0 && (compat || global || kernel_tables++ == 0);
       const std::string where = compat ? "" : global ? " (global table)" : " (a kernel's table)";
       std::set<size_t> shapes_done;  // format, and for format 4 the length
+      bool value_record_put = false;
       size_t p = off;
       for (int r = 0; p + 4 <= off + size && r < 64; ++r) {
         const int format = (uint8_t)v[p];
@@ -209,6 +211,16 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
                 g_specials.push_back({image, prefix + table + " record as every attribute, value" + where, RELABEL_VALUE, p + 1, 0,
                                       (uint64_t)a | value << 8});
           }
+        }
+        // Toolkits write a global .nv.info of value records only in cubins without kernels: in
+        // a table with kernels, its first 12-byte record becomes a value record of every
+        // attribute number (values 1, 8, 257, 0xffff), padded with two records toolkits write.
+        if (every_attr && !compat && global && format == 4 && len == 8 && end <= off + size && !value_record_put) {
+          value_record_put = true;
+          for (int a = 0; a < 256; ++a)
+            for (uint64_t value : {uint64_t(1), uint64_t(8), uint64_t(257), uint64_t(0xffff)})
+              g_specials.push_back({image, prefix + ".nv.info value record as every attribute (global table, in place of a 12-byte record)",
+                                    VALUE_RECORD, p, 0, (uint64_t)a | value << 8});
         }
         p = end;
       }
@@ -363,7 +375,7 @@ static void build_plan(const std::vector<char> &cubin, const std::vector<char> &
   auto wanted = [&](const std::string &label) { return std::regex_search(label, filter); };
   for (size_t k = 0; k < g_specials.size(); ++k) {
     const Special &sp = g_specials[k];
-    const char *family = sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == RETARGET ? "records"
+    const char *family = sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == VALUE_RECORD || sp.kind == RETARGET ? "records"
                          : sp.kind == MULTI                        ? "multi"
                          : sp.kind <= EXTEND_ELF                   ? "bounds"
                          : sp.kind <= SWAP_PAYLOADS                ? "splice"
@@ -448,6 +460,11 @@ static std::vector<char> special_mutant(const Special &sp) {
   switch (sp.kind) {
     case RELABEL: v[sp.a] = (char)sp.v; break;
     case RELABEL_VALUE: put(v, sp.a, 3, sp.v); break;
+    case VALUE_RECORD: {
+      const unsigned char rec[12] = {3, (unsigned char)sp.v, (unsigned char)(sp.v >> 8), (unsigned char)(sp.v >> 16), 3, 0x5f, 1, 1, 3, 0x5f, 1, 1};
+      if (sp.a + 12 <= v.size()) std::memcpy(&v[sp.a], rec, 12);
+      break;
+    }
     case RETARGET: put(v, sp.a, 4, sp.v); break;
     case MULTI: {
       std::mt19937_64 g(0x6d756c74ull ^ (sp.v * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)sp.image << 40));

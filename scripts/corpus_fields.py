@@ -153,6 +153,14 @@ def cubin_facts(b, sm_entry, t):
                     po, = struct.unpack_from("<H", b, p + 8)
                     t[f"mislabel: PARAM_CBANK offset {po:#x} for {gen} (sm_{sm})"][0] += 1
                 p += 4 + ln
+        if ty == 0x70000086:  # .nv.compat: records as in .nv.info; do they tile the section?
+            p, end = off, off + size
+            while p + 4 <= end:
+                fmt, attr, v = b[p], b[p + 1], struct.unpack_from("<H", b, p + 2)[0]
+                ln = v if fmt == 4 else 0
+                t[f"nv.compat attr {attr:#04x} format {fmt} {'len ' + str(ln) if fmt == 4 else 'value ' + str(v)}"][0] += 1
+                p += 4 + ln
+            t[f"nv.compat records: {'tile the section' if p == end else 'run past its end' if p > end else 'leave bytes over'}"][0] += 1
         if ty == 2 and entsz == 24:  # symbols outside their section
             for k in range(size // 24):
                 so = off + 24 * k
