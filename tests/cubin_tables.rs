@@ -268,12 +268,12 @@ fn unlinked_data_references_are_refused() {
     );
 
     let defined = build("defined", &format!("{table}__device__ void other_part() {{}}\n"));
-    inspect(&defined).unwrap_or_else(|e| panic!("a table of a function it defines: {}", e.to_string()));
+    inspect(&defined).unwrap_or_else(|e| panic!("a table of a function it defines: {e}"));
     let called = "__device__ void other_part();\nextern \"C\" __global__ void k() { other_part(); }\n";
-    inspect(&build("called", called)).unwrap_or_else(|e| panic!("a call of an undefined function: {}", e.to_string()));
+    inspect(&build("called", called)).unwrap_or_else(|e| panic!("a call of an undefined function: {e}"));
     let printf = "#include <cstdio>\n\
                   extern \"C\" __global__ void k(int i) { printf(\"%d\\n\", i); }\n";
-    inspect(&build("printf", printf)).unwrap_or_else(|e| panic!("printf in an object: {}", e.to_string()));
+    inspect(&build("printf", printf)).unwrap_or_else(|e| panic!("printf in an object: {e}"));
 }
 
 /// The parameter layouts cudyn reads for the loader (`contents::param_layouts`, what a
@@ -415,7 +415,7 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     let src = "#include <cstdio>\n\
                extern \"C\" __global__ void k(int i) { int *p = (int *)malloc(4); printf(\"%d %p\\n\", i, p); free(p); }\n";
     let b = nvcc(&dir.join("k.cu"), src, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"]);
-    inspect(&b).unwrap_or_else(|e| panic!("nvcc's cubin: {}", e.to_string()));
+    inspect(&b).unwrap_or_else(|e| panic!("nvcc's cubin: {e}"));
     let n = shnum(&b);
     let names = u64_at(&b, shdr(&b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
     let sec_name = |i: usize| {
@@ -460,8 +460,7 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     }
     // In code it is a function like any other.
     let text = (1..n).find(|&i| sec_name(i).starts_with(".text.")).expect("a code section");
-    inspect(&with(vprintf + 6, &(text as u16).to_le_bytes()))
-        .unwrap_or_else(|e| panic!("vprintf in code: {}", e.to_string()));
+    inspect(&with(vprintf + 6, &(text as u16).to_le_bytes())).unwrap_or_else(|e| panic!("vprintf in code: {e}"));
 
     // The callgraph: k calls vprintf, malloc and free; an undefined callee that is no function.
     let cg = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0001).expect("a callgraph");
@@ -480,7 +479,7 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
         })
         .expect("an undefined object");
     refused(&with(edge, &(object as u32).to_le_bytes()), "which this code does not define and is no function");
-    inspect(&with(edge, &0u32.to_le_bytes())).unwrap_or_else(|e| panic!("callee 0: {}", e.to_string()));
+    inspect(&with(edge, &0u32.to_le_bytes())).unwrap_or_else(|e| panic!("callee 0: {e}"));
 
     // The relocations of .nv.constant4 (vprintf's, malloc's and free's addresses) retargeted at
     // the kernel's parameter bank.
@@ -529,22 +528,21 @@ fn the_global_table_index_stays_in_the_loaders_range() {
     for format in 1..=3u8 {
         for v in 0..8u16 {
             let [lo, hi] = v.to_le_bytes();
-            inspect(&with([format, 0x5d, lo, hi]))
-                .unwrap_or_else(|e| panic!("format {format} value {v}: {}", e.to_string()));
+            inspect(&with([format, 0x5d, lo, hi])).unwrap_or_else(|e| panic!("format {format} value {v}: {e}"));
         }
         for v in [8u16, 9, 64, 257, 0xffff] {
             let [lo, hi] = v.to_le_bytes();
             refused(&with([format, 0x5d, lo, hi]), "of the global table, has value");
         }
         // Another attribute with the same value is walked over, as before.
-        inspect(&with([format, 0x5c, 1, 1])).unwrap_or_else(|e| panic!("attribute 0x5c: {}", e.to_string()));
+        inspect(&with([format, 0x5c, 1, 1])).unwrap_or_else(|e| panic!("attribute 0x5c: {e}"));
     }
     // Format 4: the 16 bits are a length, not the value (0 bytes here; the loader took 8 too).
-    inspect(&with([4, 0x5d, 0, 0])).unwrap_or_else(|e| panic!("format 4: {}", e.to_string()));
+    inspect(&with([4, 0x5d, 0, 0])).unwrap_or_else(|e| panic!("format 4: {e}"));
     // In a kernel's table any value loaded: a format-3 record of the first one, relabelled.
     let kernel = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000 && info_of(i) != 0).expect("a kernel's .nv.info");
     let (at, ..) = *nv_info_records(&b, kernel).iter().find(|r| r.1 == 3).expect("a format-3 record");
     let mut m = b.clone();
     m[at + 1..at + 4].copy_from_slice(&[0x5d, 0xff, 0xff]);
-    inspect(&m).unwrap_or_else(|e| panic!("0x5d in a kernel's table: {}", e.to_string()));
+    inspect(&m).unwrap_or_else(|e| panic!("0x5d in a kernel's table: {e}"));
 }
