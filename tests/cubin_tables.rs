@@ -546,3 +546,42 @@ fn the_global_table_index_stays_in_the_loaders_range() {
     m[at + 1..at + 4].copy_from_slice(&[0x5d, 0xff, 0xff]);
     inspect(&m).unwrap_or_else(|e| panic!("0x5d in a kernel's table: {e}"));
 }
+
+/// `.nv.compat`'s records tile it, as `.nv.info`'s do (all 32,600 such sections of the last
+/// three extracted sets of NVIDIA's wheels do): a record running past the section, a format
+/// no toolkit writes and a section cut inside a record are refused; a section of whole records
+/// passes.
+#[test]
+fn compat_records_tile_their_section() {
+    let b = cubin();
+    let n = shnum(&b);
+    let compat = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0086).expect("nvcc 13 writes .nv.compat for sm_90");
+    let (at, size) = (u64_at(&b, shdr(&b, compat) + 24) as usize, u64_at(&b, shdr(&b, compat) + 32) as usize);
+    // Its records: (offset, format, length of what follows the header).
+    let mut records = Vec::new();
+    let mut p = at;
+    while p + 4 <= at + size {
+        let len = if b[p] == 4 { u16::from_le_bytes([b[p + 2], b[p + 3]]) as usize } else { 0 };
+        records.push((p, b[p], len));
+        p += 4 + len;
+    }
+    assert_eq!(p, at + size, "nvcc's records tile the section");
+    let (last, last_format, last_len) = *records.last().unwrap();
+    assert_eq!(last_format, 4, "nvcc's last record carries a payload");
+    let with = |o: usize, bytes: &[u8]| {
+        let mut m = b.clone();
+        m[o..o + bytes.len()].copy_from_slice(bytes);
+        m
+    };
+    refused(&with(last + 2, &((last_len + 4) as u16).to_le_bytes()), "runs past the section");
+    for format in [0u8, 5, 0xff] {
+        refused(&with(records[0].0, &[format]), "has unknown format");
+    }
+    let sized = |s: usize| with(shdr(&b, compat) + 32, &(s as u64).to_le_bytes());
+    refused(&sized(size - 2), "runs past the section");
+    refused(&sized(last - at + 2), "is cut short");
+    inspect(&sized(last - at)).unwrap_or_else(|e| panic!("whole records, the last left out: {e}"));
+    // The last record said to carry nothing: its payload (zeros in nvcc's) is read as records.
+    assert_eq!(b[last + 4], 0, "nvcc's payload starts with a zero");
+    refused(&with(last + 2, &0u16.to_le_bytes()), "has unknown format");
+}

@@ -353,11 +353,11 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
             SHT_CUDA_INFO => check_nv_info(d, secs, i, s, sm),
             SHT_CUDA_CALLGRAPH => check_callgraph(d, secs, i, s).and_then(|()| check_symbol_info(secs, i, s)),
             SHT_CUDA_SYMBOLS => check_cuda_symbols(secs, i, s),
-            SHT_CUDA_COMPAT => {
-                // No check, but it can say the code is arch-specific.
-                arch_specific |= s.body(d).is_some_and(compat_says_arch_specific);
+            SHT_CUDA_COMPAT => check_compat(d, i, s).and_then(|arch| {
+                // It can say the code is arch-specific.
+                arch_specific |= arch;
                 check_symbol_info(secs, i, s)
-            }
+            }),
             _ => check_symbol_info(secs, i, s),
         }
         .map_err(malformed)?;
@@ -1609,26 +1609,38 @@ fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
     cold_format!(".nv.info section {i}: attribute {attr:#x} names symbol {sym}, which does not exist ({nsyms} symbols)")
 }
 
-/// Walks `.nv.compat` records; true if attribute 0x09 (arch-specific) is set to 1.
+/// `.nv.compat`: records as in `.nv.info` (u8 format, u8 attribute, u16 value; format 4 carries
+/// `value` bytes after it), which must tile the section, as they do in all 32,600 such sections
+/// of the last three extracted sets (attributes 0x02 to 0x0e, formats 2 to 4). The loader reads
+/// them; a record walked past the section's end would read past it. Ok(true) if attribute 0x09
+/// (arch-specific) is set to 1.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-fn compat_says_arch_specific(body: &[u8]) -> bool {
-    // Records of u8 format, u8 attribute, u16 value; format 4 carries `value` bytes after it.
-    // A record cut short by the end of the section ends the walk.
+fn check_compat(d: &[u8], i: usize, s: Sh<'_>) -> Result<bool, String> {
+    let body = s.body(d).ok_or_else(|| cold_format!(".nv.compat section {i} out of range"))?;
+    let at = |rest: &[u8]| body.len() - rest.len(); // where a record starts, for the messages
+    let mut arch_specific = false;
     let mut rest = body;
     while let Some((&[format, attr, v0, v1], after)) = rest.split_first_chunk::<4>() {
         match format {
             1..=3 => {
                 // The value's low byte is 1.
-                if attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && v0 == 1 {
-                    return true;
-                }
+                arch_specific |= attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && v0 == 1;
                 rest = after;
             }
-            4 => rest = after.get(usize::from(u16::from_le_bytes([v0, v1]))..).unwrap_or_default(),
-            _ => return false,
+            4 => {
+                rest = after.get(usize::from(u16::from_le_bytes([v0, v1]))..).ok_or_else(|| {
+                    cold_format!(".nv.compat section {i}: record at {} runs past the section", at(rest))
+                })?
+            }
+            _ => {
+                return Err(cold_format!(".nv.compat section {i}: record at {} has unknown format {format}", at(rest)))
+            }
         }
     }
-    false
+    if !rest.is_empty() {
+        return Err(cold_format!(".nv.compat section {i}: record at {} is cut short", at(rest)));
+    }
+    Ok(arch_specific)
 }
 
 #[cfg(test)]
