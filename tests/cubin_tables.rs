@@ -547,7 +547,7 @@ fn the_global_table_index_stays_in_the_loaders_range() {
     inspect(&m).unwrap_or_else(|e| panic!("0x5d in a kernel's table: {e}"));
 }
 
-/// `.nv.compat`'s records tile it, as `.nv.info`'s do (all 32,600 such sections of the last
+/// `.nv.compat`'s records tile it, as `.nv.info`'s do (all 32,590 such sections of the last
 /// three extracted sets of NVIDIA's wheels do): a record running past the section, a format
 /// no toolkit writes and a section cut inside a record are refused; a section of whole records
 /// passes.
