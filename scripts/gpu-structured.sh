@@ -7,8 +7,9 @@
 # The corpus: the interop sm_90 cubin and multi-arch fatbin, a zstd-compressed fatbin, and the
 # images named in CAMPAIGN_EXTRA (colon-separated; scripts/campaign_corpus.sh builds nvcc's other
 # forms, scripts/real_world_fatbins.py extracts NVIDIA's). cudyn must never crash. A crash is
-# recorded (the mutant is written to OUT/crash<N>.bin for a regression test) and the run resumes
-# after it, so one call finds several. SHARDS runs that many ranges of the plan side by side.
+# recorded (the mutant is written to OUT/crash<N>.bin for a regression test, and what it changes
+# is printed: `mutants --label` and the image's file) and the run resumes after it, so one call
+# finds several. SHARDS runs that many ranges of the plan side by side.
 #   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] [CAMPAIGN_DIR=dir] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240] [TO=all]
 #   FROM/TO: the mutants [FROM, TO) of the plan (e.g. the part of a range an earlier run's
 #   shard did not reach in its time), shared out among the shards.
@@ -49,6 +50,16 @@ total=$("$m" "${images[@]}" "$count" --plan-size) || exit 1
 echo "structured campaign: mutants [$from, $total) of the plan, $shards shard(s), ${budget}s"
 start=$(date +%s)
 
+# What mutant N changes, and in which image: "image 9 (offsets-sm90.cubin) symbol.st_info".
+IFS=: read -r -a corpus <<<"${images[0]}:${images[1]}:$MUTANTS_EXTRA"
+label() {
+  local l i
+  l=$("$m" "${images[@]}" "$count" --label "$1" 2>/dev/null) || { echo "?"; return; }
+  l=${l#* }                       # "image 9 symbol.st_info"
+  i=$(echo "$l" | awk '{print $2}')
+  echo "image $i (${corpus[$i]##*/})${l#image $i}"
+}
+
 # One shard: mutants [lo, hi), resuming after each crash.
 shard() {
   local s=$1 lo=$2 hi=$3 crashes=0 rc t left
@@ -63,7 +74,7 @@ shard() {
     if [ "$rc" -eq 124 ]; then echo "shard $s: time budget spent (last mutant $(cat "$out/trace$s" 2>/dev/null))"; break; fi
     t=$(cat "$out/trace$s" 2>/dev/null) || { cat "$out/run$s.txt"; break; }
     crashes=$((crashes + 1))
-    echo "shard $s: mutant $t crashed the process through cudyn (status $rc)"
+    echo "shard $s: mutant $t crashed the process through cudyn (status $rc): $(label "$t")"
     "$m" "${images[@]}" "$count" --dump "$t" "$out/crash$t.bin"
     lo=$((t + 1))
   done
