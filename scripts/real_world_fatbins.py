@@ -73,7 +73,10 @@ import zipfile
 # 0.0.32, JAX's CUDA 13 plugin 0.9); then a twelfth: a sweep of the compilers between (CuPy for
 # CUDA 11.3, 11.5 and 11.7, PyTorch 2.0.1/2.4.1/2.7.1, TensorFlow 2.13 to 2.19, cuDNN 8.9.2, 9.3
 # and 9.8, NCCL 2.21 to 2.27, cuBLAS 12.0 and 12.9, ...) and cuTENSOR for CUDA 11, nvJPEG for
-# CUDA 11, CTranslate2 3.24, Warp 1.0 and 1.5, vLLM 0.8.5, SGLang's kernels 0.1.9.
+# CUDA 11, CTranslate2 3.24, Warp 1.0 and 1.5, vLLM 0.8.5, SGLang's kernels 0.1.9; then a
+# thirteenth, for the sixteenth session's rules (`.nv.compat` tiling, the global 0x5d index):
+# releases between the others' with sm_90 and sm_100 code (PyTorch 2.8, cuBLAS 12.8 and 13.1,
+# cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -180,6 +183,10 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     cuequivariance-ops-torch-cu12==0.5.0 nvidia-nvcomp-cu12==4.1.0.6 nvidia-cufile-cu12==1.13.1.3
     nvidia-nvshmem-cu12==3.3.9 cutensor-cu12==2.4.1 nvidia-cudss-cu12==0.7.0.20 cupy-cuda12x==13.0.0
     nvidia-cuda-cupti-cu12==12.8.90 nvidia-cuda-runtime-cu12==12.4.127
+    torch==2.8.0 nvidia-cudnn-cu12==9.7.1.26 nvidia-cublas-cu12==12.8.3.14 nvidia-nccl-cu12==2.26.2
+    nvidia-cusparse-cu12==12.5.7.53 nvidia-cusolver-cu12==11.7.3.90 nvidia-nvshmem-cu12==3.3.20
+    xformers==0.0.31 cupy-cuda12x==13.4.1 nvidia-cublas==13.1.0.3 nvidia-cufft-cu12==11.3.3.41
+    nvidia-npp-cu12==12.3.3.65 nvidia-cudnn-cu13==9.16.0.29 nvidia-curand-cu12==10.3.9.90
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)

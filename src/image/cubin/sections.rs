@@ -1610,8 +1610,8 @@ fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
 }
 
 /// `.nv.compat`: records as in `.nv.info` (u8 format, u8 attribute, u16 value; format 4 carries
-/// `value` bytes after it), which must tile the section, as they do in all 32,590 such sections
-/// of the last three extracted sets (attributes 0x02 to 0x0e, formats 2 to 4). The loader reads
+/// `value` bytes after it), which must tile the section, as they do in all 42,116 such sections
+/// of the last four extracted sets (attributes 0x02 to 0x0e, formats 2 to 4). The loader reads
 /// them; a record walked past the section's end would read past it. Ok(true) if attribute 0x09
 /// (arch-specific) is set to 1.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
