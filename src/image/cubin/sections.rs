@@ -1274,12 +1274,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
         0
     };
     let b = s.body(d).ok_or_else(|| cold_format!(".nv.info section {i} out of range"))?;
-    let at = |rest: &[u8]| b.len() - rest.len(); // where a record starts, for the messages
-    let mut rest = b;
-    while let Some((header, payload)) = rest.split_first_chunk::<4>() {
-        let header = u32::from_le_bytes(*header);
-        let (format, attr) = (header as u8, (header >> 8) as u8);
-        let len = (header >> 16) as usize;
+    walk_records(b, ".nv.info", i, |at, format, attr, len, payload| {
         // A known attribute has the one format toolkits write it in, and its length.
         let known = NV_INFO_INDEX[usize::from(attr)].checked_sub(1).and_then(|k| NV_INFO_ATTRS.get(usize::from(k)));
         if let Some(&(_, want, shape)) = known {
@@ -1290,7 +1285,7 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                 Len::Offsets(n) => len % (4 * n.max(1)) == 0,
             };
             if format != want || (format == 4 && !len_ok) {
-                return Err(err_nv_info_shape(i, at(rest), attr, format, len));
+                return Err(err_nv_info_shape(i, at, attr, format, len));
             }
             let words = payload.get(..len).unwrap_or_default();
             let first_word = |r: &[u8]| r.first_chunk::<4>().map_or(0, |w| u64::from(u32::from_le_bytes(*w)));
@@ -1320,16 +1315,13 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
             // kernel's table, and in format 4, any value loaded (a sweep of every attribute
             // number in every format at both places found no other: docs/hardening.md).
             if attr == GLOBAL_INDEXED_ATTR && s.info() == 0 && len >= GLOBAL_INDEXED_LIMIT {
-                return Err(err_nv_info_index(i, at(rest), attr, len));
+                return Err(err_nv_info_index(i, at, attr, len));
             }
-            rest = payload; // the value is in the header
-            continue;
+            return Ok(()); // the value is in the header
         }
-        if format != 4 {
-            return Err(err_nv_info_format(i, at(rest), format));
-        }
-        if len >= 4 && matches!(attr, 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) {
-            // A payload cut short by the section's end names no symbol (and is refused below).
+        if format == 4 && len >= 4 && matches!(attr, 0x0a | 0x11 | 0x12 | 0x23 | 0x2f) {
+            // A payload cut short by the section's end names no symbol (and is refused by the
+            // walk).
             let sym = u64::from(payload.first_chunk::<4>().map_or(u32::MAX, |v| u32::from_le_bytes(*v)));
             if sym >= nsyms {
                 return Err(err_nv_info_symbol(i, attr, sym, nsyms));
@@ -1343,13 +1335,39 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                 }
             }
         }
-        let Some(next) = payload.get(len..) else {
-            return Err(err_nv_info(i, at(rest), "runs past the section"));
+        Ok(())
+    })
+}
+
+/// The records of `.nv.info` and `.nv.compat`, which must tile their section: a u8 format, a
+/// u8 attribute and a u16 value, and in format 4 that many bytes after the header; formats 1
+/// to 3 carry their value in the header, and no other format exists. `each(at, format,
+/// attribute, value, after)` sees every record first (`at`: its place in the section, `after`:
+/// the rest of the section past its header), then the walk moves past it; a format other than
+/// 1 to 4, a record running past the section or a section cut inside a header is refused in
+/// `table`'s name.
+#[inline(always)]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn walk_records(
+    b: &[u8],
+    table: &str,
+    i: usize,
+    mut each: impl FnMut(usize, u8, u8, usize, &[u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut rest = b;
+    while let Some((header, after)) = rest.split_first_chunk::<4>() {
+        let at = b.len() - rest.len();
+        let header = u32::from_le_bytes(*header);
+        let (format, attr, value) = (header as u8, (header >> 8) as u8, (header >> 16) as usize);
+        each(at, format, attr, value, after)?;
+        rest = match format {
+            1..=3 => after,
+            4 => after.get(value..).ok_or_else(|| err_record(table, i, at, "runs past the section"))?,
+            _ => return Err(err_record_format(table, i, at, format)),
         };
-        rest = next;
     }
     if !rest.is_empty() {
-        return Err(err_nv_info(i, at(rest), "is cut short"));
+        return Err(err_record(table, i, b.len() - rest.len(), "is cut short"));
     }
     Ok(())
 }
@@ -1570,8 +1588,8 @@ fn err_reloc_offset(k: usize, i: usize, offset: u64, width: u64, size: u64) -> S
 #[cold]
 #[inline(never)]
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-fn err_nv_info(i: usize, pos: usize, what: &str) -> String {
-    cold_format!(".nv.info section {i}: record at {pos} {what}")
+fn err_record(table: &str, i: usize, pos: usize, what: &str) -> String {
+    cold_format!("{table} section {i}: record at {pos} {what}")
 }
 
 #[cold]
@@ -1598,8 +1616,8 @@ fn err_nv_info_index(i: usize, pos: usize, attr: u8, value: usize) -> String {
 #[cold]
 #[inline(never)]
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
-fn err_nv_info_format(i: usize, pos: usize, format: u8) -> String {
-    cold_format!(".nv.info section {i}: record at {pos} has unknown format {format}")
+fn err_record_format(table: &str, i: usize, pos: usize, format: u8) -> String {
+    cold_format!("{table} section {i}: record at {pos} has unknown format {format}")
 }
 
 #[cold]
@@ -1617,29 +1635,12 @@ fn err_nv_info_symbol(i: usize, attr: u8, sym: u64, nsyms: u64) -> String {
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_compat(d: &[u8], i: usize, s: Sh<'_>) -> Result<bool, String> {
     let body = s.body(d).ok_or_else(|| cold_format!(".nv.compat section {i} out of range"))?;
-    let at = |rest: &[u8]| body.len() - rest.len(); // where a record starts, for the messages
     let mut arch_specific = false;
-    let mut rest = body;
-    while let Some((&[format, attr, v0, v1], after)) = rest.split_first_chunk::<4>() {
-        match format {
-            1..=3 => {
-                // The value's low byte is 1.
-                arch_specific |= attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && v0 == 1;
-                rest = after;
-            }
-            4 => {
-                rest = after.get(usize::from(u16::from_le_bytes([v0, v1]))..).ok_or_else(|| {
-                    cold_format!(".nv.compat section {i}: record at {} runs past the section", at(rest))
-                })?
-            }
-            _ => {
-                return Err(cold_format!(".nv.compat section {i}: record at {} has unknown format {format}", at(rest)))
-            }
-        }
-    }
-    if !rest.is_empty() {
-        return Err(cold_format!(".nv.compat section {i}: record at {} is cut short", at(rest)));
-    }
+    walk_records(body, ".nv.compat", i, |_, format, attr, value, _| {
+        // The value's low byte is 1.
+        arch_specific |= attr == COMPAT_ATTR_ARCH_SPECIFIC && format == 2 && value & 0xff == 1;
+        Ok(())
+    })?;
     Ok(arch_specific)
 }
 
