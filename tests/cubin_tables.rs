@@ -490,8 +490,8 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     refused(&with(shdr(&b, rel) + 44, &(bank0 as u32).to_le_bytes()), "is a kernel's parameter bank (.nv.constant0)");
 }
 
-/// The `.nv.info` records of section `i`: (offset of the record, format, attribute, value or
-/// length).
+/// The records of `.nv.info` or `.nv.compat` section `i`: (offset of the record, format,
+/// attribute, value or length).
 fn nv_info_records(b: &[u8], i: usize) -> Vec<(usize, u8, u8, u16)> {
     let (at, size) = (u64_at(b, shdr(b, i) + 24) as usize, u64_at(b, shdr(b, i) + 32) as usize);
     let mut out = Vec::new();
@@ -557,16 +557,11 @@ fn compat_records_tile_their_section() {
     let n = shnum(&b);
     let compat = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0086).expect("nvcc 13 writes .nv.compat for sm_90");
     let (at, size) = (u64_at(&b, shdr(&b, compat) + 24) as usize, u64_at(&b, shdr(&b, compat) + 32) as usize);
-    // Its records: (offset, format, length of what follows the header).
-    let mut records = Vec::new();
-    let mut p = at;
-    while p + 4 <= at + size {
-        let len = if b[p] == 4 { u16::from_le_bytes([b[p + 2], b[p + 3]]) as usize } else { 0 };
-        records.push((p, b[p], len));
-        p += 4 + len;
-    }
-    assert_eq!(p, at + size, "nvcc's records tile the section");
-    let (last, last_format, last_len) = *records.last().unwrap();
+    // Its records (the same layout as `.nv.info`'s).
+    let records = nv_info_records(&b, compat);
+    let (last, last_format, _, last_len) = *records.last().unwrap();
+    let last_len = last_len as usize;
+    assert_eq!(last + 4 + last_len, at + size, "nvcc's records tile the section");
     assert_eq!(last_format, 4, "nvcc's last record carries a payload");
     let with = |o: usize, bytes: &[u8]| {
         let mut m = b.clone();
