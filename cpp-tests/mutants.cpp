@@ -25,8 +25,11 @@
 //   e_phnum 0), extension past the end with the size fields following (the fatbin payload
 //   claiming 8..64 zero or nonzero bytes more); entries spliced in from other images, swapped,
 //   duplicated and given each other's payloads; PTX entries' text corrupted (a non-ASCII byte,
-//   no NUL, an early NUL, its .version and .target altered). MUTANTS_FIELDS=regex keeps only
-//   the mutations whose label matches (e.g. the fields a change loosened).
+//   no NUL, an early NUL, its .version and .target altered); in top-level cubins, names
+//   ("names"): each of the first 48 sections given every name, type and flags word the others
+//   carry, each of the first 48 symbols every other symbol's name, and in each string table the
+//   first 64 names' NUL dropped, last byte changed or first byte zeroed. MUTANTS_FIELDS=regex
+//   keeps only the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
 //          mutants <cubin> <fatbin> <count> --label <i>...  (what structured mutants i... change)
 //   On a GPU every mutant cudyn accepts is then preloaded (cudyn_library_preload on device 0:
@@ -107,7 +110,7 @@ struct Mutation {
 // A mutation that is not one field set to one value: records relabelled, several fields at
 // once, truncation and extension at structure boundaries, spliced entries, corrupted PTX.
 enum SpecialKind { RELABEL, RELABEL_VALUE, VALUE_RECORD, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
-                   SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE };
+                   SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE, NAME_SET };
 struct Special {
   int image;
   std::string label;
@@ -152,12 +155,52 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
       {"sh_name", 0, 4}, {"sh_type", 4, 4}, {"sh_flags", 8, 8}, {"sh_addr", 16, 8}, {"sh_offset", 24, 8},
       {"sh_size", 32, 8}, {"sh_link", 40, 4}, {"sh_info", 44, 4}, {"sh_addralign", 48, 8}, {"sh_entsize", 56, 8}};
   int kernel_tables = 0;  // kernels' .nv.info tables met so far
+  // The "names" family (top-level cubins): the names, types and flags the first 48 sections
+  // and symbols carry, each given to the others; the names' text in the string tables altered.
+  std::set<uint64_t> sec_names, sec_types, sec_flags, sym_names;
+  for (size_t i = 1; base == 0 && i < shnum && i < 48 && shoff + 64 * (i + 1) <= v.size(); ++i) {
+    const size_t sh = shoff + 64 * i;
+    sec_names.insert(get(v, sh, 4));
+    sec_types.insert(get(v, sh + 4, 4));
+    sec_flags.insert(get(v, sh + 8, 8));
+    const size_t off = get(v, sh + 24, 8), size = get(v, sh + 32, 8);
+    if (get(v, sh + 4, 4) == 2 && off + size <= v.size() && off + size >= off)
+      for (size_t k = 1; k < size / 24 && k < 48; ++k) sym_names.insert(get(v, off + 24 * k, 4));
+  }
+  const size_t shstrndx = get(v, base + 62, 2);
   for (size_t i = 0; i < shnum && i < 256; ++i) {
     const size_t sh = base + shoff + 64 * i;
     for (auto &f : shdr) add(image, prefix + "section header." + f.name, sh + f.off, f.w, sh + 64);
     const uint32_t type = (uint32_t)get(v, sh + 4, 4);
     const size_t off = base + get(v, sh + 24, 8), size = get(v, sh + 32, 8);
+    if (base == 0 && i > 0 && i < 48) {
+      for (uint64_t x : sec_names)
+        if (x != get(v, sh, 4)) g_specials.push_back({image, "section renamed as another section", NAME_SET, sh, 4, x});
+      for (uint64_t x : sec_types)
+        if (x != type) g_specials.push_back({image, "section given another section's type", NAME_SET, sh + 4, 4, x});
+      for (uint64_t x : sec_flags)
+        if (x != get(v, sh + 8, 8)) g_specials.push_back({image, "section given another section's flags", NAME_SET, sh + 8, 8, x});
+    }
     if (off + size > v.size()) continue;
+    if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names
+      for (size_t k = 1; k < size / 24 && k < 48; ++k)
+        for (uint64_t x : sym_names)
+          if (x != get(v, off + 24 * k, 4)) g_specials.push_back({image, "symbol renamed as another symbol", NAME_SET, off + 24 * k, 4, x});
+    if (type == 3 && base == 0) {  // the first 64 names of a string table: NUL dropped, last byte changed, emptied
+      const std::string what = i == shstrndx ? "section names: " : "names: ";
+      size_t at = off + 1;
+      for (int r = 0; at < off + size && r < 64; ++r) {
+        size_t end = at;
+        while (end < off + size && v[end] != 0) ++end;
+        if (end >= off + size) break;
+        g_specials.push_back({image, what + "a name's NUL dropped (it runs into the next)", NAME_SET, end, 1, (uint64_t)'_'});
+        if (end > at) {
+          g_specials.push_back({image, what + "a name's last byte changed", NAME_SET, end - 1, 1, (uint64_t)(uint8_t)(v[end - 1] ^ 1)});
+          g_specials.push_back({image, what + "a name emptied", NAME_SET, at, 1, 0});
+        }
+        at = end + 1;
+      }
+    }
     if (type == 2) {  // symbols: the first 24
       static const struct { const char *name; size_t off; int w; } sym[] = {
           {"st_name", 0, 4}, {"st_info", 4, 1}, {"st_other", 5, 1}, {"st_shndx", 6, 2}, {"st_value", 8, 8}, {"st_size", 16, 8}};
@@ -368,22 +411,23 @@ static void build_plan(const std::vector<char> &cubin, const std::vector<char> &
   multi_plan(64);
   // MUTANTS_KINDS: which families of mutation (default all); MUTANTS_FIELDS: a regex the
   // mutation's label must match.
-  const std::string kinds = std::getenv("MUTANTS_KINDS") ? std::getenv("MUTANTS_KINDS") : "fields,records,multi,bounds,splice,ptx";
+  const std::string kinds = std::getenv("MUTANTS_KINDS") ? std::getenv("MUTANTS_KINDS") : "fields,records,multi,bounds,splice,ptx,names";
   auto kind_on = [&](const char *k) { return kinds.find(k) != std::string::npos; };
   const char *fre = std::getenv("MUTANTS_FIELDS");
   const std::regex filter(fre ? fre : ".*");
   auto wanted = [&](const std::string &label) { return std::regex_search(label, filter); };
   for (size_t k = 0; k < g_specials.size(); ++k) {
     const Special &sp = g_specials[k];
-    const char *family = sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == VALUE_RECORD || sp.kind == RETARGET ? "records"
+    const char *family = sp.kind == NAME_SET ? "names"
+                         : sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == VALUE_RECORD || sp.kind == RETARGET ? "records"
                          : sp.kind == MULTI                        ? "multi"
                          : sp.kind <= EXTEND_ELF                   ? "bounds"
                          : sp.kind <= SWAP_PAYLOADS                ? "splice"
                                                                    : "ptx";
     if (!kind_on(family) || !wanted(sp.label)) continue;
-    // (Not for the every-attribute sweep: what it tests is the loader's reading of the
-    // attribute, the same wrapped or not.)
-    const bool sweep = sp.label.find("as every attribute") != std::string::npos;
+    // (Not for the every-attribute sweep nor the names: what they test is the loader's reading
+    // of the attribute or name, the same wrapped or not.)
+    const bool sweep = sp.label.find("as every attribute") != std::string::npos || sp.kind == NAME_SET;
     const bool wrap_too = is_cubin(g_corpus[sp.image]) && sp.kind != TRUNCATE && sp.kind != TRUNCATE_NO_TABLES && !sweep;
     for (int w = 0; w <= (wrap_too ? 1 : 0); ++w) g_plan.push_back({0, 0, -1, 0, w == 1, (int)k});
   }
@@ -540,6 +584,7 @@ static std::vector<char> special_mutant(const Special &sp) {
         if (v[q] == 0) v[q] = ' ';
       break;
     case PTX_EARLY_NUL: v[sp.a] = 0; break;
+    case NAME_SET: put(v, sp.a, (int)sp.b, sp.v); break;
     case PTX_DIRECTIVE: {
       const std::string text(v.begin() + sp.a, v.begin() + std::min(v.size(), sp.a + sp.b));
       const size_t at = text.find(sp.v ? ".target sm_" : ".version ");

@@ -16,7 +16,7 @@
 #   MUTANTS_COUNT: 0 (default) = every mutant of the plan; fewer spreads them over every field.
 #   CAMPAIGN_DIR: every image in that folder joins the corpus (the real-world campaign images
 #   `scripts/real_world_fatbins.py --subset ... --also LIST` writes to OUT/.campaign).
-#   MUTANTS_FIELDS=regex and MUTANTS_KINDS=fields,records,multi,bounds,splice,ptx (see
+#   MUTANTS_FIELDS=regex and MUTANTS_KINDS=fields,records,multi,bounds,splice,ptx,names (see
 #   cpp-tests/mutants.cpp) narrow the plan, e.g. to the fields a change loosened.
 # Needs a configured build-gpu (scripts/gpu-suite.sh), or configures one against .prefix.
 set -uo pipefail
