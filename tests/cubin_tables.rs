@@ -580,3 +580,136 @@ fn compat_records_tile_their_section() {
     assert_eq!(b[last + 4], 0, "nvcc's payload starts with a zero");
     refused(&with(last + 2, &0u16.to_le_bytes()), "has unknown format");
 }
+
+/// The name of section `i` of `b`.
+fn section_name(b: &[u8], i: usize) -> String {
+    let names = u64_at(b, shdr(b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
+    let at = names + u32::from_le_bytes(b[shdr(b, i)..shdr(b, i) + 4].try_into().unwrap()) as usize;
+    let end = at + b[at..].iter().position(|&c| c == 0).unwrap();
+    String::from_utf8_lossy(&b[at..end]).into_owned()
+}
+
+/// A section whose name says what it holds has that type: a kernel's code or `.nv.info` named
+/// `.note.nv.tkinfo` (sh_name pointed at the tool note's name) crashed CUDA's loader on the H100
+/// (driver 580, structured campaign of 2026-12-07, the "names" family); the tool note itself, or
+/// the `.note.nv.cuinfo` note under that name, loaded. The same holds for the other names
+/// CUDA's loader reads a section by (`NAMED_TYPES` in src/image/cubin/sections.rs).
+#[test]
+fn a_section_named_for_a_structure_has_its_type() {
+    let b = cubin();
+    let n = shnum(&b);
+    let named =
+        |name: &str| (1..n).find(|&i| section_name(&b, i) == name).unwrap_or_else(|| panic!("no section {name}"));
+    let name_word = |i: usize| b[shdr(&b, i)..shdr(&b, i) + 4].to_vec();
+    let renamed = |i: usize, as_section: usize| {
+        let mut m = b.clone();
+        m[shdr(&b, i)..shdr(&b, i) + 4].copy_from_slice(&name_word(as_section));
+        m
+    };
+    let (tkinfo, cuinfo) = (named(".note.nv.tkinfo"), named(".note.nv.cuinfo"));
+    for victim in [".text.k", ".nv.info.k", ".nv.constant0.k", ".nv.info"] {
+        refused(&renamed(named(victim), tkinfo), "is named .note.nv.tkinfo but is of type");
+    }
+    inspect(&renamed(cuinfo, tkinfo)).unwrap_or_else(|e| panic!("the cuinfo note named .note.nv.tkinfo: {e}"));
+    // Code named as a table, a table named as code, a symbol table named as strings.
+    refused(&renamed(named(".text.k"), named(".nv.info.k")), "is named .nv.info.k but is of type 0x1, not 0x70000000");
+    refused(&renamed(named(".nv.info.k"), named(".text.k2")), "is named .text.k2 but is of type 0x70000000, not 0x1");
+    refused(&renamed(named(".symtab"), named(".strtab")), "is named .strtab but is of type 0x2, not 0x3");
+    // Names that say nothing of a type are free: the constant bank named as another kernel's.
+    inspect(&renamed(named(".nv.constant0.k"), named(".nv.constant0.k2")))
+        .unwrap_or_else(|e| panic!("a constant bank named as another: {e}"));
+    // A PROGBITS `.nv.compat` (FlashInfer 0.6.13's sm_100a cubins have one) is not checked.
+    let compat = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0086).expect("nvcc 13 writes .nv.compat for sm_90");
+    let mut m = b.clone();
+    m[shdr(&b, compat) + 4..shdr(&b, compat) + 8].copy_from_slice(&1u32.to_le_bytes());
+    inspect(&m).unwrap_or_else(|e| panic!("a PROGBITS .nv.compat: {e}"));
+}
+
+/// EIATTR_JUMPTABLE_RELOCS (0x03), which no cubin of NVIDIA's wheels holds, lists instruction
+/// offsets in the kernel's code: a kernel's 12-byte parameter record relabelled 0x03 crashed
+/// CUDA's loader on the H100 (driver 580, the campaign's every-attribute sweep of a kernel's
+/// `.nv.info`, in cubins of nvcc and of eight NVIDIA libraries). An offset past the kernel is
+/// refused; one of its instructions passes.
+#[test]
+fn jump_table_relocations_point_into_the_kernel() {
+    let b = cubin();
+    let n = shnum(&b);
+    let info = (1..n).find(|&i| section_name(&b, i) == ".nv.info.k").expect(".nv.info.k");
+    let code = u64_at(&b, shdr(&b, (1..n).find(|&i| section_name(&b, i) == ".text.k").unwrap()) + 32) as u32;
+    let (exit, ..) = *nv_info_records(&b, info)
+        .iter()
+        .find(|r| r.1 == 4 && r.2 == 0x1c)
+        .expect("nvcc lists the kernel's exits (EXIT_INSTR_OFFSETS)");
+    let relabelled = |first: u32| {
+        let mut m = b.clone();
+        m[exit + 1] = 0x03;
+        m[exit + 4..exit + 8].copy_from_slice(&first.to_le_bytes());
+        m
+    };
+    for o in [0, 8, code - 16, code - 8] {
+        inspect(&relabelled(o)).unwrap_or_else(|e| panic!("offset {o:#x} of a {code}-byte kernel: {e}"));
+    }
+    for o in [code, code + 8, 0x0008_0001, 0x1000_0000, 4] {
+        refused(&relabelled(o), "lists instruction offset");
+    }
+    // The 12-byte parameter record relabelled, as in the campaign.
+    let (param, ..) = *nv_info_records(&b, info).iter().find(|r| r.1 == 4 && r.2 == 0x17).expect("KPARAM_INFO");
+    let mut m = b.clone();
+    m[param + 1] = 0x03;
+    refused(&m, "lists instruction offset");
+}
+
+/// `.nv.callgraph` holds lists that markers open, and only two are of (caller, callee) pairs:
+/// the call edges (after 0xffffffff) and an indirect call's possible callees (after
+/// 0xfffffffc). The second word of the other two lists (after 0xfffffffe and 0xfffffffd) is
+/// no symbol: cuFFT 12.4's sm_100 code holds the index of an undefined object there, and CUDA
+/// loaded every symbol index and values past the table in both lists on the H100 (a sweep of
+/// an nvlink-linked cubin with indirect calls, 2026-12-07). An undefined object as a callee
+/// (an edge to `free` pointed at `.nv.reservedSmem.offset0` crashed CUDA's loader) is refused in
+/// the two lists of callees.
+#[test]
+fn callgraph_lists_of_callees_and_of_other_numbers() {
+    let dir = TempDir::new("cubin-callgraph-lists");
+    let src = "#include <cstdio>\n\
+               extern \"C\" __global__ void k(int i) { int *p = (int *)malloc(4); printf(\"%d %p\\n\", i, p); free(p); }\n";
+    let b = nvcc(&dir.join("k.cu"), src, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"]);
+    let n = shnum(&b);
+    let cg = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0001).expect("a callgraph");
+    let at = u64_at(&b, shdr(&b, cg) + 24) as usize;
+    let entries: Vec<(u32, u32)> = (0..u64_at(&b, shdr(&b, cg) + 32) as usize / 8)
+        .map(|e| {
+            let w = |o: usize| u32::from_le_bytes(b[at + 8 * e + o..at + 8 * e + o + 4].try_into().unwrap());
+            (w(0), w(4))
+        })
+        .collect();
+    let (m1, m2, m3, m4) = ((0, u32::MAX), (0, u32::MAX - 1), (0, u32::MAX - 2), (0, u32::MAX - 3));
+    // nvcc's: the three edges of k, then the three other lists, empty.
+    assert_eq!(entries.len(), 7, "nvcc's callgraph: {entries:?}");
+    assert_eq!((entries[0], entries[4], entries[5], entries[6]), (m1, m2, m3, m4), "{entries:?}");
+    let (k, callee) = entries[1];
+    let symtab = (1..n).find(|&i| sec_type(&b, i) == 2).expect("a symbol table");
+    let sym_at = u64_at(&b, shdr(&b, symtab) + 24) as usize;
+    let object = (1..u64_at(&b, shdr(&b, symtab) + 32) as usize / 24)
+        .find(|&s| b[sym_at + 24 * s + 4] & 0xf == 1 && b[sym_at + 24 * s + 6..sym_at + 24 * s + 8] == [0, 0])
+        .expect("an undefined object (.nv.reservedSmem.offset0)") as u32;
+    let laid_out = |list: &[(u32, u32)]| {
+        let mut m = b.clone();
+        for (e, &(a, c)) in list.iter().enumerate() {
+            m[at + 8 * e..at + 8 * e + 4].copy_from_slice(&a.to_le_bytes());
+            m[at + 8 * e + 4..at + 8 * e + 8].copy_from_slice(&c.to_le_bytes());
+        }
+        m
+    };
+    for value in [object, 0x39ff, callee] {
+        // In the third list, and in the second.
+        inspect(&laid_out(&[m1, (k, callee), m2, m3, (k, value), m4, (k, callee)]))
+            .unwrap_or_else(|e| panic!("({k}, {value}) after 0xfffffffd: {e}"));
+        inspect(&laid_out(&[m1, (k, callee), m2, (k, value), m3, m4, (k, callee)]))
+            .unwrap_or_else(|e| panic!("({k}, {value}) after 0xfffffffe: {e}"));
+    }
+    let why = "which this code does not define and is no function";
+    refused(&laid_out(&[m1, (k, callee), m2, m3, m4, (k, object), (k, callee)]), why);
+    refused(&laid_out(&[m1, (k, object), m2, m3, m4, (k, callee), (k, callee)]), why);
+    // Before any marker the entries are taken for edges.
+    refused(&laid_out(&[(k, object), m1, m2, m3, m4, (k, callee), (k, callee)]), why);
+}

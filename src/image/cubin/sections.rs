@@ -76,6 +76,10 @@ const R_CUDA_64: u32 = 2;
 const R_CUDA_TYPE_LIMIT: u32 = 0x100;
 /// `.nv.callgraph` entries at and above this are markers (0xfffffffc to 0xffffffff), not symbols.
 const CALLGRAPH_MARKER_MIN: u32 = 0xffff_fffc;
+/// The `.nv.callgraph` markers that open the list of call edges and that of indirect calls'
+/// possible callees: lists of (caller, callee) pairs.
+const CALLGRAPH_EDGES: u32 = 0xffff_ffff;
+const CALLGRAPH_INDIRECT_CALLEES: u32 = 0xffff_fffc;
 /// Note type of `.note.nv.tkinfo` (the tools that built the cubin), named "NVIDIA Corp".
 const NOTE_NV_TKINFO: u32 = 2000;
 /// The CUDA `.nv.compat` section type (SHT_LOPROC + 0x86), found empirically.
@@ -337,7 +341,11 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
     // table is also where the kernels' symbols are looked for.
     let end = first_bad_header.unwrap_or(secs.count());
     let (mut symtab_seen, mut arch_specific) = (false, false);
+    let shnames = kernels.as_ref().map(|k| k.names);
     for (i, s) in secs.iter().enumerate().take(end) {
+        if let Some(want) = shnames.and_then(|t| named_type(t, s)).filter(|&t| t != s.ty()) {
+            return Err(malformed(err_named_type(i, shnames.unwrap_or_default(), s, want)));
+        }
         check_placement(d, i, s).map_err(malformed)?;
         match s.ty() {
             // The section-name table passed this check above.
@@ -375,6 +383,48 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
         }
     }
     Ok(Walk { end: pass.end, arch_specific })
+}
+
+/// Section names that say what a section holds, each with the type it has in every cubin of
+/// NVIDIA's wheels (a name ending in NUL is exact, else a prefix): CUDA's loader finds sections
+/// by these names and reads them as the name says. (Not `.nv.compat`: 648 sm_100a and sm_103a
+/// cubins of FlashInfer 0.6.13 hold a PROGBITS section of that name beside none of its type.) A kernel's code or `.nv.info` renamed
+/// `.note.nv.tkinfo` (the section types left as they were) crashed it on the H100 (driver 580,
+/// structured campaign of 2026-12-07), in cubins of nvcc and of eight NVIDIA libraries.
+const NAMED_TYPES: &[(&[u8], u32)] = &[
+    (b".note.", SHT_NOTE),
+    (b".nv.info\0", SHT_CUDA_INFO),
+    (b".nv.info.", SHT_CUDA_INFO),
+    (b".nv.callgraph\0", SHT_CUDA_CALLGRAPH),
+    (b".nv.prototype\0", 0x7000_0002),
+    (b".nv.rel.action\0", 0x7000_000b),
+    (b".text.", SHT_PROGBITS),
+    (b".symtab\0", SHT_SYMTAB),
+    (b".strtab\0", SHT_STRTAB),
+    (b".shstrtab\0", SHT_STRTAB),
+];
+
+/// The type section `s`'s name says it has ([`NAMED_TYPES`]), if its name is one of those.
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn named_type(names: &[u8], s: Sh<'_>) -> Option<u32> {
+    let name = names.get(s.name() as usize..)?;
+    // Every such name starts ".n", ".t" or ".s": one byte settles most others.
+    if !matches!(name.get(1), Some(b'n' | b't' | b's')) {
+        return None;
+    }
+    NAMED_TYPES.iter().find(|(p, _)| name.starts_with(p)).map(|&(_, t)| t)
+}
+
+#[cold]
+#[inline(never)]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn err_named_type(i: usize, names: &[u8], s: Sh<'_>, want: u32) -> String {
+    let name = names.get(s.name() as usize..).map(cstr).unwrap_or_default();
+    cold_format!(
+        "section {i} is named {} but is of type {:#x}, not {want:#x}, what CUDA's loader reads a section of that name as",
+        quoted(name),
+        s.ty()
+    )
 }
 
 /// Where a section's contents sit, and (for notes) how they are laid out, as toolkits write
@@ -974,12 +1024,15 @@ fn symbols_of<'a>(secs: Sections<'a>, s: Sh<'_>) -> Option<Sh<'a>> {
     secs.get(s.link() as usize).filter(|t| t.ty() == SHT_SYMTAB).or_else(|| secs.iter().find(|t| t.ty() == SHT_SYMTAB))
 }
 
-/// `.nv.callgraph`: (caller, callee) pairs of 32-bit symbol indices or markers (0xfffffffc to
-/// 0xffffffff). Every caller is a symbol of the symbol table, or a marker, in all 58,951
-/// callgraphs of NVIDIA's wheels; CUDA's loader looks callers up (a callgraph index past the
-/// symbol table crashed it on the H200: issue 21). Callees are not checked: 46 cubins of cuFFT
-/// 12.1 and cuFFTMp 11.4/12.1 name callees far past their symbol tables (0x39ff in a table of
-/// 99), and CUDA loads them.
+/// `.nv.callgraph`: (caller, value) pairs of 32-bit symbol indices, in lists that markers
+/// (0, 0xffffffff to 0xfffffffc) open: after 0xffffffff the call edges (caller, callee), after
+/// 0xfffffffe and 0xfffffffd pairs whose second word is no symbol (a prototype number: values
+/// far past the symbol table, 0x39ff in a table of 99 in cuFFT 12.1 and cuFFTMp, or the index
+/// of an undefined object in cuFFT 12.4's sm_100 code), after 0xfffffffc (caller, possible
+/// callee) pairs of an indirect call (nvlink writes them for code that calls through function
+/// pointers). Every caller is a symbol of the symbol table, or a marker, in all the callgraphs
+/// of NVIDIA's wheels; CUDA's loader looks callers up (a callgraph index past the symbol table
+/// crashed it on the H200: issue 21). The second words of the lists of callees are checked below.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let b = s.body(d).ok_or_else(|| cold_format!("callgraph section {i} out of range"))?;
@@ -989,6 +1042,9 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
     let symtab = symbols_of(secs, s);
     let nsyms = symtab.map_or(0, |t| t.size() / SYM_LEN as u64);
     let syms = symtab.and_then(|t| t.body(d));
+    // Whether the entries are (caller, callee) pairs: before any marker (as a table of edges
+    // alone would be), and in the lists of edges and of indirect calls' callees.
+    let mut callees = true;
     for (k, e) in records::<8>(b).enumerate() {
         let caller = e.u32::<0>();
         if caller < CALLGRAPH_MARKER_MIN && u64::from(caller) >= nsyms {
@@ -996,14 +1052,21 @@ fn check_callgraph(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<
                 "callgraph section {i}: entry {k}'s caller is symbol {caller}, which does not exist ({nsyms} symbols)"
             ));
         }
+        let callee = e.u32::<4>();
+        if caller == 0 && callee >= CALLGRAPH_MARKER_MIN {
+            callees = callee == CALLGRAPH_EDGES || callee == CALLGRAPH_INDIRECT_CALLEES;
+            continue;
+        }
+        if !callees {
+            continue;
+        }
         // A callee the image does not define is a function, which the loader looks up: `free`'s
         // callee entry pointed at the undefined object `.nv.reservedSmem.offset0` crashed CUDA's
         // loader in a context (H100, driver 580, a CUPTI 12.8 cubin). In NVIDIA's wheels every
         // undefined callee is a function but those of NCCL's relocatable function tables (weak
         // objects; refused anyway: relocatable code never linked). Defined callees of any type
         // are left as they are (NCCL 2.25's linked cubins name objects), as are symbol 0 and
-        // indices past the table (cuFFT's).
-        let callee = e.u32::<4>();
+        // indices past the table.
         if callee == 0 || callee >= CALLGRAPH_MARKER_MIN {
             continue;
         }
@@ -1173,6 +1236,7 @@ enum Len {
 /// listed are walked over by their declared length (format 4) and otherwise not checked: see
 /// docs/hardening.md.
 const NV_INFO_ATTRS: &[(u8, u8, Len)] = &[
+    (0x03, 4, Len::Offsets(1)), // JUMPTABLE_RELOCS (in no cubin of the wheels; see below)
     (0x04, 1, Len::Value),      // CTAIDZ_USED
     (0x05, 4, Len::Fixed(12)),  // MAX_THREADS
     (0x0a, 4, Len::Fixed(8)),   // PARAM_CBANK: symbol, offset and size
