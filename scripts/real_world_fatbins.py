@@ -187,6 +187,10 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     nvidia-cusparse-cu12==12.5.7.53 nvidia-cusolver-cu12==11.7.3.90 nvidia-nvshmem-cu12==3.3.20
     xformers==0.0.31 cupy-cuda12x==13.4.1 nvidia-cublas==13.1.0.3 nvidia-cufft-cu12==11.3.3.41
     nvidia-npp-cu12==12.3.3.65 nvidia-cudnn-cu13==9.16.0.29 nvidia-curand-cu12==10.3.9.90
+    nvidia-cublas==13.3.0.5 nvidia-cudnn-cu13==9.20.0.48 nvidia-nccl-cu13==2.30.7 nvidia-cufft==12.4.0.43
+    nvidia-cusparse==12.8.6.72 nvidia-npp==13.0.3.3 nvidia-nvshmem-cu13==3.6.5 nvidia-cusolver==12.3.5.3
+    nvidia-cudss-cu13==0.8.0.10 nvidia-libnvcomp-cu13==5.3.0.16 flashinfer-cubin==0.5.3 sgl-kernel==0.3.14
+    nvidia-cusparselt-cu13==0.9.0 nvidia-cuda-cupti==13.2.86 torch==2.12.1 libcuvs-cu13==26.6.0
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
