@@ -628,7 +628,7 @@ fn a_section_named_for_a_structure_has_its_type() {
 /// EIATTR_JUMPTABLE_RELOCS (0x03), which no cubin of NVIDIA's wheels holds, lists instruction
 /// offsets in the kernel's code: a kernel's 12-byte parameter record relabelled 0x03 crashed
 /// CUDA's loader on the H100 (driver 580, the campaign's every-attribute sweep of a kernel's
-/// `.nv.info`, in cubins of nvcc and of eight NVIDIA libraries). An offset past the kernel is
+/// `.nv.info`, in cubins of nvcc and of six NVIDIA libraries). An offset past the kernel is
 /// refused; one of its instructions passes.
 #[test]
 fn jump_table_relocations_point_into_the_kernel() {

@@ -387,10 +387,11 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
 
 /// Section names that say what a section holds, each with the type it has in every cubin of
 /// NVIDIA's wheels (a name ending in NUL is exact, else a prefix): CUDA's loader finds sections
-/// by these names and reads them as the name says. (Not `.nv.compat`: 648 sm_100a and sm_103a
-/// cubins of FlashInfer 0.6.13 hold a PROGBITS section of that name beside none of its type.) A kernel's code or `.nv.info` renamed
+/// by these names and reads them as the name says. A kernel's code or `.nv.info` renamed
 /// `.note.nv.tkinfo` (the section types left as they were) crashed it on the H100 (driver 580,
-/// structured campaign of 2026-12-07), in cubins of nvcc and of eight NVIDIA libraries.
+/// structured campaign of 2026-12-07), in cubins of nvcc and of five NVIDIA libraries (CUPTI,
+/// cuDNN, cuSPARSELt, NCCL, NPP). Not `.nv.compat`: 648 sm_100a and sm_103a cubins of
+/// FlashInfer 0.6.13 hold a PROGBITS section of that name beside none of its type.
 const NAMED_TYPES: &[(&[u8], u32)] = &[
     (b".note.", SHT_NOTE),
     (b".nv.info\0", SHT_CUDA_INFO),
@@ -404,15 +405,58 @@ const NAMED_TYPES: &[(&[u8], u32)] = &[
     (b".shstrtab\0", SHT_STRTAB),
 ];
 
-/// The type section `s`'s name says it has ([`NAMED_TYPES`]), if its name is one of those.
+/// The first 8 bytes of `name` as a little-endian word (zeros past its end).
+const fn head8(name: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let mut k = 0;
+    while k < 8 && k < name.len() {
+        w[k] = name[k];
+        k += 1;
+    }
+    u64::from_le_bytes(w)
+}
+
+/// The low 6 bytes of a word: the prefixes `.note.` and `.text.`.
+const LOW6: u64 = (1 << 48) - 1;
+
+/// The type section `s`'s name says it has ([`NAMED_TYPES`]), if its name is one of those. It
+/// runs for every section: one 8-byte word of the name is compared with the names' first 8
+/// bytes, and only a match reads on.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn named_type(names: &[u8], s: Sh<'_>) -> Option<u32> {
-    let name = names.get(s.name() as usize..)?;
-    // Every such name starts ".n", ".t" or ".s": one byte settles most others.
-    if !matches!(name.get(1), Some(b'n' | b't' | b's')) {
-        return None;
+    named_type_of(names.get(s.name() as usize..)?)
+}
+
+/// [`named_type`] of the name at the start of `name` (which may run on past its NUL).
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn named_type_of(name: &[u8]) -> Option<u32> {
+    const NOTE: u64 = head8(b".note.") & LOW6;
+    const TEXT: u64 = head8(b".text.") & LOW6;
+    const INFO: u64 = head8(b".nv.info");
+    const CALL: u64 = head8(b".nv.call");
+    const PROT: u64 = head8(b".nv.prot");
+    const REL: u64 = head8(b".nv.rel.");
+    const SYMTAB: u64 = head8(b".symtab\0");
+    const STRTAB: u64 = head8(b".strtab\0");
+    const SHSTRTAB: u64 = head8(b".shstrta");
+    let Some(&head) = name.first_chunk::<8>() else {
+        // The last few bytes of a table (a checked one ends in a NUL).
+        return NAMED_TYPES.iter().find(|(n, _)| name.starts_with(n)).map(|&(_, t)| t);
+    };
+    let head = u64::from_le_bytes(head);
+    let exact = |entry: usize| NAMED_TYPES.get(entry).filter(|(n, _)| name.starts_with(n)).map(|&(_, t)| t);
+    match head {
+        INFO => exact(1).or_else(|| exact(2)),
+        CALL => exact(3),
+        PROT => exact(4),
+        REL => exact(5),
+        SYMTAB => Some(SHT_SYMTAB),
+        STRTAB => Some(SHT_STRTAB),
+        SHSTRTAB => exact(9),
+        _ if head & LOW6 == NOTE => Some(SHT_NOTE),
+        _ if head & LOW6 == TEXT => Some(SHT_PROGBITS),
+        _ => None,
     }
-    NAMED_TYPES.iter().find(|(p, _)| name.starts_with(p)).map(|&(_, t)| t)
 }
 
 #[cold]
@@ -1711,6 +1755,35 @@ fn check_compat(d: &[u8], i: usize, s: Sh<'_>) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use crate::image::{inspect, CodeKind};
+
+    /// The word-at-a-time lookup of a section name's type against a plain scan of the list:
+    /// every listed name, each cut short, run on into the next name or into a longer name, and
+    /// names that share only a prefix, in tables that end right after them.
+    #[test]
+    fn named_type_is_the_lists_answer() {
+        let plain = |name: &[u8]| super::NAMED_TYPES.iter().find(|(p, _)| name.starts_with(p)).map(|&(_, t)| t);
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for (p, _) in super::NAMED_TYPES {
+            let bare = p.strip_suffix(b"\0").unwrap_or(p);
+            for cut in 0..=bare.len() {
+                names.push(bare[..cut].to_vec());
+                let mut n = bare[..cut].to_vec();
+                n.push(0);
+                names.push(n);
+            }
+            for tail in [&b"\0.nv.info\0"[..], b"x\0", b".k\0", b"\0\0\0\0\0\0\0\0", b"abcdefgh"] {
+                let mut n = bare.to_vec();
+                n.extend_from_slice(tail);
+                names.push(n);
+            }
+        }
+        for n in [&b".nv.constant0.k\0"[..], b".nv.shared.k\0", b".nv.infox\0", b".notes\0", b".texts\0", b"text.k\0"] {
+            names.push(n.to_vec());
+        }
+        for n in &names {
+            assert_eq!(super::named_type_of(n), plain(n), "{:?}", String::from_utf8_lossy(n));
+        }
+    }
 
     #[test]
     fn same_cstr_compares_c_strings() {
