@@ -26,8 +26,8 @@
 //   claiming 8..64 zero or nonzero bytes more); entries spliced in from other images, swapped,
 //   duplicated and given each other's payloads; PTX entries' text corrupted (a non-ASCII byte,
 //   no NUL, an early NUL, its .version and .target altered); in top-level cubins, names
-//   ("names"): each of the first 48 sections given every name, type and flags word the others
-//   carry, each of the first 48 symbols every other symbol's name, and in each string table the
+//   ("names"): each of the first 48 sections given every name, type, flags, link and info word
+//   the others carry, each of the first 48 symbols every other symbol's name, and in each string table the
 //   first 64 names' NUL dropped, last byte changed or first byte zeroed. MUTANTS_FIELDS=regex
 //   keeps only the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
@@ -157,12 +157,14 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
   int kernel_tables = 0;  // kernels' .nv.info tables met so far
   // The "names" family (top-level cubins): the names, types and flags the first 48 sections
   // and symbols carry, each given to the others; the names' text in the string tables altered.
-  std::set<uint64_t> sec_names, sec_types, sec_flags, sym_names;
+  std::set<uint64_t> sec_names, sec_types, sec_flags, sec_links, sec_infos, sym_names;
   for (size_t i = 1; base == 0 && i < shnum && i < 48 && shoff + 64 * (i + 1) <= v.size(); ++i) {
     const size_t sh = shoff + 64 * i;
     sec_names.insert(get(v, sh, 4));
     sec_types.insert(get(v, sh + 4, 4));
     sec_flags.insert(get(v, sh + 8, 8));
+    sec_links.insert(get(v, sh + 40, 4));
+    sec_infos.insert(get(v, sh + 44, 4));
     const size_t off = get(v, sh + 24, 8), size = get(v, sh + 32, 8);
     if (get(v, sh + 4, 4) == 2 && off + size <= v.size() && off + size >= off)
       for (size_t k = 1; k < size / 24 && k < 48; ++k) sym_names.insert(get(v, off + 24 * k, 4));
@@ -180,6 +182,10 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         if (x != type) g_specials.push_back({image, "section given another section's type", NAME_SET, sh + 4, 4, x});
       for (uint64_t x : sec_flags)
         if (x != get(v, sh + 8, 8)) g_specials.push_back({image, "section given another section's flags", NAME_SET, sh + 8, 8, x});
+      for (uint64_t x : sec_links)
+        if (x != get(v, sh + 40, 4)) g_specials.push_back({image, "section given another section's link", NAME_SET, sh + 40, 4, x});
+      for (uint64_t x : sec_infos)
+        if (x != get(v, sh + 44, 4)) g_specials.push_back({image, "section given another section's info", NAME_SET, sh + 44, 4, x});
     }
     if (off + size > v.size()) continue;
     if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names
