@@ -404,6 +404,19 @@ fn names_that_share_their_bytes_cost_no_more_than_the_table() {
     assert_eq!(cudyn::image::contents::param_layouts(&b), None);
 }
 
+/// nvcc's cubin of a kernel that calls `printf`, `malloc` and `free` (functions the driver
+/// supplies), built once per process.
+fn driver_functions_cubin() -> Vec<u8> {
+    static C: OnceLock<Vec<u8>> = OnceLock::new();
+    C.get_or_init(|| {
+        let dir = TempDir::new("cubin-driver-functions");
+        let src = "#include <cstdio>\n\
+                   extern \"C\" __global__ void k(int i) { int *p = (int *)malloc(4); printf(\"%d %p\\n\", i, p); free(p); }\n";
+        nvcc(&dir.join("k.cu"), src, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"])
+    })
+    .clone()
+}
+
 /// What the loader resolves when it loads code into a context (found by the structured campaign
 /// with every accepted mutant preloaded, H100, driver 580, 2026-12-07): on nvcc's cubin of a
 /// kernel that calls `printf` and `malloc`, the functions the driver supplies keep a binding
@@ -411,10 +424,7 @@ fn names_that_share_their_bytes_cost_no_more_than_the_table() {
 /// function, and nothing relocates a kernel's parameter bank. The unchanged cubin passes.
 #[test]
 fn what_the_loader_resolves_in_a_context_is_what_it_can() {
-    let dir = TempDir::new("cubin-driver-functions");
-    let src = "#include <cstdio>\n\
-               extern \"C\" __global__ void k(int i) { int *p = (int *)malloc(4); printf(\"%d %p\\n\", i, p); free(p); }\n";
-    let b = nvcc(&dir.join("k.cu"), src, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"]);
+    let b = driver_functions_cubin();
     inspect(&b).unwrap_or_else(|e| panic!("nvcc's cubin: {e}"));
     let n = shnum(&b);
     let names = u64_at(&b, shdr(&b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
@@ -669,10 +679,7 @@ fn jump_table_relocations_point_into_the_kernel() {
 /// the two lists of callees.
 #[test]
 fn callgraph_lists_of_callees_and_of_other_numbers() {
-    let dir = TempDir::new("cubin-callgraph-lists");
-    let src = "#include <cstdio>\n\
-               extern \"C\" __global__ void k(int i) { int *p = (int *)malloc(4); printf(\"%d %p\\n\", i, p); free(p); }\n";
-    let b = nvcc(&dir.join("k.cu"), src, &dir.join("k.cubin"), &["-cubin", "-arch=sm_90"]);
+    let b = driver_functions_cubin();
     let n = shnum(&b);
     let cg = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0001).expect("a callgraph");
     let at = u64_at(&b, shdr(&b, cg) + 24) as usize;

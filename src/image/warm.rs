@@ -94,7 +94,10 @@ mod tests {
     fn the_load_path_lies_in_its_section() {
         let (start, stop) = super::load_path_code();
         assert!(start < stop, "empty section: {start:#x}..{stop:#x}");
-        assert!(stop - start < 256 << 10, "the section is {} bytes: more than the load path", stop - start);
+        // 68 KB in a release build of 2026-12-07 (1.7 MB of code in all); an unoptimised,
+        // instrumented build (the sanitizer run) makes every function several times larger.
+        let bound = if cfg!(debug_assertions) { 1 << 20 } else { 256 << 10 };
+        assert!(stop - start < bound, "the section is {} bytes: more than the load path", stop - start);
         for (name, f) in [
             ("inspect_cubin", crate::image::cubin::inspect_cubin as *const () as usize),
             ("memo::lookup", crate::image::memo::lookup as *const () as usize),
