@@ -27,8 +27,9 @@
 //   duplicated and given each other's payloads; PTX entries' text corrupted (a non-ASCII byte,
 //   no NUL, an early NUL, its .version and .target altered); in top-level cubins, names
 //   ("names"): each of the first 48 sections given every name, type, flags, link and info word
-//   the others carry, each of the first 48 symbols every other symbol's name, and in each string table the
-//   first 64 names' NUL dropped, last byte changed or first byte zeroed. MUTANTS_FIELDS=regex
+//   the others carry, each of the first 48 symbols every other symbol's name, type and binding,
+//   and section, and in each string table the first 64 names' NUL dropped, last byte changed or
+//   first byte zeroed. MUTANTS_FIELDS=regex
 //   keeps only the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
 //          mutants <cubin> <fatbin> <count> --label <i>...  (what structured mutants i... change)
@@ -157,7 +158,7 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
   int kernel_tables = 0;  // kernels' .nv.info tables met so far
   // The "names" family (top-level cubins): the names, types and flags the first 48 sections
   // and symbols carry, each given to the others; the names' text in the string tables altered.
-  std::set<uint64_t> sec_names, sec_types, sec_flags, sec_links, sec_infos, sym_names;
+  std::set<uint64_t> sec_names, sec_types, sec_flags, sec_links, sec_infos, sym_names, sym_infos, sym_shndxs;
   for (size_t i = 1; base == 0 && i < shnum && i < 48 && shoff + 64 * (i + 1) <= v.size(); ++i) {
     const size_t sh = shoff + 64 * i;
     sec_names.insert(get(v, sh, 4));
@@ -167,7 +168,11 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
     sec_infos.insert(get(v, sh + 44, 4));
     const size_t off = get(v, sh + 24, 8), size = get(v, sh + 32, 8);
     if (get(v, sh + 4, 4) == 2 && off + size <= v.size() && off + size >= off)
-      for (size_t k = 1; k < size / 24 && k < 48; ++k) sym_names.insert(get(v, off + 24 * k, 4));
+      for (size_t k = 1; k < size / 24 && k < 48; ++k) {
+        sym_names.insert(get(v, off + 24 * k, 4));
+        sym_infos.insert(get(v, off + 24 * k + 4, 1));
+        sym_shndxs.insert(get(v, off + 24 * k + 6, 2));
+      }
   }
   const size_t shstrndx = get(v, base + 62, 2);
   for (size_t i = 0; i < shnum && i < 256; ++i) {
@@ -188,10 +193,16 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         if (x != get(v, sh + 44, 4)) g_specials.push_back({image, "section given another section's info", NAME_SET, sh + 44, 4, x});
     }
     if (off + size > v.size()) continue;
-    if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names
-      for (size_t k = 1; k < size / 24 && k < 48; ++k)
+    if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names, kinds and sections
+      for (size_t k = 1; k < size / 24 && k < 48; ++k) {
+        const size_t sym = off + 24 * k;
         for (uint64_t x : sym_names)
-          if (x != get(v, off + 24 * k, 4)) g_specials.push_back({image, "symbol renamed as another symbol", NAME_SET, off + 24 * k, 4, x});
+          if (x != get(v, sym, 4)) g_specials.push_back({image, "symbol renamed as another symbol", NAME_SET, sym, 4, x});
+        for (uint64_t x : sym_infos)
+          if (x != get(v, sym + 4, 1)) g_specials.push_back({image, "symbol given another symbol's type and binding", NAME_SET, sym + 4, 1, x});
+        for (uint64_t x : sym_shndxs)
+          if (x != get(v, sym + 6, 2)) g_specials.push_back({image, "symbol given another symbol's section", NAME_SET, sym + 6, 2, x});
+      }
     if (type == 3 && base == 0) {  // the first 64 names of a string table: NUL dropped, last byte changed, emptied
       const std::string what = i == shstrndx ? "section names: " : "names: ";
       size_t at = off + 1;
