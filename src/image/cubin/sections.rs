@@ -392,71 +392,77 @@ pub(super) fn check(d: &[u8], secs: Sections<'_>, shstrndx: u64, extended: bool,
 /// structured campaign of 2026-12-07), in cubins of nvcc and of five NVIDIA libraries (CUPTI,
 /// cuDNN, cuSPARSELt, NCCL, NPP). Not `.nv.compat`: 648 sm_100a and sm_103a cubins of
 /// FlashInfer 0.6.13 hold a PROGBITS section of that name beside none of its type.
-const NAMED_TYPES: &[(&[u8], u32)] = &[
-    (b".note.", SHT_NOTE),
-    (b".nv.info\0", SHT_CUDA_INFO),
-    (b".nv.info.", SHT_CUDA_INFO),
-    (b".nv.callgraph\0", SHT_CUDA_CALLGRAPH),
-    (b".nv.prototype\0", 0x7000_0002),
-    (b".nv.rel.action\0", 0x7000_000b),
-    (b".text.", SHT_PROGBITS),
-    (b".symtab\0", SHT_SYMTAB),
-    (b".strtab\0", SHT_STRTAB),
-    (b".shstrtab\0", SHT_STRTAB),
+const NAMED_TYPES: [Named; 10] = [
+    Named::new(b".note.", SHT_NOTE),
+    Named::new(b".nv.info\0", SHT_CUDA_INFO),
+    Named::new(b".nv.info.", SHT_CUDA_INFO),
+    Named::new(b".nv.callgraph\0", SHT_CUDA_CALLGRAPH),
+    Named::new(b".nv.prototype\0", 0x7000_0002),
+    Named::new(b".nv.rel.action\0", 0x7000_000b),
+    Named::new(b".text.", SHT_PROGBITS),
+    Named::new(b".symtab\0", SHT_SYMTAB),
+    Named::new(b".strtab\0", SHT_STRTAB),
+    Named::new(b".shstrtab\0", SHT_STRTAB),
 ];
 
-/// The first 8 bytes of `name` as a little-endian word (zeros past its end).
-const fn head8(name: &[u8]) -> u64 {
+/// A name of [`NAMED_TYPES`] (ending in NUL: exact; else a prefix) and the type it says, with
+/// its bytes (at most 16) as two words and the masks of those bytes: a name starts with it when
+/// it is as long and its words match under the masks, two compares and no call.
+struct Named {
+    name: &'static [u8],
+    ty: u32,
+    words: [u64; 2],
+    masks: [u64; 2],
+}
+
+impl Named {
+    const fn new(name: &'static [u8], ty: u32) -> Self {
+        assert!(name.len() <= 16, "a listed name is two words at most");
+        let masks = [mask_of(name.len()), mask_of(name.len().saturating_sub(8))];
+        let tail = name.split_at(if name.len() > 8 { 8 } else { name.len() }).1;
+        Named { name, ty, words: [word8(name) & masks[0], word8(tail) & masks[1]], masks }
+    }
+}
+
+/// The mask of a word's first `n` bytes (all 8 from 8 up).
+const fn mask_of(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1 << (8 * n)) - 1
+    }
+}
+
+/// The first 8 bytes of `b` as a little-endian word (zeros past its end).
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+const fn word8(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     let mut k = 0;
-    while k < 8 && k < name.len() {
-        w[k] = name[k];
+    while k < 8 && k < b.len() {
+        w[k] = b[k];
         k += 1;
     }
     u64::from_le_bytes(w)
 }
 
-/// The low 6 bytes of a word: the prefixes `.note.` and `.text.`.
-const LOW6: u64 = (1 << 48) - 1;
-
-/// The type section `s`'s name says it has ([`NAMED_TYPES`]), if its name is one of those. It
-/// runs for every section: one 8-byte word of the name is compared with the names' first 8
-/// bytes, and only a match reads on.
+/// The type section `s`'s name says it has ([`NAMED_TYPES`]), if its name is one of those.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn named_type(names: &[u8], s: Sh<'_>) -> Option<u32> {
     named_type_of(names.get(s.name() as usize..)?)
 }
 
-/// [`named_type`] of the name at the start of `name` (which may run on past its NUL).
+/// [`named_type`] of the name at the start of `name` (which may run on past its NUL). It runs
+/// for every section of every load: two words of the name against each listed name's.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn named_type_of(name: &[u8]) -> Option<u32> {
-    const NOTE: u64 = head8(b".note.") & LOW6;
-    const TEXT: u64 = head8(b".text.") & LOW6;
-    const INFO: u64 = head8(b".nv.info");
-    const CALL: u64 = head8(b".nv.call");
-    const PROT: u64 = head8(b".nv.prot");
-    const REL: u64 = head8(b".nv.rel.");
-    const SYMTAB: u64 = head8(b".symtab\0");
-    const STRTAB: u64 = head8(b".strtab\0");
-    const SHSTRTAB: u64 = head8(b".shstrta");
-    let Some(&head) = name.first_chunk::<8>() else {
-        // The last few bytes of a table (a checked one ends in a NUL).
-        return NAMED_TYPES.iter().find(|(n, _)| name.starts_with(n)).map(|&(_, t)| t);
+    let word = |at: usize| {
+        name.get(at..).map_or(0, |r| r.first_chunk::<8>().map_or_else(|| word8(r), |w| u64::from_le_bytes(*w)))
     };
-    let head = u64::from_le_bytes(head);
-    let exact = |entry: usize| NAMED_TYPES.get(entry).filter(|(n, _)| name.starts_with(n)).map(|&(_, t)| t);
-    match head {
-        INFO => exact(1).or_else(|| exact(2)),
-        CALL => exact(3),
-        PROT => exact(4),
-        REL => exact(5),
-        SYMTAB => Some(SHT_SYMTAB),
-        STRTAB => Some(SHT_STRTAB),
-        SHSTRTAB => exact(9),
-        _ if head & LOW6 == NOTE => Some(SHT_NOTE),
-        _ if head & LOW6 == TEXT => Some(SHT_PROGBITS),
-        _ => None,
-    }
+    let (w0, w1) = (word(0), word(8));
+    NAMED_TYPES
+        .iter()
+        .find(|n| w0 & n.masks[0] == n.words[0] && w1 & n.masks[1] == n.words[1] && name.len() >= n.name.len())
+        .map(|n| n.ty)
 }
 
 #[cold]
@@ -1756,15 +1762,15 @@ fn check_compat(d: &[u8], i: usize, s: Sh<'_>) -> Result<bool, String> {
 mod tests {
     use crate::image::{inspect, CodeKind};
 
-    /// The word-at-a-time lookup of a section name's type against a plain scan of the list:
+    /// The word-compare lookup of a section name's type against a plain scan of the list:
     /// every listed name, each cut short, run on into the next name or into a longer name, and
     /// names that share only a prefix, in tables that end right after them.
     #[test]
     fn named_type_is_the_lists_answer() {
-        let plain = |name: &[u8]| super::NAMED_TYPES.iter().find(|(p, _)| name.starts_with(p)).map(|&(_, t)| t);
+        let plain = |name: &[u8]| super::NAMED_TYPES.iter().find(|n| name.starts_with(n.name)).map(|n| n.ty);
         let mut names: Vec<Vec<u8>> = Vec::new();
-        for (p, _) in super::NAMED_TYPES {
-            let bare = p.strip_suffix(b"\0").unwrap_or(p);
+        for n in &super::NAMED_TYPES {
+            let bare = n.name.strip_suffix(b"\0").unwrap_or(n.name);
             for cut in 0..=bare.len() {
                 names.push(bare[..cut].to_vec());
                 let mut n = bare[..cut].to_vec();
