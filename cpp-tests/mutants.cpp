@@ -156,23 +156,32 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
       {"sh_name", 0, 4}, {"sh_type", 4, 4}, {"sh_flags", 8, 8}, {"sh_addr", 16, 8}, {"sh_offset", 24, 8},
       {"sh_size", 32, 8}, {"sh_link", 40, 4}, {"sh_info", 44, 4}, {"sh_addralign", 48, 8}, {"sh_entsize", 56, 8}};
   int kernel_tables = 0;  // kernels' .nv.info tables met so far
-  // The "names" family (top-level cubins): the names, types and flags the first 48 sections
-  // and symbols carry, each given to the others; the names' text in the string tables altered.
-  std::set<uint64_t> sec_names, sec_types, sec_flags, sec_links, sec_infos, sym_names, sym_infos, sym_shndxs;
+  // The "names" family (top-level cubins): the names, types, flags, links and infos the first
+  // 48 sections carry and the names, kinds and sections of the first 48 symbols, each given to
+  // the others; the names' text in the string tables altered.
+  struct Traded { size_t at; int width; const char *label; };
+  static const Traded sec_fields[] = {{0, 4, "section renamed as another section"},
+                                      {4, 4, "section given another section's type"},
+                                      {8, 8, "section given another section's flags"},
+                                      {40, 4, "section given another section's link"},
+                                      {44, 4, "section given another section's info"}};
+  static const Traded sym_fields[] = {{0, 4, "symbol renamed as another symbol"},
+                                      {4, 1, "symbol given another symbol's type and binding"},
+                                      {6, 2, "symbol given another symbol's section"}};
+  std::set<uint64_t> sec_values[5], sym_values[3];
+  auto trade = [&](const Traded *fields, std::set<uint64_t> *values, int n, size_t record) {
+    for (int f = 0; f < n; ++f)
+      for (uint64_t x : values[f])
+        if (x != get(v, record + fields[f].at, fields[f].width))
+          g_specials.push_back({image, fields[f].label, NAME_SET, record + fields[f].at, (size_t)fields[f].width, x});
+  };
   for (size_t i = 1; base == 0 && i < shnum && i < 48 && shoff + 64 * (i + 1) <= v.size(); ++i) {
     const size_t sh = shoff + 64 * i;
-    sec_names.insert(get(v, sh, 4));
-    sec_types.insert(get(v, sh + 4, 4));
-    sec_flags.insert(get(v, sh + 8, 8));
-    sec_links.insert(get(v, sh + 40, 4));
-    sec_infos.insert(get(v, sh + 44, 4));
+    for (int f = 0; f < 5; ++f) sec_values[f].insert(get(v, sh + sec_fields[f].at, sec_fields[f].width));
     const size_t off = get(v, sh + 24, 8), size = get(v, sh + 32, 8);
     if (get(v, sh + 4, 4) == 2 && off + size <= v.size() && off + size >= off)
-      for (size_t k = 1; k < size / 24 && k < 48; ++k) {
-        sym_names.insert(get(v, off + 24 * k, 4));
-        sym_infos.insert(get(v, off + 24 * k + 4, 1));
-        sym_shndxs.insert(get(v, off + 24 * k + 6, 2));
-      }
+      for (size_t k = 1; k < size / 24 && k < 48; ++k)
+        for (int f = 0; f < 3; ++f) sym_values[f].insert(get(v, off + 24 * k + sym_fields[f].at, sym_fields[f].width));
   }
   const size_t shstrndx = get(v, base + 62, 2);
   for (size_t i = 0; i < shnum && i < 256; ++i) {
@@ -180,29 +189,10 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
     for (auto &f : shdr) add(image, prefix + "section header." + f.name, sh + f.off, f.w, sh + 64);
     const uint32_t type = (uint32_t)get(v, sh + 4, 4);
     const size_t off = base + get(v, sh + 24, 8), size = get(v, sh + 32, 8);
-    if (base == 0 && i > 0 && i < 48) {
-      for (uint64_t x : sec_names)
-        if (x != get(v, sh, 4)) g_specials.push_back({image, "section renamed as another section", NAME_SET, sh, 4, x});
-      for (uint64_t x : sec_types)
-        if (x != type) g_specials.push_back({image, "section given another section's type", NAME_SET, sh + 4, 4, x});
-      for (uint64_t x : sec_flags)
-        if (x != get(v, sh + 8, 8)) g_specials.push_back({image, "section given another section's flags", NAME_SET, sh + 8, 8, x});
-      for (uint64_t x : sec_links)
-        if (x != get(v, sh + 40, 4)) g_specials.push_back({image, "section given another section's link", NAME_SET, sh + 40, 4, x});
-      for (uint64_t x : sec_infos)
-        if (x != get(v, sh + 44, 4)) g_specials.push_back({image, "section given another section's info", NAME_SET, sh + 44, 4, x});
-    }
+    if (base == 0 && i > 0 && i < 48) trade(sec_fields, sec_values, 5, sh);
     if (off + size > v.size()) continue;
     if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names, kinds and sections
-      for (size_t k = 1; k < size / 24 && k < 48; ++k) {
-        const size_t sym = off + 24 * k;
-        for (uint64_t x : sym_names)
-          if (x != get(v, sym, 4)) g_specials.push_back({image, "symbol renamed as another symbol", NAME_SET, sym, 4, x});
-        for (uint64_t x : sym_infos)
-          if (x != get(v, sym + 4, 1)) g_specials.push_back({image, "symbol given another symbol's type and binding", NAME_SET, sym + 4, 1, x});
-        for (uint64_t x : sym_shndxs)
-          if (x != get(v, sym + 6, 2)) g_specials.push_back({image, "symbol given another symbol's section", NAME_SET, sym + 6, 2, x});
-      }
+      for (size_t k = 1; k < size / 24 && k < 48; ++k) trade(sym_fields, sym_values, 3, off + 24 * k);
     if (type == 3 && base == 0) {  // the first 64 names of a string table: NUL dropped, last byte changed, emptied
       const std::string what = i == shstrndx ? "section names: " : "names: ";
       size_t at = off + 1;
