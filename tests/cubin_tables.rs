@@ -36,6 +36,13 @@ fn shnum(b: &[u8]) -> usize {
 fn sec_type(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes(b[shdr(b, i) + 4..shdr(b, i) + 8].try_into().unwrap())
 }
+/// The name of section `i` of `b`.
+fn section_name(b: &[u8], i: usize) -> String {
+    let names = u64_at(b, shdr(b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
+    let at = names + u32::from_le_bytes(b[shdr(b, i)..shdr(b, i) + 4].try_into().unwrap()) as usize;
+    let end = at + b[at..].iter().position(|&c| c == 0).unwrap();
+    String::from_utf8_lossy(&b[at..end]).into_owned()
+}
 fn refused(b: &[u8], why: &str) {
     match inspect(b) {
         Err(e) => assert!(e.to_string().contains(why), "refused, but for {e} (expected '{why}')"),
@@ -427,12 +434,7 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     let b = driver_functions_cubin();
     inspect(&b).unwrap_or_else(|e| panic!("nvcc's cubin: {e}"));
     let n = shnum(&b);
-    let names = u64_at(&b, shdr(&b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
-    let sec_name = |i: usize| {
-        let at = names + u32::from_le_bytes(b[shdr(&b, i)..shdr(&b, i) + 4].try_into().unwrap()) as usize;
-        let end = at + b[at..].iter().position(|&c| c == 0).unwrap();
-        String::from_utf8_lossy(&b[at..end]).into_owned()
-    };
+    let sec_name = |i: usize| section_name(&b, i);
     let symtab = (1..n).find(|&i| sec_type(&b, i) == 2).expect("a symbol table");
     let (sym_at, sym_count) =
         (u64_at(&b, shdr(&b, symtab) + 24) as usize, u64_at(&b, shdr(&b, symtab) + 32) as usize / 24);
@@ -589,14 +591,6 @@ fn compat_records_tile_their_section() {
     // The last record said to carry nothing: its payload (zeros in nvcc's) is read as records.
     assert_eq!(b[last + 4], 0, "nvcc's payload starts with a zero");
     refused(&with(last + 2, &0u16.to_le_bytes()), "has unknown format");
-}
-
-/// The name of section `i` of `b`.
-fn section_name(b: &[u8], i: usize) -> String {
-    let names = u64_at(b, shdr(b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
-    let at = names + u32::from_le_bytes(b[shdr(b, i)..shdr(b, i) + 4].try_into().unwrap()) as usize;
-    let end = at + b[at..].iter().position(|&c| c == 0).unwrap();
-    String::from_utf8_lossy(&b[at..end]).into_owned()
 }
 
 /// A section whose name says what it holds has that type: a kernel's code or `.nv.info` named
