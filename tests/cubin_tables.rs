@@ -470,9 +470,16 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     for sec in (1..n).filter(|&i| u64_at(&b, shdr(&b, i) + 8) & 0x4 == 0 && sec_type(&b, i) != 8).take(4) {
         refused(&with(vprintf + 6, &(sec as u16).to_le_bytes()), "a function defined in a section that holds no code");
     }
-    // In code it is a function like any other.
+    // Nor in code: the driver's functions are the driver's (each given the kernel's code crashed
+    // CUDA's loader in a context: H100, driver 580, the names family of 2026-12-07). Data of a
+    // driver function's name, defined, is not refused.
     let text = (1..n).find(|&i| sec_name(i).starts_with(".text.")).expect("a code section");
-    inspect(&with(vprintf + 6, &(text as u16).to_le_bytes())).unwrap_or_else(|e| panic!("vprintf in code: {e}"));
+    for f in ["vprintf", "malloc", "free"] {
+        refused(&with(symbol(f) + 6, &(text as u16).to_le_bytes()), "it defines a function the driver supplies");
+    }
+    let data = (1..n).find(|&i| sec_name(i).starts_with(".nv.constant0.")).expect("a constant bank");
+    inspect(&with(symbol("malloc") + 4, &[0x11, 0, data as u8, (data >> 8) as u8]))
+        .unwrap_or_else(|e| panic!("an object named malloc: {e}"));
 
     // The callgraph: k calls vprintf, malloc and free; an undefined callee that is no function.
     let cg = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0001).expect("a callgraph");
@@ -499,7 +506,23 @@ fn what_the_loader_resolves_in_a_context_is_what_it_can() {
         .find(|&i| matches!(sec_type(&b, i), 4 | 9) && sec_name(i).ends_with(".nv.constant4"))
         .expect(".rela.nv.constant4");
     let bank0 = (1..n).find(|&i| sec_name(i).starts_with(".nv.constant0.")).expect("a parameter bank");
-    refused(&with(shdr(&b, rel) + 44, &(bank0 as u32).to_le_bytes()), "is a kernel's parameter bank (.nv.constant0)");
+    let unrelocated = "is a kernel's constant bank, which nothing relocates";
+    refused(&with(shdr(&b, rel) + 44, &(bank0 as u32).to_le_bytes()), unrelocated);
+    // Or left on `.nv.constant4`, the module's bank, with its sh_info set to the kernel's code
+    // (crashed CUDA's loader in a context: the same campaign).
+    let bank4 = (1..n).find(|&i| sec_name(i) == ".nv.constant4").expect(".nv.constant4");
+    refused(&with(shdr(&b, bank4) + 44, &(text as u32).to_le_bytes()), unrelocated);
+    // A kernel's other banks (`.nv.constant2.<kernel>` in DeepGEMM's and FlashInfer's cubins) are
+    // the targets of empty relocation sections only. The parameter bank renamed so (one byte of
+    // the section-name table): `.nv.constant4`'s relocations into it are refused, none pass.
+    let names_at = u64_at(&b, shdr(&b, u16::from_le_bytes([b[62], b[63]]) as usize) + 24) as usize;
+    let digit = names_at + u32::from_le_bytes(b[shdr(&b, bank0)..][..4].try_into().unwrap()) as usize + 12;
+    assert_eq!(b[digit], b'0');
+    let mut m = with(shdr(&b, rel) + 44, &(bank0 as u32).to_le_bytes());
+    m[digit] = b'2';
+    refused(&m, unrelocated);
+    m[shdr(&b, rel) + 32..][..8].copy_from_slice(&0u64.to_le_bytes());
+    inspect(&m).unwrap_or_else(|e| panic!("no relocations into a kernel's bank 2: {e}"));
 }
 
 /// The records of `.nv.info` or `.nv.compat` section `i`: (offset of the record, format,

@@ -1027,6 +1027,15 @@ fn check_symtab(
                 if ty == STT_FUNC && sec.flags() & SHF_EXECINSTR == 0 {
                     return Err(err_symbol_info(k, info, "it is a function defined in a section that holds no code"));
                 }
+                // The driver's functions are the driver's: `vprintf`, `malloc` or `free` given
+                // a kernel's code section crashed CUDA's loader in a context (H100, driver 580,
+                // structured campaign of 2026-12-07); no cubin of NVIDIA's wheels defines one.
+                // (Data of such a name loads: a symbol renamed so, in the same campaign; and
+                // CUPTI's relocatable cubins define `__cuda_syscall_*` hooks.)
+                let sym_name = strtab.get(name as usize..).unwrap_or_default();
+                if ty == STT_FUNC && may_be_driver_function(sym_name) && DRIVER_PROVIDED.contains(&cstr(sym_name)) {
+                    return Err(err_symbol_info(k, info, "it defines a function the driver supplies"));
+                }
                 let (value, size) = (sym.u64::<8>(), sym.u64::<16>());
                 let end = value.checked_add(size);
                 // The name is looked at only for a symbol past its section's size.
@@ -1168,14 +1177,18 @@ fn check_relocs(
             target.ty()
         ));
     }
-    // Not a kernel's parameter bank (`.nv.constant0.<kernel>`), which the launch fills in: the
-    // relocations of `.nv.constant4` (the addresses of `vprintf` or `malloc`) retargeted at it
-    // crashed CUDA's loader in a context (H100, driver 580); no relocation section of NVIDIA's
-    // wheels targets one.
-    if shnames.and_then(|t| t.get(target.name() as usize..)).is_some_and(|n| n.starts_with(b".nv.constant0")) {
+    // Not a constant bank that nothing relocates (`is_unrelocated_bank`). The relocations of
+    // `.nv.constant4` (the addresses of `vprintf` or `malloc`) retargeted at a kernel's
+    // parameter bank, or left on `.nv.constant4` with its sh_info set to a kernel's code,
+    // crashed CUDA's loader in a context (H100, driver 580, 2026-12-07).
+    if shnames
+        .and_then(|t| t.get(target.name() as usize..))
+        .is_some_and(|n| is_unrelocated_bank(n, secs, target, s.size() != 0))
+    {
         return bad(cold_format!(
-            "relocation section {i}: its target, section {}, is a kernel's parameter bank (.nv.constant0), which nothing relocates",
-            s.info()
+            "relocation section {i}: its target, section {} ({}), is a kernel's constant bank, which nothing relocates",
+            s.info(),
+            quoted(shnames.and_then(|t| t.get(target.name() as usize..)).map(cstr).unwrap_or_default())
         ));
     }
     let b = s.body(d).ok_or_else(|| cold_format!("relocation section {i} out of range"))?;
@@ -1588,6 +1601,19 @@ fn quoted(name: &[u8]) -> String {
     }
 }
 
+/// Whether a relocation section with or without `entries` may not target a section named
+/// `name` (running on past its NUL): a kernel's parameter bank (`.nv.constant0...`), which the
+/// launch fills in, is never a target; a constant bank that sh_info attaches to a kernel's code
+/// has no relocations. In the CUDA 13 sets (76,939 relocation sections into constant banks), the
+/// 30,362 into kernels' banks (`.nv.constant2.<kernel>`: DeepGEMM's, FlashInfer's, NCCL's) are
+/// all empty; those with entries are into the module's banks `.nv.constant3` and `.nv.constant4`.
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn is_unrelocated_bank(name: &[u8], secs: Sections<'_>, target: Sh<'_>, entries: bool) -> bool {
+    let code = |c: Sh<'_>| c.ty() == SHT_PROGBITS && c.flags() & SHF_EXECINSTR != 0;
+    let attached = || target.info() != 0 && secs.get(target.info() as usize).is_some_and(code);
+    name.starts_with(b".nv.constant0") || (entries && name.starts_with(b".nv.constant") && attached())
+}
+
 /// The name at offset `name` of `symtab`'s string table, if it lies there.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn symbol_name<'a>(d: &'a [u8], secs: Sections<'a>, symtab: Sh<'_>, name: u32) -> Option<&'a [u8]> {
@@ -1603,6 +1629,13 @@ fn symbol_name<'a>(d: &'a [u8], secs: Sections<'a>, symtab: Sh<'_>, name: u32) -
 fn driver_function(name: &[u8]) -> bool {
     let name = cstr(name);
     DRIVER_PROVIDED.contains(&name) || name.starts_with(b"__cuda_syscall")
+}
+
+/// Whether a name (running on past its NUL) starts as one of `DRIVER_PROVIDED` does: two bytes
+/// compared inline, so that the names are compared for few symbols.
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn may_be_driver_function(name: &[u8]) -> bool {
+    matches!(name.first_chunk::<2>(), Some(b"vp" | b"__" | b"ma" | b"fr"))
 }
 
 /// Whether symbol name `name` (an offset in `symtab`'s string table) is one the driver supplies.
