@@ -76,7 +76,10 @@ import zipfile
 # CUDA 11, CTranslate2 3.24, Warp 1.0 and 1.5, vLLM 0.8.5, SGLang's kernels 0.1.9; then a
 # thirteenth, for the sixteenth session's rules (`.nv.compat` tiling, the global 0x5d index):
 # releases between the others' with sm_90 and sm_100 code (PyTorch 2.8, cuBLAS 12.8 and 13.1,
-# cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...).
+# cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...); then a fourteenth and a
+# fifteenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4, NCCL 2.30.7, 2.28.9
+# for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's cubins 0.5.3 and 0.6.5, SGLang's
+# kernels 0.3.14 and 0.3.9, PyTorch 2.12.1, cuVS 26.6, xformers 0.0.30, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -191,6 +194,13 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     nvidia-cusparse==12.8.6.72 nvidia-npp==13.0.3.3 nvidia-nvshmem-cu13==3.6.5 nvidia-cusolver==12.3.5.3
     nvidia-cudss-cu13==0.8.0.10 nvidia-libnvcomp-cu13==5.3.0.16 flashinfer-cubin==0.5.3 sgl-kernel==0.3.14
     nvidia-cusparselt-cu13==0.9.0 nvidia-cuda-cupti==13.2.86 torch==2.12.1 libcuvs-cu13==26.6.0
+    nvidia-cufft-cu12==11.0.8.103 nvidia-cusparse-cu12==12.1.3.153 nvidia-curand-cu12==10.3.4.107
+    nvidia-cusolver-cu12==11.6.3.83 nvidia-cuda-cupti-cu12==12.3.101 nvidia-npp-cu12==12.2.3.2
+    nvidia-nccl-cu12==2.17.1 nvidia-nvjpeg-cu12==12.3.1.117 nvidia-cublas-cu12==12.4.2.65
+    nvidia-cuda-runtime-cu12==12.6.77 sgl-kernel==0.3.9 flashinfer-cubin==0.6.5 nvidia-cudnn-cu12==9.4.0.58
+    nvidia-cuda-cupti==13.1.115 nvidia-cusolver==12.1.0.51 nvidia-nccl-cu13==2.28.9
+    nvidia-nvshmem-cu12==3.5.19 nvidia-cudss-cu12==0.7.1.4 nvidia-nvshmem-cu13==3.7.0 xformers==0.0.30
+    nvidia-npp==13.1.0.59
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)

@@ -1604,9 +1604,10 @@ fn quoted(name: &[u8]) -> String {
 /// Whether a relocation section with or without `entries` may not target a section named
 /// `name` (running on past its NUL): a kernel's parameter bank (`.nv.constant0...`), which the
 /// launch fills in, is never a target; a constant bank that sh_info attaches to a kernel's code
-/// has no relocations. In the CUDA 13 sets (76,939 relocation sections into constant banks), the
-/// 30,362 into kernels' banks (`.nv.constant2.<kernel>`: DeepGEMM's, FlashInfer's, NCCL's) are
-/// all empty; those with entries are into the module's banks `.nv.constant3` and `.nv.constant4`.
+/// has no relocations. In two extracted sets (76,317 images; 68,939 relocation sections into
+/// constant banks) the 30,362 into kernels' banks (`.nv.constant2.<kernel>`: DeepGEMM's,
+/// FlashInfer's, cuDNN's, NPP's, NCCL's) are all empty; those with entries are into the
+/// module's banks `.nv.constant3` and `.nv.constant4`.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn is_unrelocated_bank(name: &[u8], secs: Sections<'_>, target: Sh<'_>, entries: bool) -> bool {
     let code = |c: Sh<'_>| c.ty() == SHT_PROGBITS && c.flags() & SHF_EXECINSTR != 0;
