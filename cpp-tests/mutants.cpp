@@ -28,8 +28,9 @@
 //   no NUL, an early NUL, its .version and .target altered); in top-level cubins, names
 //   ("names"): each of the first 48 sections given every name, type, flags, link and info word
 //   the others carry, each of the first 48 symbols every other symbol's name, type and binding,
-//   and section, and in each string table the first 64 names' NUL dropped, last byte changed or
-//   first byte zeroed. MUTANTS_FIELDS=regex
+//   section, value and size, each of the first 48 relocations of a relocation section every
+//   other relocation's offset, type, symbol and addend, and in each string table the first 64
+//   names' NUL dropped, last byte changed or first byte zeroed. MUTANTS_FIELDS=regex
 //   keeps only the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
 //          mutants <cubin> <fatbin> <count> --label <i>...  (what structured mutants i... change)
@@ -167,8 +168,16 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
                                       {44, 4, "section given another section's info"}};
   static const Traded sym_fields[] = {{0, 4, "symbol renamed as another symbol"},
                                       {4, 1, "symbol given another symbol's type and binding"},
-                                      {6, 2, "symbol given another symbol's section"}};
-  std::set<uint64_t> sec_values[5], sym_values[3];
+                                      {6, 2, "symbol given another symbol's section"},
+                                      {8, 8, "symbol given another symbol's value"},
+                                      {16, 8, "symbol given another symbol's size"}};
+  // Relocations (the first 48 of each relocation section): offset, type, symbol and (RELA)
+  // addend, each given every other's in the cubin.
+  static const Traded rel_fields[] = {{0, 8, "relocation given another relocation's offset"},
+                                      {8, 4, "relocation given another relocation's type"},
+                                      {12, 4, "relocation given another relocation's symbol"},
+                                      {16, 8, "relocation given another relocation's addend"}};
+  std::set<uint64_t> sec_values[5], sym_values[5], rel_values[4];
   auto trade = [&](const Traded *fields, std::set<uint64_t> *values, int n, size_t record) {
     for (int f = 0; f < n; ++f)
       for (uint64_t x : values[f])
@@ -181,7 +190,12 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
     const size_t off = get(v, sh + 24, 8), size = get(v, sh + 32, 8);
     if (get(v, sh + 4, 4) == 2 && off + size <= v.size() && off + size >= off)
       for (size_t k = 1; k < size / 24 && k < 48; ++k)
-        for (int f = 0; f < 3; ++f) sym_values[f].insert(get(v, off + 24 * k + sym_fields[f].at, sym_fields[f].width));
+        for (int f = 0; f < 5; ++f) sym_values[f].insert(get(v, off + 24 * k + sym_fields[f].at, sym_fields[f].width));
+    const uint32_t t = (uint32_t)get(v, sh + 4, 4);
+    const size_t entry = t == 4 ? 24 : 16;
+    if ((t == 4 || t == 9) && off + size <= v.size() && off + size >= off)
+      for (size_t k = 0; k < size / entry && k < 48; ++k)
+        for (int f = 0; f < (t == 4 ? 4 : 3); ++f) rel_values[f].insert(get(v, off + entry * k + rel_fields[f].at, rel_fields[f].width));
   }
   const size_t shstrndx = get(v, base + 62, 2);
   for (size_t i = 0; i < shnum && i < 256; ++i) {
@@ -192,7 +206,10 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
     if (base == 0 && i > 0 && i < 48) trade(sec_fields, sec_values, 5, sh);
     if (off + size > v.size()) continue;
     if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names, kinds and sections
-      for (size_t k = 1; k < size / 24 && k < 48; ++k) trade(sym_fields, sym_values, 3, off + 24 * k);
+      for (size_t k = 1; k < size / 24 && k < 48; ++k) trade(sym_fields, sym_values, 5, off + 24 * k);
+    if ((type == 4 || type == 9) && base == 0)  // each of the first 48 relocations given the others' fields
+      for (size_t k = 0; k < size / (type == 4 ? 24 : 16) && k < 48; ++k)
+        trade(rel_fields, rel_values, type == 4 ? 4 : 3, off + (type == 4 ? 24 : 16) * k);
     if (type == 3 && base == 0) {  // the first 64 names of a string table: NUL dropped, last byte changed, emptied
       const std::string what = i == shstrndx ? "section names: " : "names: ";
       size_t at = off + 1;
