@@ -816,9 +816,14 @@ fn header_ok(s: Sh<'_>, n: u64) -> bool {
 fn info_in_range(s: Sh<'_>, n: u64) -> bool {
     let info = u64::from(s.info());
     let ty = s.ty();
-    let text = (ty == SHT_PROGBITS) & (s.flags() & 0x4 != 0);
     let symtab = (ty == SHT_SYMTAB) | (ty == SHT_CUDA_SYMBOLS);
-    text | symtab | (ty == SHT_NOTE) | (s.link() != 0) | (info < n)
+    is_code(s) | symtab | (ty == SHT_NOTE) | (s.link() != 0) | (info < n)
+}
+
+/// Whether a section holds code: PROGBITS and executable (`.text.<kernel>`).
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn is_code(s: Sh<'_>) -> bool {
+    (s.ty() == SHT_PROGBITS) & (s.flags() & SHF_EXECINSTR != 0)
 }
 
 /// Section `idx` must be a NUL-terminated string table (CUDA reads names from it as C strings);
@@ -928,8 +933,7 @@ fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Stri
     let Some(table) =
         table.filter(|t| t.entsize() == SYM_LEN as u64 && matches!(t.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS))
     else {
-        let text = s.ty() == SHT_PROGBITS && s.flags() & 0x4 != 0;
-        if !text && u64::from(s.info()) >= secs.count() as u64 {
+        if !is_code(s) && u64::from(s.info()) >= secs.count() as u64 {
             return bad(cold_format!("section {i}'s sh_info {} is past what it can refer to", s.info()));
         }
         return Ok(());
@@ -1182,14 +1186,12 @@ fn check_relocs(
     // `.nv.constant4` (the addresses of `vprintf` or `malloc`) retargeted at a kernel's
     // parameter bank, or left on `.nv.constant4` with its sh_info set to a kernel's code,
     // crashed CUDA's loader in a context (H100, driver 580, 2026-12-07).
-    if shnames
-        .and_then(|t| t.get(target.name() as usize..))
-        .is_some_and(|n| is_unrelocated_bank(n, secs, target, s.size() != 0))
-    {
+    let target_name = shnames.and_then(|t| t.get(target.name() as usize..));
+    if target_name.is_some_and(|n| is_unrelocated_bank(n, secs, target, s.size() != 0)) {
         return bad(cold_format!(
             "relocation section {i}: its target, section {} ({}), is a kernel's constant bank, which nothing relocates",
             s.info(),
-            quoted(shnames.and_then(|t| t.get(target.name() as usize..)).map(cstr).unwrap_or_default())
+            quoted(target_name.map(cstr).unwrap_or_default())
         ));
     }
     let b = s.body(d).ok_or_else(|| cold_format!("relocation section {i} out of range"))?;
@@ -1611,8 +1613,7 @@ fn quoted(name: &[u8]) -> String {
 /// module's banks `.nv.constant3` and `.nv.constant4`.
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn is_unrelocated_bank(name: &[u8], secs: Sections<'_>, target: Sh<'_>, entries: bool) -> bool {
-    let code = |c: Sh<'_>| c.ty() == SHT_PROGBITS && c.flags() & SHF_EXECINSTR != 0;
-    let attached = || target.info() != 0 && secs.get(target.info() as usize).is_some_and(code);
+    let attached = || target.info() != 0 && secs.get(target.info() as usize).is_some_and(is_code);
     name.starts_with(b".nv.constant0") || (entries && name.starts_with(b".nv.constant") && attached())
 }
 
