@@ -29,8 +29,9 @@
 //   ("names"): each of the first 48 sections given every name, type, flags, link and info word
 //   the others carry, each of the first 48 symbols every other symbol's name, type and binding,
 //   section, value and size, each of the first 48 relocations of a relocation section every
-//   other relocation's offset, type, symbol and addend, and in each string table the first 64
-//   names' NUL dropped, last byte changed or first byte zeroed. MUTANTS_FIELDS=regex
+//   other relocation's offset, type, symbol and addend, each kernel's .nv.info values and
+//   payload words every other kernel's of the same attribute (16 at most), and in each string
+//   table the first 64 names' NUL dropped, last byte changed or first byte zeroed. MUTANTS_FIELDS=regex
 //   keeps only the mutations whose label matches (e.g. the fields a change loosened).
 //          mutants <cubin> <fatbin> <count> --plan-size   (print how many mutants count means)
 //          mutants <cubin> <fatbin> <count> --label <i>...  (what structured mutants i... change)
@@ -178,6 +179,12 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
                                       {12, 4, "relocation given another relocation's symbol"},
                                       {16, 8, "relocation given another relocation's addend"}};
   std::set<uint64_t> sec_values[5], sym_values[5], rel_values[4];
+  // Kernels' .nv.info records (the first 32 of each table): each value (format 3) or payload
+  // word (format 4, the first four) given the other kernels' values of the same attribute,
+  // format, length and word.
+  struct RecordWord { uint64_t key; size_t at; int width; };
+  std::vector<RecordWord> record_words;
+  std::map<uint64_t, std::set<uint64_t>> record_values;
   auto trade = [&](const Traded *fields, std::set<uint64_t> *values, int n, size_t record) {
     for (int f = 0; f < n; ++f)
       for (uint64_t x : values[f])
@@ -257,6 +264,11 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         const int format = (uint8_t)v[p];
         const size_t len = format == 4 ? get(v, p + 2, 2) : 0;
         const size_t end = p + 4 + len;
+        if (!compat && !global && base == 0 && r < 32 && end <= off + size && (format == 3 || format == 4)) {
+          const uint64_t key = (uint64_t)format << 40 | (uint64_t)(uint8_t)v[p + 1] << 32 | (uint64_t)len << 8;
+          if (format == 3) record_words.push_back({key, p + 2, 2});
+          for (size_t w = 0; format == 4 && w < 4 && 4 * (w + 1) <= len; ++w) record_words.push_back({key | w, p + 4 + 4 * w, 4});
+        }
         add(image, prefix + table + ".format", p, 1, end);
         add(image, prefix + table + ".attribute", p + 1, 1, end);
         add(image, prefix + table + ".value_or_length", p + 2, 2, end);
@@ -326,6 +338,13 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
   if (base == 0)
     for (uint64_t n : {8, 64, 4096})
       g_specials.push_back({image, prefix + "extended past its end (last section grows)", EXTEND_ELF, 0, 0, n});
+  for (const auto &w : record_words) record_values[w.key].insert(get(v, w.at, w.width));
+  for (const auto &w : record_words) {
+    int n = 0;
+    for (uint64_t x : record_values[w.key])
+      if (x != get(v, w.at, w.width) && n++ < 16)
+        g_specials.push_back({image, ".nv.info record given another kernel's value", NAME_SET, w.at, (size_t)w.width, x});
+  }
 }
 
 static void fatbin_fields(int image) {
