@@ -79,7 +79,8 @@ import zipfile
 # cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...); then a fourteenth and a
 # fifteenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4, NCCL 2.30.7, 2.28.9
 # for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's cubins 0.5.3 and 0.6.5, SGLang's
-# kernels 0.3.14 and 0.3.9, PyTorch 2.12.1, cuVS 26.6, xformers 0.0.30, ...).
+# kernels 0.3.14 and 0.3.9, PyTorch 2.12.1, cuVS 26.6, xformers 0.0.30, cuDF and cuML 25.10,
+# ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA 13, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -201,6 +202,12 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     nvidia-cuda-cupti==13.1.115 nvidia-cusolver==12.1.0.51 nvidia-nccl-cu13==2.28.9
     nvidia-nvshmem-cu12==3.5.19 nvidia-cudss-cu12==0.7.1.4 nvidia-nvshmem-cu13==3.7.0 xformers==0.0.30
     nvidia-npp==13.1.0.59
+    bitsandbytes==0.47.0 cupy-cuda13x==14.0.1 warp-lang==1.10.0 libcudf-cu12==25.10.0 jax-cuda12-plugin==0.6.0
+    torchaudio==2.8.0 libcuml-cu12==25.10.0 nvidia-cublas-cu12==12.6.0.22 nvidia-cudnn-cu12==9.2.1.18
+    nvidia-cufft-cu12==11.2.3.18 nvidia-cusparse-cu12==12.4.1.24 nvidia-npp-cu12==12.3.0.116
+    nvidia-curand-cu12==10.3.6.82 nvidia-cusolver-cu12==11.6.0.99 nvidia-cudnn-cu13==9.14.0.64
+    nvidia-cublas==13.2.0.9 nvidia-cufft==12.1.0.31 nvidia-cusparse==12.7.3.1 onnxruntime-gpu==1.25.1
+    nvidia-nccl-cu12==2.16.5 nvidia-nccl-cu12==2.28.3
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
