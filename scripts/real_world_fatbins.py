@@ -76,8 +76,8 @@ import zipfile
 # CUDA 11, CTranslate2 3.24, Warp 1.0 and 1.5, vLLM 0.8.5, SGLang's kernels 0.1.9; then a
 # thirteenth, for the sixteenth session's rules (`.nv.compat` tiling, the global 0x5d index):
 # releases between the others' with sm_90 and sm_100 code (PyTorch 2.8, cuBLAS 12.8 and 13.1,
-# cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...); then a fourteenth and a
-# fifteenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4, NCCL 2.30.7, 2.28.9
+# cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...); then a fourteenth, a
+# fifteenth and a sixteenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4, NCCL 2.30.7, 2.28.9
 # for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's cubins 0.5.3 and 0.6.5, SGLang's
 # kernels 0.3.14 and 0.3.9, PyTorch 2.12.1, cuVS 26.6, xformers 0.0.30, cuDF and cuML 25.10,
 # ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA 13, ...).
