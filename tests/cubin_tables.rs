@@ -427,8 +427,9 @@ fn driver_functions_cubin() -> Vec<u8> {
 /// What the loader resolves when it loads code into a context (found by the structured campaign
 /// with every accepted mutant preloaded, H100, driver 580, 2026-12-07): on nvcc's cubin of a
 /// kernel that calls `printf` and `malloc`, the functions the driver supplies keep a binding
-/// and type it can look up and stay undefined or in code, a callgraph's undefined callee is a
-/// function, and nothing relocates a kernel's parameter bank. The unchanged cubin passes.
+/// and type it can look up and stay undefined, a callgraph's undefined callee is a function,
+/// and nothing relocates a kernel's constant banks (its parameter bank, or a bank sh_info
+/// attaches to its code). The unchanged cubin passes.
 #[test]
 fn what_the_loader_resolves_in_a_context_is_what_it_can() {
     let b = driver_functions_cubin();
