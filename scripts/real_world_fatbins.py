@@ -77,10 +77,11 @@ import zipfile
 # thirteenth, for the sixteenth session's rules (`.nv.compat` tiling, the global 0x5d index):
 # releases between the others' with sm_90 and sm_100 code (PyTorch 2.8, cuBLAS 12.8 and 13.1,
 # cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...); then a fourteenth, a
-# fifteenth and a sixteenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4,
+# fifteenth, a sixteenth and a seventeenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4,
 # NCCL 2.30.7, 2.28.9 for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's cubins 0.5.3 and
 # 0.6.5, SGLang's kernels 0.3.14 and 0.3.9, PyTorch 2.12.1, cuVS 26.6, xformers 0.0.30, cuDF and
-# cuML 25.10, ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA 13, ...).
+# cuML 25.10, ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA 13, TensorFlow 2.12, 2.14 and
+# 2.20, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -208,6 +209,9 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     nvidia-curand-cu12==10.3.6.82 nvidia-cusolver-cu12==11.6.0.99 nvidia-cudnn-cu13==9.14.0.64
     nvidia-cublas==13.2.0.9 nvidia-cufft==12.1.0.31 nvidia-cusparse==12.7.3.1 onnxruntime-gpu==1.25.1
     nvidia-nccl-cu12==2.16.5 nvidia-nccl-cu12==2.28.3
+    tensorflow==2.12.1 tensorflow==2.14.1 tensorflow==2.20.0 jax-cuda12-plugin==0.5.0 cupy-cuda12x==13.2.0
+    flashinfer-cubin==0.6.0 sgl-kernel==0.2.8 nvidia-cublas==13.5.1.27 nvidia-cudnn-cu13==9.18.0.77
+    nvidia-cudnn-cu13==9.21.0.82 nvidia-cusolver==12.2.0.1 nvidia-npp==13.1.2.48 nvidia-nvjpeg==13.2.1.68
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
