@@ -77,11 +77,11 @@ import zipfile
 # thirteenth, for the sixteenth session's rules (`.nv.compat` tiling, the global 0x5d index):
 # releases between the others' with sm_90 and sm_100 code (PyTorch 2.8, cuBLAS 12.8 and 13.1,
 # cuDNN 9.7 and 9.16, cuFFT 11.3.3.41, NCCL 2.26, NPP 12.3.3, ...); then a fourteenth, a
-# fifteenth, a sixteenth and a seventeenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN 9.20 and 9.4,
-# NCCL 2.30.7, 2.28.9 for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's cubins 0.5.3 and
-# 0.6.5, SGLang's kernels 0.3.14 and 0.3.9, PyTorch 2.12.1, cuVS 26.6, xformers 0.0.30, cuDF and
-# cuML 25.10, ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA 13, TensorFlow 2.12, 2.14 and
-# 2.20, ...).
+# fifteenth, a sixteenth and a seventeenth: more releases between (cuBLAS 13.3 and 12.4.2, cuDNN
+# 9.20 and 9.4, NCCL 2.30.7, 2.28.9 for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's
+# cubins 0.5.3, 0.6.5 and 0.6.0, SGLang's kernels 0.3.14, 0.3.9 and 0.2.8, PyTorch 2.12.1, cuVS
+# 26.6, xformers 0.0.30, cuDF and cuML 25.10, ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA
+# 13, TensorFlow 2.12, 2.14 and 2.20, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
