@@ -185,6 +185,14 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
   struct RecordWord { uint64_t key; size_t at; int width; };
   std::vector<RecordWord> record_words;
   std::map<uint64_t, std::set<uint64_t>> record_values;
+  // The tables whose records trade fields: symbols (from the second), relocations (REL or RELA).
+  struct TradedTable { const Traded *fields; std::set<uint64_t> *values; int n; size_t entry, first; };
+  auto traded_table = [&](uint32_t type) -> TradedTable {
+    if (type == 2) return {sym_fields, sym_values, 5, 24, 1};
+    if (type == 4) return {rel_fields, rel_values, 4, 24, 0};
+    if (type == 9) return {rel_fields, rel_values, 3, 16, 0};
+    return {nullptr, nullptr, 0, 1, 0};
+  };
   auto trade = [&](const Traded *fields, std::set<uint64_t> *values, int n, size_t record) {
     for (int f = 0; f < n; ++f)
       for (uint64_t x : values[f])
@@ -195,14 +203,10 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
     const size_t sh = shoff + 64 * i;
     for (int f = 0; f < 5; ++f) sec_values[f].insert(get(v, sh + sec_fields[f].at, sec_fields[f].width));
     const size_t off = get(v, sh + 24, 8), size = get(v, sh + 32, 8);
-    if (get(v, sh + 4, 4) == 2 && off + size <= v.size() && off + size >= off)
-      for (size_t k = 1; k < size / 24 && k < 48; ++k)
-        for (int f = 0; f < 5; ++f) sym_values[f].insert(get(v, off + 24 * k + sym_fields[f].at, sym_fields[f].width));
-    const uint32_t t = (uint32_t)get(v, sh + 4, 4);
-    const size_t entry = t == 4 ? 24 : 16;
-    if ((t == 4 || t == 9) && off + size <= v.size() && off + size >= off)
-      for (size_t k = 0; k < size / entry && k < 48; ++k)
-        for (int f = 0; f < (t == 4 ? 4 : 3); ++f) rel_values[f].insert(get(v, off + entry * k + rel_fields[f].at, rel_fields[f].width));
+    const TradedTable tt = traded_table((uint32_t)get(v, sh + 4, 4));
+    if (tt.n > 0 && off + size <= v.size() && off + size >= off)
+      for (size_t k = tt.first; k < size / tt.entry && k < 48; ++k)
+        for (int f = 0; f < tt.n; ++f) tt.values[f].insert(get(v, off + tt.entry * k + tt.fields[f].at, tt.fields[f].width));
   }
   const size_t shstrndx = get(v, base + 62, 2);
   for (size_t i = 0; i < shnum && i < 256; ++i) {
@@ -212,11 +216,9 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
     const size_t off = base + get(v, sh + 24, 8), size = get(v, sh + 32, 8);
     if (base == 0 && i > 0 && i < 48) trade(sec_fields, sec_values, 5, sh);
     if (off + size > v.size()) continue;
-    if (type == 2 && base == 0)  // each of the first 48 symbols given the others' names, kinds and sections
-      for (size_t k = 1; k < size / 24 && k < 48; ++k) trade(sym_fields, sym_values, 5, off + 24 * k);
-    if ((type == 4 || type == 9) && base == 0)  // each of the first 48 relocations given the others' fields
-      for (size_t k = 0; k < size / (type == 4 ? 24 : 16) && k < 48; ++k)
-        trade(rel_fields, rel_values, type == 4 ? 4 : 3, off + (type == 4 ? 24 : 16) * k);
+    // Each of the first 48 symbols and relocations given the others' fields.
+    const TradedTable tt = traded_table(type);
+    for (size_t k = tt.first; base == 0 && tt.n > 0 && k < size / tt.entry && k < 48; ++k) trade(tt.fields, tt.values, tt.n, off + tt.entry * k);
     if (type == 3 && base == 0) {  // the first 64 names of a string table: NUL dropped, last byte changed, emptied
       const std::string what = i == shstrndx ? "section names: " : "names: ";
       size_t at = off + 1;
