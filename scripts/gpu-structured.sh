@@ -13,6 +13,9 @@
 #   usage: [SHARDS=n] [MUTANTS_COUNT=n] [CAMPAIGN_EXTRA=a:b] [CAMPAIGN_DIR=dir] scripts/gpu-structured.sh OUT [FROM=0] [SECONDS=240] [TO=all]
 #   FROM/TO: the mutants [FROM, TO) of the plan (e.g. the part of a range an earlier run's
 #   shard did not reach in its time), shared out among the shards.
+#   RANGES=lo-hi,lo-hi,...: these ranges of the plan instead of [FROM, TO), e.g. every range
+#   the shards of earlier runs left ("time budget spent (last mutant N)": N to the shard's end);
+#   their mutants are shared out evenly among the shards.
 #   MUTANTS_COUNT: 0 (default) = every mutant of the plan; fewer spreads them over every field.
 #   CAMPAIGN_DIR: every image in that folder joins the corpus (the real-world campaign images
 #   `scripts/real_world_fatbins.py --subset ... --also LIST` writes to OUT/.campaign).
@@ -60,29 +63,51 @@ label() {
   echo "image $i (${corpus[$i]##*/})${l#image $i}"
 }
 
-# One shard: mutants [lo, hi), resuming after each crash.
+# One shard: mutants [lo, hi) of each of its ranges ("lo-hi lo-hi ..."), resuming after each
+# crash. When the time budget is spent, it prints what it left: "left: N-hi ..." (N being the
+# mutant it was on), ready for RANGES.
 shard() {
-  local s=$1 lo=$2 hi=$3 crashes=0 rc t left
-  while :; do
+  local s=$1 crashes=0 rc t left lo hi rest
+  set -- $2
+  : >"$out/run$s.txt"
+  while [ $# -gt 0 ]; do
+    lo=${1%-*} hi=${1#*-}; shift
+    rest="$*"
     left=$((budget - ($(date +%s) - start)))
-    [ "$left" -le 5 ] && { echo "shard $s: time budget spent at mutant $lo of [.., $hi)"; break; }
+    if [ "$left" -le 5 ]; then echo "shard $s: time budget spent; left: $lo-$hi $rest"; break; fi
     rm -f "$out/trace$s"
     MUTANTS_FROM=$lo MUTANTS_TO=$hi MUTANTS_TRACE="$out/trace$s" timeout "$left" \
-      "$m" "${images[@]}" "$count" >"$out/run$s.txt" 2>&1
+      "$m" "${images[@]}" "$count" >>"$out/run$s.txt" 2>&1
     rc=$?
-    if [ "$rc" -eq 0 ]; then echo "shard $s: done to $hi"; break; fi
-    if [ "$rc" -eq 124 ]; then echo "shard $s: time budget spent (last mutant $(cat "$out/trace$s" 2>/dev/null))"; break; fi
-    t=$(cat "$out/trace$s" 2>/dev/null) || { cat "$out/run$s.txt"; break; }
+    if [ "$rc" -eq 0 ]; then echo "shard $s: done to $hi"; continue; fi
+    t=$(cat "$out/trace$s" 2>/dev/null) || { tail -20 "$out/run$s.txt"; break; }
+    if [ "$rc" -eq 124 ]; then echo "shard $s: time budget spent (last mutant $t); left: $t-$hi $rest"; break; fi
     crashes=$((crashes + 1))
     echo "shard $s: mutant $t crashed the process through cudyn (status $rc): $(label "$t")"
     "$m" "${images[@]}" "$count" --dump "$t" "$out/crash$t.bin"
-    lo=$((t + 1))
+    set -- "$((t + 1))-$hi" "$@"
   done
   echo "$crashes" >"$out/crashes$s"
 }
+# The ranges to run, then the shards' shares of them: shard s gets the mutants from s/shards to
+# (s+1)/shards of the ranges' total length, as one or more pieces of the ranges.
+ranges=${RANGES:-$from-$total}
+ranges=${ranges//,/ }
+length=0
+for r in $ranges; do
+  [[ $r =~ ^[0-9]+-[0-9]+$ ]] && [ "${r%-*}" -le "${r#*-}" ] || { echo "RANGES: '$r' is not lo-hi" >&2; exit 2; }
+  length=$((length + ${r#*-} - ${r%-*}))
+done
+[ -n "${RANGES:-}" ] && echo "  ranges: $ranges ($length mutants)"
 for ((s = 0; s < shards; s++)); do
-  lo=$((from + (total - from) * s / shards)); hi=$((from + (total - from) * (s + 1) / shards))
-  shard "$s" "$lo" "$hi" &
+  a=$((length * s / shards)) b=$((length * (s + 1) / shards)) at=0 pieces=""
+  for r in $ranges; do
+    lo=${r%-*} hi=${r#*-} n=$((hi - lo))
+    p=$((a > at ? a - at : 0)) q=$((b - at < n ? b - at : n))
+    [ "$p" -lt "$q" ] && pieces="$pieces $((lo + p))-$((lo + q))"
+    at=$((at + n))
+  done
+  shard "$s" "$pieces" &
 done
 wait
 crashes=0
