@@ -687,6 +687,56 @@ fn jump_table_relocations_point_into_the_kernel() {
     refused(&m, "lists instruction offset");
 }
 
+/// An instruction-offset list whose payload is records of its own: TensorRT 8.5's and 8.6's
+/// hand-assembled plugin kernel (`libnvinfer_plugin`, sm_75, sm_80 and sm_90) has an
+/// EXIT_INSTR_OFFSETS record holding an EXIT_INSTR_OFFSETS record (the one exit) and an
+/// INDIRECT_BRANCH_TARGETS record. Made here in place from nvcc's two-exit list of `k`: its first
+/// word becomes the header of a one-exit record. The nested records must tile the payload, be
+/// lists or words of attributes toolkits write so, and their offsets instructions of the kernel.
+#[test]
+fn an_offset_list_may_hold_records_of_its_own() {
+    let b = cubin();
+    let n = shnum(&b);
+    let info = (1..n).find(|&i| section_name(&b, i) == ".nv.info.k").expect(".nv.info.k");
+    let code = u64_at(&b, shdr(&b, (1..n).find(|&i| section_name(&b, i) == ".text.k").unwrap()) + 32) as u32;
+    let (exit, _, _, len) = *nv_info_records(&b, info)
+        .iter()
+        .find(|r| r.1 == 4 && r.2 == 0x1c)
+        .expect("nvcc lists the kernel's exits (EXIT_INSTR_OFFSETS)");
+    assert_eq!(len, 8, "nvcc's k has two exits");
+    let nested = |header: u32, second: u32| {
+        let mut m = b.clone();
+        m[exit + 4..exit + 8].copy_from_slice(&header.to_le_bytes());
+        m[exit + 8..exit + 12].copy_from_slice(&second.to_le_bytes());
+        m
+    };
+    let last = u32::from_le_bytes(b[exit + 8..exit + 12].try_into().unwrap());
+    // Format 4, the attribute, a 4-byte length: TensorRT's header word is 0x00041c04.
+    let record = |attr: u32, len: u32| 4 | attr << 8 | len << 16;
+    assert_eq!(record(0x1c, 4), 0x0004_1c04);
+    inspect(&nested(record(0x1c, 4), last)).unwrap_or_else(|e| panic!("TensorRT's form, nvcc's exit: {e}"));
+    inspect(&nested(record(0x34, 4), 0x10)).unwrap_or_else(|e| panic!("a branch-target record: {e}"));
+    // The nested exit past the code, or not an instruction's start.
+    for o in [code, code + 8, last + 4, u32::MAX - 7] {
+        refused(&nested(record(0x1c, 4), o), "lists instruction offset");
+    }
+    // Records that do not tile the payload, of a shape not a list, of no attribute toolkits
+    // write, in another format, or empty.
+    for (header, why) in [
+        (record(0x1c, 8), "runs past"),
+        (record(0x17, 4), "12-byte record"),
+        (record(0x99, 4), "unknown attribute"),
+        (3 | 0x1c << 8 | 4 << 16, "format 3"),
+        (record(0x1c, 0), "empty"),
+    ] {
+        let m = nested(header, last);
+        match inspect(&m) {
+            Err(e) => assert!(e.to_string().contains("lists instruction offset"), "{why}: refused for {e}"),
+            Ok(_) => panic!("{why}: a payload that is no records of an offset list was accepted"),
+        }
+    }
+}
+
 /// `.nv.callgraph` holds lists that markers open, and only two are of (caller, callee) pairs:
 /// the call edges (after 0xffffffff) and an indirect call's possible callees (after
 /// 0xfffffffc). The second word of the other two lists (after 0xfffffffe and 0xfffffffd) is

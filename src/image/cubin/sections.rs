@@ -1425,9 +1425,12 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
                 // 8 bytes inside it (the loader may patch there). The first word of every
                 // record (`len` is a whole number of them, checked above).
                 Len::Offsets(n) => {
-                    let records = payload.get(..len).unwrap_or_default().chunks_exact(4 * n.max(1));
+                    let list = payload.get(..len).unwrap_or_default();
+                    let records = list.chunks_exact(4 * n.max(1));
                     if let Some(o) = records.map(first_word).find(|&o| o % 8 != 0 || o + 8 > code_size) {
-                        return Err(err_nv_info_offset(i, attr, o, code_size));
+                        if !holds_records(list, code_size) {
+                            return Err(err_nv_info_offset(i, attr, o, code_size));
+                        }
                     }
                 }
                 Len::Symbols => {
@@ -1467,6 +1470,39 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
         }
         Ok(())
     })
+}
+
+/// Whether an instruction-offset list's payload is instead records of its own: a hand-written
+/// kernel of TensorRT 8.5 and 8.6 (`libnvinfer_plugin`, one kernel for sm_75, sm_80 and sm_90,
+/// assembled by a tool of their own) has an EXIT_INSTR_OFFSETS record whose payload is an
+/// EXIT_INSTR_OFFSETS record (its one exit) then an INDIRECT_BRANCH_TARGETS record. The records
+/// must tile the payload, each in its attribute's one format and length, and every offset they
+/// list must be an instruction of the kernel, as at the top level; one level only. CUDA's loader
+/// reads the outer payload as a list (GPU evidence: docs/hardening.md, nineteenth session).
+#[cold]
+#[inline(never)]
+#[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
+fn holds_records(payload: &[u8], code_size: u64) -> bool {
+    let in_code = |o: u64| o % 8 == 0 && o + 8 <= code_size;
+    let mut any = false;
+    let tiled = walk_records(payload, ".nv.info", 0, |_, format, attr, len, after| {
+        let known = NV_INFO_INDEX[usize::from(attr)].checked_sub(1).and_then(|k| NV_INFO_ATTRS.get(usize::from(k)));
+        let words = after.get(..len).unwrap_or_default();
+        let ok = match known {
+            Some(&(_, 4, Len::Offsets(n))) if format == 4 && len > 0 && len % (4 * n.max(1)) == 0 => words
+                .chunks_exact(4 * n.max(1))
+                .all(|r| r.first_chunk::<4>().is_some_and(|w| in_code(u64::from(u32::from_le_bytes(*w))))),
+            Some(&(_, 4, Len::Words)) => format == 4 && len % 4 == 0,
+            _ => false,
+        };
+        any = true;
+        if ok {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    });
+    tiled.is_ok() && any
 }
 
 /// The records of `.nv.info` and `.nv.compat`, which must tile their section: a u8 format, a
