@@ -18,7 +18,9 @@
 //   sizes, and in `.nv.compat`, the global and the first kernel's `.nv.info` the first record
 //   of each format and payload length relabelled as every attribute number (a value record
 //   also with the values 8 and 0xffff; in a global table of 12-byte records the first made a
-//   value record of every attribute number); `.nv.compat` records and `.nv.rel.action` words field
+//   value record of every attribute number); a kernel's instruction-offset lists made to hold
+//   records of their own (TensorRT's hand-assembled form: the first word a record's header);
+//   `.nv.compat` records and `.nv.rel.action` words field
 //   by field; note records and callgraph entries field by field; relocations retargeted at every
 //   section and given every type class; several fields of one image at once ("multi", 64 per
 //   image, deterministic); truncation at every section or entry boundary (and with e_shnum and
@@ -113,7 +115,7 @@ struct Mutation {
 // A mutation that is not one field set to one value: records relabelled, several fields at
 // once, truncation and extension at structure boundaries, spliced entries, corrupted PTX.
 enum SpecialKind { RELABEL, RELABEL_VALUE, VALUE_RECORD, RETARGET, MULTI, TRUNCATE, TRUNCATE_NO_TABLES, EXTEND_FATBIN, EXTEND_ELF, SPLICE_FOREIGN,
-                   SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE, NAME_SET };
+                   SWAP_ENTRIES, DUP_ENTRY, SWAP_PAYLOADS, PTX_BYTE, PTX_NO_NUL, PTX_EARLY_NUL, PTX_DIRECTIVE, NAME_SET, NEST };
 struct Special {
   int image;
   std::string label;
@@ -283,6 +285,21 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         if (!compat && format == 4 && base == 0)
           for (uint8_t a : relabel)
             if (a != (uint8_t)v[p + 1]) g_specials.push_back({image, prefix + ".nv.info record relabelled", RELABEL, p + 1, 0, a});
+        // A kernel's instruction-offset list whose payload becomes records of its own, as in
+        // TensorRT 8.5's hand-assembled plugin kernel: its first word the header of a record of
+        // every attribute that lists offsets or words, of the rest of the payload; and with 12
+        // bytes or more, TensorRT's exact form (a one-offset record of its own attribute, then
+        // an INDIRECT_BRANCH_TARGETS record of the rest).
+        static const uint8_t lists[] = {0x03, 0x1c, 0x1d, 0x25, 0x27, 0x28, 0x29, 0x2e, 0x31, 0x34, 0x39, 0x40, 0x44, 0x46, 0x55};
+        const uint8_t attr = (uint8_t)v[p + 1];
+        if (!compat && !global && format == 4 && base == 0 && len >= 8 && end <= off + size && attr != 0x29 && attr != 0x34 &&
+            attr != 0x55 && std::find(std::begin(lists), std::end(lists), attr) != std::end(lists)) {
+          for (uint8_t a : lists)
+            g_specials.push_back({image, prefix + ".nv.info offset list holding a record", NEST, p + 4, 0, 4u | a << 8 | (uint64_t)(len - 4) << 16});
+          if (len >= 12)
+            g_specials.push_back({image, prefix + ".nv.info offset list holding a record", NEST, p + 4, p + 12,
+                                  (4u | attr << 8 | 4u << 16) | (uint64_t)(4u | 0x34u << 8 | (uint64_t)(len - 12) << 16) << 32});
+        }
         if (every_attr && format >= 1 && format <= 4 && end <= off + size && shapes_done.insert(format << 16 | len).second) {
           for (int a = 0; a < 256; ++a) {
             if (a != (uint8_t)v[p + 1])
@@ -464,7 +481,7 @@ static void build_plan(const std::vector<char> &cubin, const std::vector<char> &
   for (size_t k = 0; k < g_specials.size(); ++k) {
     const Special &sp = g_specials[k];
     const char *family = sp.kind == NAME_SET ? "names"
-                         : sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == VALUE_RECORD || sp.kind == RETARGET ? "records"
+                         : sp.kind == RELABEL || sp.kind == RELABEL_VALUE || sp.kind == VALUE_RECORD || sp.kind == RETARGET || sp.kind == NEST ? "records"
                          : sp.kind == MULTI                        ? "multi"
                          : sp.kind <= EXTEND_ELF                   ? "bounds"
                          : sp.kind <= SWAP_PAYLOADS                ? "splice"
@@ -555,6 +572,10 @@ static std::vector<char> special_mutant(const Special &sp) {
       break;
     }
     case RETARGET: put(v, sp.a, 4, sp.v); break;
+    case NEST:
+      put(v, sp.a, 4, sp.v & 0xffffffffu);
+      if (sp.b) put(v, sp.b, 4, sp.v >> 32);
+      break;
     case MULTI: {
       std::mt19937_64 g(0x6d756c74ull ^ (sp.v * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)sp.image << 40));
       std::vector<size_t> mine;
