@@ -81,7 +81,9 @@ import zipfile
 # 9.20 and 9.4, NCCL 2.30.7, 2.28.9 for CUDA 13 and 2.17, cuFFT 12.4 and 11.0.8, FlashInfer's
 # cubins 0.5.3, 0.6.5 and 0.6.0, SGLang's kernels 0.3.14, 0.3.9 and 0.2.8, PyTorch 2.12.1, cuVS
 # 26.6, xformers 0.0.30, cuDF and cuML 25.10, ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA
-# 13, TensorFlow 2.12, 2.14 and 2.20, ...).
+# 13, TensorFlow 2.12, 2.14 and 2.20, ...); then an eighteenth: TensorRT 8.5 and 8.6 (their
+# plugin library's hand-assembled kernel), PyTorch 2.10, vLLM 0.11, and releases between (cuDNN
+# 9.26, NCCL 2.31, cuBLAS 13.7, NPP 13.0.2, FlashInfer's cubins 0.4.1, xformers 0.0.27, ...).
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -212,6 +214,10 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     tensorflow==2.12.1 tensorflow==2.14.1 tensorflow==2.20.0 jax-cuda12-plugin==0.5.0 cupy-cuda12x==13.2.0
     flashinfer-cubin==0.6.0 sgl-kernel==0.2.8 nvidia-cublas==13.5.1.27 nvidia-cudnn-cu13==9.18.0.77
     nvidia-cudnn-cu13==9.21.0.82 nvidia-cusolver==12.2.0.1 nvidia-npp==13.1.2.48 nvidia-nvjpeg==13.2.1.68
+    tensorrt==8.6.0@3.10 tensorrt==8.5.3.1@3.10 torch==2.10.0 vllm==0.11.0 nvidia-cudnn-cu12==9.26.1.1
+    nvidia-nccl-cu12==2.31.2 nvidia-cublas==13.7.0.27 nvidia-cufft==12.1.0.78 nvidia-cusparse==12.8.1.7
+    nvidia-npp==13.0.2.21 xformers==0.0.27.post2 flashinfer-cubin==0.4.1 xgboost==2.1.4
+    faiss-gpu-cu12==1.11.0 ctranslate2==4.5.0
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
