@@ -131,6 +131,22 @@ fn link_and_info_words_name_what_they_must() {
     let info_sec = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000).expect(".nv.info");
     assert!(inspect(&set(shdr(&b, info_sec) + 40, 1)).is_ok(), ".nv.info linked to the name table");
     assert!(inspect(&set(shdr(&b, info_sec) + 40, n as u32 + 7)).is_ok(), ".nv.info linked past the sections");
+    // Only code keeps a register count in sh_info's high 8 bits. A kernel's constant bank linked
+    // to the symbol table without an info link, as TensorRT's hand-assembled cubins have it,
+    // names a symbol with all 32 bits: on the H100 CUDA's loader crashed when the campaign set
+    // the bank's 4 to 0x80000004, 0x01000000 or any of its high 8 bits (nineteenth session).
+    let bank = (1..n).find(|&i| section_name(&b, i) == ".nv.constant0.k").expect(".nv.constant0.k");
+    let symtab = (1..n).find(|&i| sec_type(&b, i) == 2).unwrap() as u32;
+    let tensorrt_style = |info: u32| {
+        let mut m = set(shdr(&b, bank) + 8, 0x2); // ALLOC, no SHF_INFO_LINK
+        m[shdr(&b, bank) + 40..][..4].copy_from_slice(&symtab.to_le_bytes());
+        m[shdr(&b, bank) + 44..][..4].copy_from_slice(&info.to_le_bytes());
+        m
+    };
+    inspect(&tensorrt_style(4)).unwrap_or_else(|e| panic!("a bank naming symbol 4: {e}"));
+    for info in [0x8000_0004, 0x0100_0000, 0x8000_0000, 0x0400_0004] {
+        refused(&tensorrt_style(info), "names symbol");
+    }
 }
 
 /// Known .nv.info attributes keep their format and length; instruction offsets point at

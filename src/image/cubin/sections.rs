@@ -919,8 +919,8 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
 
 /// A section that links to a table of symbols (a symbol table, or the 24-byte-entry table of
 /// type 0x7000_0085 that newer cubins have) and has no info link names a symbol of it in
-/// sh_info: in a `.text.<kernel>` section (PROGBITS) the low 24 bits (the kernel's symbol;
-/// the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
+/// sh_info: in a `.text.<kernel>` section (PROGBITS and executable) the low 24 bits (the
+/// kernel's symbol; the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
 /// 13 and of NVIDIA's wheels; CUDA's loader reads the kernel's symbol through it. A section
 /// linked to anything else holds 0 or a section index there, as unlinked ones do (`header_ok`).
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
@@ -939,7 +939,10 @@ fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Stri
         return Ok(());
     };
     let nsyms = table.size() / SYM_LEN as u64;
-    let symbol = if s.ty() == SHT_PROGBITS { s.info() & 0x00ff_ffff } else { s.info() };
+    // Only code keeps its register count in the high 8 bits: a kernel's constant bank linked
+    // to the symbol table (TensorRT's hand-assembled cubins) names a symbol with all 32, and
+    // CUDA's loader crashed on 0x80000004 there, which the low 24 bits read as symbol 4.
+    let symbol = if is_code(s) { s.info() & 0x00ff_ffff } else { s.info() };
     if u64::from(symbol) >= nsyms {
         return bad(cold_format!(
             "section {i}'s info {:#x} names symbol {symbol} of section {}, which has {nsyms}",
@@ -1473,12 +1476,14 @@ fn check_nv_info(d: &[u8], secs: Sections<'_>, i: usize, s: Sh<'_>, sm: u32) -> 
 }
 
 /// Whether an instruction-offset list's payload is instead records of its own: a hand-written
-/// kernel of TensorRT 8.5 and 8.6 (`libnvinfer_plugin`, one kernel for sm_75, sm_80 and sm_90,
-/// assembled by a tool of their own) has an EXIT_INSTR_OFFSETS record whose payload is an
-/// EXIT_INSTR_OFFSETS record (its one exit) then an INDIRECT_BRANCH_TARGETS record. The records
-/// must tile the payload, each in its attribute's one format and length, and every offset they
-/// list must be an instruction of the kernel, as at the top level; one level only. CUDA's loader
-/// reads the outer payload as a list (GPU evidence: docs/hardening.md, nineteenth session).
+/// kernel of TensorRT 8.4 to 8.6 (`libnvinfer_plugin`, sm_75, sm_80 and sm_90 builds of one
+/// kernel, assembled by a tool of their own; 8.4's sm_87 build has the plain form) has an
+/// EXIT_INSTR_OFFSETS record whose payload is an EXIT_INSTR_OFFSETS record (its one exit) then
+/// an INDIRECT_BRANCH_TARGETS record. The records must tile the payload, each in its
+/// attribute's one format and length, and every offset they list must be an instruction of the
+/// kernel, as at the top level; one level only. On the H100 (driver 580) raw CUDA loaded the
+/// sm_90 image into a context, and nvcc's cubin with an exit offset past its code, and the
+/// 1,902 mutants of such nesting crashed nothing through cudyn (docs/hardening.md).
 #[cold]
 #[inline(never)]
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
