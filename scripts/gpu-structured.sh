@@ -15,7 +15,9 @@
 #   shard did not reach in its time), shared out among the shards.
 #   RANGES=lo-hi,lo-hi,...: these ranges of the plan instead of [FROM, TO), e.g. every range
 #   the shards of earlier runs left ("time budget spent (last mutant N)": N to the shard's end);
-#   their mutants are shared out evenly among the shards.
+#   their mutants are shared out evenly among the shards. Mutant numbers hold only for the same
+#   plan (corpus, fields, and mutants.cpp's families): RANGES_PLAN=N, the plan size the run that
+#   left them printed, makes a run over a plan of any other size stop before it starts.
 #   MUTANTS_COUNT: 0 (default) = every mutant of the plan; fewer spreads them over every field.
 #   CAMPAIGN_DIR: every image in that folder joins the corpus (the real-world campaign images
 #   `scripts/real_world_fatbins.py --subset ... --also LIST` writes to OUT/.campaign).
@@ -49,6 +51,10 @@ if [ -n "${CAMPAIGN_DIR:-}" ]; then
 fi
 export MUTANTS_STRUCTURED=1 MUTANTS_EXTRA="$out/compressed.fatbin${extra:+:$extra}"
 total=$("$m" "${images[@]}" "$count" --plan-size) || exit 1
+if [ -n "${RANGES_PLAN:-}" ] && [ "$RANGES_PLAN" != "$total" ]; then
+  echo "RANGES_PLAN: the ranges are of a plan of $RANGES_PLAN mutants; this plan has $total (its corpus, fields or families changed)" >&2
+  exit 2
+fi
 [ -n "$upto" ] && [ "$upto" -lt "$total" ] && total=$upto
 echo "structured campaign: mutants [$from, $total) of the plan, $shards shard(s), ${budget}s"
 start=$(date +%s)
