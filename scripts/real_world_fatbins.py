@@ -83,7 +83,10 @@ import zipfile
 # 26.6, xformers 0.0.30, cuDF and cuML 25.10, ONNX Runtime 1.25, Warp 1.10, CuPy 14.0 for CUDA
 # 13, TensorFlow 2.12, 2.14 and 2.20, ...); then an eighteenth: TensorRT 8.5 and 8.6 (their
 # plugin library's hand-assembled kernel), PyTorch 2.10, vLLM 0.11, and releases between (cuDNN
-# 9.26, NCCL 2.31, cuBLAS 13.7, NPP 13.0.2, FlashInfer's cubins 0.4.1, xformers 0.0.27, ...).
+# 9.26, NCCL 2.31, cuBLAS 13.7, NPP 13.0.2, FlashInfer's cubins 0.4.1, xformers 0.0.27, ...);
+# then a nineteenth, of older compilers and other build systems: TensorRT 8.4, cuDNN 8.6 and NCCL
+# 2.14 for CUDA 11, DALI 1.26, bitsandbytes 0.41, JAX's CUDA 11 plugin 0.4.25, spconv/cumm for
+# CUDA 11.7, ONNX Runtime 1.15, CuPy 12.0, vLLM 0.2.7, xformers 0.0.22.
 DEFAULT = """
 nvidia-cublas==13.10.0.20 nvidia-cublas-cu12==12.9.3.13 nvidia-cublas==13.0.0.19
 nvidia-cublas-cu12==12.4.5.8 nvidia-cublas-cu12==12.1.3.1
@@ -218,6 +221,10 @@ sgl-kernel==0.3.5 xformers==0.0.32.post2 jax-cuda13-plugin==0.9.0
     nvidia-nccl-cu12==2.31.2 nvidia-cublas==13.7.0.27 nvidia-cufft==12.1.0.78 nvidia-cusparse==12.8.1.7
     nvidia-npp==13.0.2.21 xformers==0.0.27.post2 flashinfer-cubin==0.4.1 xgboost==2.1.4
     faiss-gpu-cu12==1.11.0 ctranslate2==4.5.0
+    nvidia-tensorrt==8.4.1.5@3.10 nvidia-cudnn-cu11==8.6.0.163 nvidia-nccl-cu11==2.14.3
+    nvidia-dali-cuda110==1.26.0 bitsandbytes==0.41.1 jax-cuda11-pjrt==0.4.25 jax-cuda11-plugin==0.4.25
+    spconv-cu117==2.3.6 cumm-cu117==0.4.11 onnxruntime-gpu==1.15.1 cupy-cuda11x==12.0.0 vllm==0.2.7
+    xformers==0.0.22
 """.split()
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
