@@ -669,6 +669,19 @@ fn a_section_named_for_a_structure_has_its_type() {
     inspect(&m).unwrap_or_else(|e| panic!("a PROGBITS .nv.compat: {e}"));
 }
 
+/// Kernel `k`'s `.nv.info` section, the size of its code, and its EXIT_INSTR_OFFSETS record:
+/// where it is and its payload's length.
+fn exit_list_of_k(b: &[u8]) -> (usize, u32, usize, u16) {
+    let n = shnum(b);
+    let info = (1..n).find(|&i| section_name(b, i) == ".nv.info.k").expect(".nv.info.k");
+    let code = u64_at(b, shdr(b, (1..n).find(|&i| section_name(b, i) == ".text.k").unwrap()) + 32) as u32;
+    let (exit, _, _, len) = *nv_info_records(b, info)
+        .iter()
+        .find(|r| r.1 == 4 && r.2 == 0x1c)
+        .expect("nvcc lists the kernel's exits (EXIT_INSTR_OFFSETS)");
+    (info, code, exit, len)
+}
+
 /// EIATTR_JUMPTABLE_RELOCS (0x03), which no cubin of NVIDIA's wheels holds, lists instruction
 /// offsets in the kernel's code: a kernel's 12-byte parameter record relabelled 0x03 crashed
 /// CUDA's loader on the H100 (driver 580, the campaign's every-attribute sweep of a kernel's
@@ -677,13 +690,7 @@ fn a_section_named_for_a_structure_has_its_type() {
 #[test]
 fn jump_table_relocations_point_into_the_kernel() {
     let b = cubin();
-    let n = shnum(&b);
-    let info = (1..n).find(|&i| section_name(&b, i) == ".nv.info.k").expect(".nv.info.k");
-    let code = u64_at(&b, shdr(&b, (1..n).find(|&i| section_name(&b, i) == ".text.k").unwrap()) + 32) as u32;
-    let (exit, ..) = *nv_info_records(&b, info)
-        .iter()
-        .find(|r| r.1 == 4 && r.2 == 0x1c)
-        .expect("nvcc lists the kernel's exits (EXIT_INSTR_OFFSETS)");
+    let (info, code, exit, _) = exit_list_of_k(&b);
     let relabelled = |first: u32| {
         let mut m = b.clone();
         m[exit + 1] = 0x03;
@@ -703,7 +710,7 @@ fn jump_table_relocations_point_into_the_kernel() {
     refused(&m, "lists instruction offset");
 }
 
-/// An instruction-offset list whose payload is records of its own: TensorRT 8.5's and 8.6's
+/// An instruction-offset list whose payload is records of its own: TensorRT 8.4 to 8.6's
 /// hand-assembled plugin kernel (`libnvinfer_plugin`, sm_75, sm_80 and sm_90) has an
 /// EXIT_INSTR_OFFSETS record holding an EXIT_INSTR_OFFSETS record (the one exit) and an
 /// INDIRECT_BRANCH_TARGETS record. Made here in place from nvcc's two-exit list of `k`: its first
@@ -712,13 +719,7 @@ fn jump_table_relocations_point_into_the_kernel() {
 #[test]
 fn an_offset_list_may_hold_records_of_its_own() {
     let b = cubin();
-    let n = shnum(&b);
-    let info = (1..n).find(|&i| section_name(&b, i) == ".nv.info.k").expect(".nv.info.k");
-    let code = u64_at(&b, shdr(&b, (1..n).find(|&i| section_name(&b, i) == ".text.k").unwrap()) + 32) as u32;
-    let (exit, _, _, len) = *nv_info_records(&b, info)
-        .iter()
-        .find(|r| r.1 == 4 && r.2 == 0x1c)
-        .expect("nvcc lists the kernel's exits (EXIT_INSTR_OFFSETS)");
+    let (_, code, exit, len) = exit_list_of_k(&b);
     assert_eq!(len, 8, "nvcc's k has two exits");
     let nested = |header: u32, second: u32| {
         let mut m = b.clone();
