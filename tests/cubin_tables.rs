@@ -123,6 +123,19 @@ fn link_and_info_words_name_what_they_must() {
     let info = word(&b, shdr(&b, text) + 44);
     assert!(inspect(&set(shdr(&b, text) + 44, info ^ 0x0500_0000)).is_ok(), "the register count is free");
     refused(&set(shdr(&b, text) + 44, info | 0x00ff_0000), "names symbol");
+    // Whatever its sh_link names: CUDA 12.0/12.1-era compilers link code to `.nv.info` (3,273
+    // sm_90 cubins of NVIDIA's wheels), and the symbol is still the symbol table's.
+    let nv_info = (1..n).find(|&i| sec_type(&b, i) == 0x7000_0000).expect(".nv.info") as u32;
+    for link in [nv_info, 0] {
+        let relinked = |info: u32| {
+            let mut m = set(shdr(&b, text) + 40, link);
+            m[shdr(&b, text) + 44..][..4].copy_from_slice(&info.to_le_bytes());
+            m
+        };
+        inspect(&relinked(info)).unwrap_or_else(|e| panic!("code linked to section {link}: {e}"));
+        refused(&relinked(info | 0x00ff_0000), "names symbol");
+        refused(&relinked(info & 0xff00_0000 | 0xffff), "names symbol");
+    }
     // A symbol table's info (one past its last local symbol) within its symbols.
     let sym = (1..n).find(|&i| sec_type(&b, i) == 2).unwrap();
     refused(&set(shdr(&b, sym) + 44, 10_000), "past its");

@@ -920,20 +920,30 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
 /// A section that links to a table of symbols (a symbol table, or the 24-byte-entry table of
 /// type 0x7000_0085 that newer cubins have) and has no info link names a symbol of it in
 /// sh_info: in a `.text.<kernel>` section (PROGBITS and executable) the low 24 bits (the
-/// kernel's symbol; the high 8 are its register count), in the others all 32. Found so in every cubin of nvcc
-/// 13 and of NVIDIA's wheels; CUDA's loader reads the kernel's symbol through it. A section
-/// linked to anything else holds 0 or a section index there, as unlinked ones do (`header_ok`).
+/// kernel's symbol; the high 8 are its register count), in the others all 32. Found so in every
+/// cubin of nvcc 13 and of NVIDIA's wheels; CUDA's loader reads the kernel's symbol through it.
+/// Code names its symbol in the cubin's symbol table whatever sh_link says: CUDA 12.0/12.1-era
+/// compilers link code, `.nv.info` and relocations to `.nv.info` (section 5) in 3,273 sm_90
+/// cubins of NVIDIA's wheels (cuDNN, cuBLAS, cuSPARSE, cuFFT, PyTorch 2.4, TensorRT 8.6), whose
+/// kernel symbols were not checked. Another section linked to anything else holds 0 or a section
+/// index there, as unlinked ones do (`header_ok`).
 #[cfg_attr(cudyn_load_path_section, link_section = "cudyn_load_path")]
 fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let exempt = matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB | SHT_CUDA_SYMBOLS | SHT_NOTE);
-    if s.link() == 0 || s.flags() & SHF_INFO_LINK != 0 || exempt {
+    let code = is_code(s);
+    if (s.link() == 0 && !code) || s.flags() & SHF_INFO_LINK != 0 || exempt {
         return Ok(());
     }
-    let table = secs.get(s.link() as usize); // past the table only where `header_ok` lets it
-    let Some(table) =
-        table.filter(|t| t.entsize() == SYM_LEN as u64 && matches!(t.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS))
-    else {
-        if !is_code(s) && u64::from(s.info()) >= secs.count() as u64 {
+    let linked = secs
+        .get(s.link() as usize) // past the table only where `header_ok` lets it
+        .filter(|t| t.entsize() == SYM_LEN as u64 && matches!(t.ty(), SHT_SYMTAB | SHT_CUDA_SYMBOLS))
+        .map(|t| (s.link() as usize, t));
+    let table =
+        if code { linked.or_else(|| secs.iter().enumerate().find(|(_, t)| t.ty() == SHT_SYMTAB)) } else { linked };
+    let Some((at, table)) = table else {
+        // (Code in a cubin without a symbol table has no symbol named as its kernel, which
+        // `check_symtab` refuses.)
+        if !code && u64::from(s.info()) >= secs.count() as u64 {
             return bad(cold_format!("section {i}'s sh_info {} is past what it can refer to", s.info()));
         }
         return Ok(());
@@ -942,12 +952,11 @@ fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), Stri
     // Only code keeps its register count in the high 8 bits: a kernel's constant bank linked
     // to the symbol table (TensorRT's hand-assembled cubins) names a symbol with all 32, and
     // CUDA's loader crashed on 0x80000004 there, which the low 24 bits read as symbol 4.
-    let symbol = if is_code(s) { s.info() & 0x00ff_ffff } else { s.info() };
+    let symbol = if code { s.info() & 0x00ff_ffff } else { s.info() };
     if u64::from(symbol) >= nsyms {
         return bad(cold_format!(
-            "section {i}'s info {:#x} names symbol {symbol} of section {}, which has {nsyms}",
-            s.info(),
-            s.link()
+            "section {i}'s info {:#x} names symbol {symbol} of section {at}, which has {nsyms}",
+            s.info()
         ));
     }
     Ok(())
