@@ -136,6 +136,15 @@ fn link_and_info_words_name_what_they_must() {
         refused(&relinked(info | 0x00ff_0000), "names symbol");
         refused(&relinked(info & 0xff00_0000 | 0xffff), "names symbol");
     }
+    // And whatever its flags say: with SHF_INFO_LINK its sh_info passed as a section index, and
+    // nvcc's cubin has more sections than symbols.
+    let nsyms = u64_at(&b, shdr(&b, (1..n).find(|&i| sec_type(&b, i) == 2).unwrap()) + 32) as u32 / 24;
+    assert!(nsyms < n as u32, "{nsyms} symbols, {n} sections");
+    let mut m = set(shdr(&b, text) + 44, info & 0xff00_0000 | (n as u32 - 1));
+    m[shdr(&b, text) + 8] |= 0x40;
+    refused(&m, "names symbol");
+    m[shdr(&b, text) + 44..][..4].copy_from_slice(&info.to_le_bytes());
+    inspect(&m).unwrap_or_else(|e| panic!("code flagged SHF_INFO_LINK naming its symbol: {e}"));
     // A symbol table's info (one past its last local symbol) within its symbols.
     let sym = (1..n).find(|&i| sec_type(&b, i) == 2).unwrap();
     refused(&set(shdr(&b, sym) + 44, 10_000), "past its");

@@ -922,7 +922,9 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
 /// sh_info: in a `.text.<kernel>` section (PROGBITS and executable) the low 24 bits (the
 /// kernel's symbol; the high 8 are its register count), in the others all 32. Found so in every
 /// cubin of nvcc 13 and of NVIDIA's wheels; CUDA's loader reads the kernel's symbol through it.
-/// Code names its symbol in the cubin's symbol table whatever sh_link says: CUDA 12.0/12.1-era
+/// Code names its symbol in the cubin's symbol table whatever sh_link and its flags say (with
+/// SHF_INFO_LINK its sh_info passed as a section index, and cubins can have more sections than
+/// symbols): CUDA 12.0/12.1-era
 /// compilers link code, `.nv.info` and relocations to `.nv.info` (section 5) in 3,273 sm_90
 /// cubins of NVIDIA's wheels (cuDNN, cuBLAS, cuSPARSE, cuFFT, PyTorch 2.4, TensorRT 8.6), whose
 /// kernel symbols were not checked. Another section linked to anything else holds 0 or a section
@@ -931,7 +933,7 @@ fn word_at(b: &[u8], at: usize) -> Option<u64> {
 fn check_symbol_info(secs: Sections<'_>, i: usize, s: Sh<'_>) -> Result<(), String> {
     let exempt = matches!(s.ty(), SHT_REL | SHT_RELA | SHT_SYMTAB | SHT_CUDA_SYMBOLS | SHT_NOTE);
     let code = is_code(s);
-    if (s.link() == 0 && !code) || s.flags() & SHF_INFO_LINK != 0 || exempt {
+    if (!code && (s.link() == 0 || s.flags() & SHF_INFO_LINK != 0)) || exempt {
         return Ok(());
     }
     let linked = secs
