@@ -290,10 +290,11 @@ static void cubin_fields(int image, size_t base, const std::string &prefix) {
         // every attribute that lists offsets or words, of the rest of the payload; and with 12
         // bytes or more, TensorRT's exact form (a one-offset record of its own attribute, then
         // an INDIRECT_BRANCH_TARGETS record of the rest).
-        static const uint8_t lists[] = {0x03, 0x1c, 0x1d, 0x25, 0x27, 0x28, 0x29, 0x2e, 0x31, 0x34, 0x39, 0x40, 0x44, 0x46, 0x55};
+        static const uint8_t offset_lists[] = {0x03, 0x1c, 0x1d, 0x25, 0x27, 0x28, 0x2e, 0x31, 0x39, 0x40, 0x44, 0x46};
+        static const uint8_t lists[] = {0x03, 0x1c, 0x1d, 0x25, 0x27, 0x28, 0x29, 0x2e, 0x31, 0x34, 0x39, 0x40, 0x44, 0x46, 0x55};  // and word lists
         const uint8_t attr = (uint8_t)v[p + 1];
-        if (!compat && !global && format == 4 && base == 0 && len >= 8 && end <= off + size && attr != 0x29 && attr != 0x34 &&
-            attr != 0x55 && std::find(std::begin(lists), std::end(lists), attr) != std::end(lists)) {
+        if (!compat && !global && format == 4 && base == 0 && len >= 8 && end <= off + size &&
+            std::find(std::begin(offset_lists), std::end(offset_lists), attr) != std::end(offset_lists)) {
           for (uint8_t a : lists)
             g_specials.push_back({image, prefix + ".nv.info offset list holding a record", NEST, p + 4, 0, 4u | a << 8 | (uint64_t)(len - 4) << 16});
           if (len >= 12)
